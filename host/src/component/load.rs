@@ -1,0 +1,283 @@
+//! Loading: from bytes to a [`LoadedComponent`], refusing anything unsafe or
+//! unusable with an error that says what is wrong.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use wasmtime::component::Component;
+use wasmtime::component::types::ComponentItem;
+
+use super::LoadedComponent;
+use crate::bindings::{WorldVersion, v0_1_0};
+use crate::cache::CacheOutcome;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::identity::ComponentHash;
+use crate::limits::LimitsOverride;
+use crate::registry::{ToolHints, ToolSpec};
+use crate::sandbox;
+
+/// Options for loading a component.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The hash the bytes must have (a pin). A mismatch is `hash_mismatch`.
+    pub expected_hash: Option<ComponentHash>,
+    /// Limits for every call of this component (on top of the engine's).
+    pub limits: LimitsOverride,
+}
+
+impl Engine {
+    /// Loads the component in `path`. See [`Engine::load`].
+    ///
+    /// # Errors
+    ///
+    /// `io` when the file cannot be read, then as [`Engine::load`].
+    pub async fn load_file(&self, path: &Path, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
+        let bytes = tokio::fs::read(path)
+            .await
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        self.load(bytes, options).await
+    }
+
+    /// Checks, compiles (or fetches from the cache) and lists the tools of the
+    /// component in `bytes`.
+    ///
+    /// # Errors
+    ///
+    /// - `hash_mismatch`: `options.expected_hash` is set and differs;
+    /// - `invalid_component`: not WebAssembly, a core module rather than a
+    ///   component, invalid, or its tool list breaks the rules (names must
+    ///   match `^[A-Za-z0-9_-]{1,64}$` and be unique; parameters must be a JSON
+    ///   object schema);
+    /// - `unsupported_world`: it does not export a served `toolhost:plugin/tool`;
+    /// - `missing_imports`: it imports interfaces the host does not provide
+    ///   (all of them are listed);
+    /// - `config`: its memory limit exceeds the engine's ceiling;
+    /// - a call error if `list-tools` itself traps or runs out of a limit.
+    pub async fn load(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
+        let hash = ComponentHash::of(&bytes);
+        if let Some(expected) = options.expected_hash
+            && expected != hash
+        {
+            return Err(Error::new(
+                ErrorCode::HashMismatch,
+                format!(
+                    "the component's bytes hash to {hash}, but the pin expects {expected}; refusing to load it (update the pin only if you trust the new bytes)"
+                ),
+            ));
+        }
+        check_header(&bytes)?;
+        let ceiling = self.config().max_memory_bytes;
+        if let Some(mb) = options.limits.memory_mb
+            && mb.saturating_mul(1 << 20) > ceiling
+        {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!(
+                    "memory_mb = {mb} exceeds the engine's ceiling of {} MiB (max_memory_bytes)",
+                    ceiling >> 20
+                ),
+            ));
+        }
+        let engine = self.clone();
+        let size_bytes = bytes.len();
+        let (component, cache) = tokio::task::spawn_blocking(move || engine.compile(&hash, &bytes))
+            .await
+            .map_err(|e| Error::internal(format!("the compile task failed: {e}")))??;
+
+        let (world, imports) = self.check_world(&component)?;
+        let instance_pre = self.inner.linker.instantiate_pre(&component).map_err(|e| {
+            Error::new(
+                ErrorCode::MissingImports,
+                format!("the component cannot be linked: {e:#}"),
+            )
+        })?;
+        let pre = v0_1_0::PluginPre::new(instance_pre).map_err(|e| {
+            Error::new(
+                ErrorCode::UnsupportedWorld,
+                format!(
+                    "the component's exports do not match {}: {e:#}",
+                    world.world_name()
+                ),
+            )
+        })?;
+        let mut loaded = LoadedComponent {
+            engine: self.clone(),
+            hash,
+            size_bytes,
+            world,
+            imports,
+            tools: Vec::new(),
+            limits: options.limits,
+            cache,
+            pre,
+        };
+        let specs = loaded
+            .list_tools()
+            .await
+            .map_err(|e| e.context("listing the component's tools failed"))?;
+        loaded.tools = check_tools(specs)?;
+        tracing::info!(component = %hash, tools = loaded.tools.len(), cache = ?cache, "component loaded");
+        Ok(Arc::new(loaded))
+    }
+
+    fn compile(&self, hash: &ComponentHash, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
+        let wasmtime = &self.inner.wasmtime;
+        let compile = || {
+            Component::new(wasmtime, bytes).map_err(|e| {
+                Error::new(
+                    ErrorCode::InvalidComponent,
+                    format!("the component is not valid: {e:#}"),
+                )
+            })
+        };
+        match &self.inner.cache {
+            Some(cache) => cache.get_or_compile(wasmtime, hash, compile),
+            None => Ok((compile()?, CacheOutcome::Compiled)),
+        }
+    }
+
+    fn check_world(&self, component: &Component) -> Result<(WorldVersion, Vec<String>)> {
+        let wasmtime = &self.inner.wasmtime;
+        let ty = component.component_type();
+        let exports: Vec<String> = ty.exports(wasmtime).map(|(name, _)| name.to_string()).collect();
+        let world = exports.iter().find_map(|name| WorldVersion::from_export(name)).ok_or_else(|| {
+            let served: Vec<&str> = WorldVersion::ALL.iter().map(|v| v.tool_export()).collect();
+            Error::new(
+                ErrorCode::UnsupportedWorld,
+                format!(
+                    "the component does not implement a toolhost plugin world: it exports [{}], but a plugin must export {}; build it against wit/ (for Rust, with toolhost-sdk)",
+                    exports.join(", "),
+                    served.join(" or ")
+                ),
+            )
+        })?;
+        let mut imports = Vec::new();
+        let mut missing = Vec::new();
+        for (name, item) in ty.imports(wasmtime) {
+            imports.push(name.to_string());
+            let is_interface = matches!(item.ty, ComponentItem::ComponentInstance(_));
+            if !is_interface || !sandbox::is_provided(name) {
+                missing.push(name.to_string());
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::new(
+                ErrorCode::MissingImports,
+                format!(
+                    "the component imports interfaces this host does not provide: {}; remove those imports or ask for a host that provides them",
+                    missing.join(", ")
+                ),
+            ));
+        }
+        Ok((world, imports))
+    }
+}
+
+fn check_header(bytes: &[u8]) -> Result<()> {
+    if wasmparser::Parser::is_component(bytes) {
+        return Ok(());
+    }
+    let message = if wasmparser::Parser::is_core_wasm(bytes) {
+        "this is a core WebAssembly module, not a component; build the plugin for the wasm32-wasip2 target (or wrap it with `wasm-tools component new`)".to_string()
+    } else {
+        let shown = bytes.len().min(8);
+        format!(
+            "these bytes are not WebAssembly: they start with {:02x?} instead of the `\\0asm` magic number",
+            &bytes[..shown]
+        )
+    };
+    Err(Error::new(ErrorCode::InvalidComponent, message))
+}
+
+/// Whether `name` is a valid tool name: `^[A-Za-z0-9_-]{1,64}$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn check_tools(specs: Vec<v0_1_0::exports::toolhost::plugin::tool::ToolSpec>) -> Result<Vec<ToolSpec>> {
+    let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
+    if specs.is_empty() {
+        return Err(invalid("the component lists no tools".into()));
+    }
+    let mut tools: Vec<ToolSpec> = Vec::with_capacity(specs.len());
+    for spec in specs {
+        if !is_valid_tool_name(&spec.name) {
+            return Err(invalid(format!(
+                "the component declares a tool named {:?}, which is not a valid tool name: names are 1 to 64 characters from A-Z a-z 0-9 _ -",
+                spec.name
+            )));
+        }
+        if tools.iter().any(|t| t.name == spec.name) {
+            return Err(invalid(format!(
+                "the component declares the tool `{}` twice; tool names must be unique",
+                spec.name
+            )));
+        }
+        let parameters: serde_json::Value = serde_json::from_str(&spec.parameters).map_err(|e| {
+            invalid(format!(
+                "the parameters of tool `{}` are not JSON: {e}",
+                spec.name
+            ))
+        })?;
+        if parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
+            return Err(invalid(format!(
+                "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\"",
+                spec.name
+            )));
+        }
+        if let Err(e) = jsonschema::meta::validate(&parameters) {
+            return Err(invalid(format!(
+                "the parameters of tool `{}` are not a valid JSON Schema: {e}",
+                spec.name
+            )));
+        }
+        let h = spec.hints;
+        tools.push(ToolSpec {
+            name: spec.name,
+            description: spec.description,
+            parameters,
+            hints: ToolHints {
+                read_only: h.read_only,
+                destructive: h.destructive,
+                idempotent: h.idempotent,
+                open_world: h.open_world,
+            },
+        });
+    }
+    Ok(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_rule() {
+        for ok in ["a", "greet", "list_files", "mcp-x_Y9", &"a".repeat(64)] {
+            assert!(is_valid_tool_name(ok), "{ok}");
+        }
+        for bad in ["", "has space", "dot.name", "ünï", &"a".repeat(65), "semi;colon"] {
+            assert!(!is_valid_tool_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn headers_are_checked_before_compiling() {
+        assert_eq!(
+            check_header(b"garbage!").unwrap_err().code(),
+            ErrorCode::InvalidComponent
+        );
+        let core = check_header(b"\0asm\x01\0\0\0").unwrap_err();
+        assert!(
+            core.message().contains("core WebAssembly module"),
+            "{}",
+            core.message()
+        );
+        assert!(check_header(b"\0asm\x0d\0\x01\0").is_ok());
+        assert!(check_header(b"").is_err());
+    }
+}

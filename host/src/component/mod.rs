@@ -1,0 +1,120 @@
+//! # Components
+//!
+//! A [`LoadedComponent`] is a plugin that passed every load-time check: its
+//! bytes have the expected hash, they are a component of a served world, it
+//! imports nothing the host does not provide, its tools have valid, unique
+//! names and object schemas, and it is compiled and type-checked against the
+//! linker (an `InstancePre` is kept). From then on each call instantiates it
+//! afresh, so no state survives between calls.
+//!
+//! [`WasmTool`] is one of its tools as a registry [`Tool`](crate::registry::Tool).
+
+mod call;
+mod load;
+mod tool;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::bindings::{WorldVersion, v0_1_0};
+use crate::cache::CacheOutcome;
+use crate::engine::Engine;
+use crate::identity::ComponentHash;
+use crate::limits::LimitsOverride;
+use crate::registry::ToolSpec;
+use crate::sandbox::SandboxState;
+
+pub use call::CallOutcome;
+pub use load::LoadOptions;
+pub use tool::WasmTool;
+
+/// A component loaded, checked and ready to call. Cheap to share (`Arc`).
+pub struct LoadedComponent {
+    engine: Engine,
+    hash: ComponentHash,
+    size_bytes: usize,
+    world: WorldVersion,
+    imports: Vec<String>,
+    tools: Vec<ToolSpec>,
+    limits: LimitsOverride,
+    cache: CacheOutcome,
+    pre: v0_1_0::PluginPre<SandboxState>,
+}
+
+impl std::fmt::Debug for LoadedComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedComponent")
+            .field("hash", &self.hash)
+            .field("world", &self.world)
+            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedComponent {
+    /// The component's identity.
+    pub fn hash(&self) -> ComponentHash {
+        self.hash
+    }
+
+    /// The size of the component's bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.size_bytes
+    }
+
+    /// The world version it implements.
+    pub fn world(&self) -> WorldVersion {
+        self.world
+    }
+
+    /// The interfaces it imports, as `ns:pkg/iface@version`.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// Its tools, in the order the component listed them.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The limits every call of this component runs under (on top of the
+    /// engine's defaults).
+    pub fn limits(&self) -> &LimitsOverride {
+        &self.limits
+    }
+
+    /// Whether the compiled code came from the cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.cache
+    }
+
+    /// The engine it was loaded into.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Every tool of the component as a registry tool.
+    pub fn wasm_tools(self: &Arc<Self>) -> Vec<WasmTool> {
+        (0..self.tools.len())
+            .map(|i| WasmTool::new(Arc::clone(self), i))
+            .collect()
+    }
+
+    /// A JSON description: `hash`, `world`, `tools`, `imports`, `size_bytes`
+    /// (the output of `toolhost inspect`).
+    pub fn describe(&self) -> serde_json::Value {
+        #[derive(Serialize)]
+        struct World<'a> {
+            name: &'a str,
+            version: &'a str,
+        }
+        serde_json::json!({
+            "hash": self.hash,
+            "world": World { name: self.world.world_name(), version: self.world.version() },
+            "tools": self.tools,
+            "imports": self.imports,
+            "size_bytes": self.size_bytes,
+        })
+    }
+}

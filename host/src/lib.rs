@@ -1,0 +1,43 @@
+//! # toolhost
+//!
+//! Runs LLM-agent tools as sandboxed WebAssembly components.
+//!
+//! | concept | where |
+//! |---|---|
+//! | a component's identity (blake3 of its bytes) | [`identity`] |
+//! | the shared engine, its epoch ticker, pooling | [`engine`] |
+//! | the on-disk compilation cache | [`cache`] |
+//! | loading, checking and calling a component | [`component`] |
+//! | the per-call sandbox: WASI, limiter, captured output | [`sandbox`] |
+//! | every sandbox limit and its default | [`limits`] |
+//! | the WIT world bindings, one module per version | [`bindings`] |
+//! | the WIT-free `Tool` trait and the registry | [`registry`] |
+//! | errors and their codes | [`error`] |
+//!
+//! ```no_run
+//! # async fn demo() -> toolhost::Result<()> {
+//! use toolhost::engine::{Engine, EngineConfig};
+//!
+//! let engine = Engine::new(EngineConfig::default())?;
+//! let hello = engine.load_file("hello.wasm".as_ref(), Default::default()).await?;
+//! let outcome = hello.call("greet", r#"{"name":"Ada"}"#, &Default::default(), None, 1).await;
+//! assert_eq!(outcome.result?, r#""Hello, Ada!""#);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod bindings;
+pub mod cache;
+pub mod component;
+pub mod engine;
+pub mod error;
+pub mod identity;
+pub mod limits;
+pub mod registry;
+pub mod sandbox;
+
+pub use component::{LoadOptions, LoadedComponent, WasmTool};
+pub use engine::{Engine, EngineConfig};
+pub use error::{Error, ErrorCode, Result};
+pub use identity::ComponentHash;
+pub use limits::{Limits, LimitsOverride};

@@ -1,0 +1,169 @@
+//! # Sandbox limits
+//!
+//! Every limit a tool call runs under is defined here, with its default.
+//! A call's effective limits are the host defaults, then the plugin's
+//! overrides (from the config), then the call's own overrides, each layer
+//! replacing only the values it sets: see [`Limits::apply`].
+//!
+//! | limit | default | when exceeded |
+//! |---|---|---|
+//! | [`fuel`](Limits::fuel) | 5 000 000 000 units (≈ a few seconds of compute) | `out_of_fuel` |
+//! | [`memory_bytes`](Limits::memory_bytes) | 128 MiB per linear memory | `memory_limit` |
+//! | [`table_elements`](Limits::table_elements) | 100 000 per table | `memory_limit` |
+//! | [`instances`](Limits::instances) | 64 core instances per call | `memory_limit` |
+//! | [`timeout`](Limits::timeout) | 10 s wall-clock | `timeout` |
+//! | [`output_bytes`](Limits::output_bytes) | 1 MiB of result JSON | `output_too_large` |
+//! | [`stderr_bytes`](Limits::stderr_bytes) | 64 KiB of captured stderr/stdout | excess dropped |
+//! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
+//!
+//! The WebAssembly stack limit is the one limit wasmtime fixes per engine
+//! rather than per store, so it lives in
+//! [`EngineConfig::max_wasm_stack`](crate::engine::EngineConfig::max_wasm_stack)
+//! (default 1 MiB; exceeding it is `stack_overflow`).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The limits one tool call runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Fuel: roughly, the number of WebAssembly instructions the call may run.
+    pub fuel: u64,
+    /// The largest size, in bytes, any one linear memory may grow to.
+    pub memory_bytes: u64,
+    /// The largest number of elements any one table may grow to.
+    pub table_elements: u64,
+    /// The largest number of core instances (and, separately, of memories and
+    /// of tables) the component may create.
+    pub instances: u32,
+    /// The wall-clock time the call may take, from the start of instantiation.
+    pub timeout: Duration,
+    /// The largest result, in bytes of JSON text.
+    pub output_bytes: u64,
+    /// How much of the guest's stderr (and of its stdout, separately) is kept
+    /// for the host's log.
+    pub stderr_bytes: u64,
+    /// How many `host.log` records a call may emit.
+    pub log_records: u32,
+}
+
+impl Limits {
+    /// The documented defaults (see the module documentation).
+    pub const DEFAULT: Limits = Limits {
+        fuel: 5_000_000_000,
+        memory_bytes: 128 << 20,
+        table_elements: 100_000,
+        instances: 64,
+        timeout: Duration::from_secs(10),
+        output_bytes: 1 << 20,
+        stderr_bytes: 64 << 10,
+        log_records: 1_000,
+    };
+
+    /// Returns these limits with every value `overrides` sets replaced.
+    pub fn apply(mut self, overrides: &LimitsOverride) -> Limits {
+        let LimitsOverride {
+            fuel,
+            memory_mb,
+            table_elements,
+            instances,
+            timeout_ms,
+            output_bytes,
+            stderr_bytes,
+            log_records,
+        } = *overrides;
+        if let Some(v) = fuel {
+            self.fuel = v;
+        }
+        if let Some(v) = memory_mb {
+            self.memory_bytes = v.saturating_mul(1 << 20);
+        }
+        if let Some(v) = table_elements {
+            self.table_elements = v;
+        }
+        if let Some(v) = instances {
+            self.instances = v;
+        }
+        if let Some(v) = timeout_ms {
+            self.timeout = Duration::from_millis(v);
+        }
+        if let Some(v) = output_bytes {
+            self.output_bytes = v;
+        }
+        if let Some(v) = stderr_bytes {
+            self.stderr_bytes = v;
+        }
+        if let Some(v) = log_records {
+            self.log_records = v;
+        }
+        self
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// A partial set of limits, as written in the config (`[plugins.limits]`) or
+/// given for one call; unset values keep the layer below.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsOverride {
+    /// See [`Limits::fuel`].
+    pub fuel: Option<u64>,
+    /// See [`Limits::memory_bytes`], in MiB.
+    pub memory_mb: Option<u64>,
+    /// See [`Limits::table_elements`].
+    pub table_elements: Option<u64>,
+    /// See [`Limits::instances`].
+    pub instances: Option<u32>,
+    /// See [`Limits::timeout`], in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// See [`Limits::output_bytes`].
+    pub output_bytes: Option<u64>,
+    /// See [`Limits::stderr_bytes`].
+    pub stderr_bytes: Option<u64>,
+    /// See [`Limits::log_records`].
+    pub log_records: Option<u32>,
+}
+
+impl LimitsOverride {
+    /// `self`, with every value `over` sets replaced (`over` wins).
+    pub fn merged_with(&self, over: &LimitsOverride) -> LimitsOverride {
+        LimitsOverride {
+            fuel: over.fuel.or(self.fuel),
+            memory_mb: over.memory_mb.or(self.memory_mb),
+            table_elements: over.table_elements.or(self.table_elements),
+            instances: over.instances.or(self.instances),
+            timeout_ms: over.timeout_ms.or(self.timeout_ms),
+            output_bytes: over.output_bytes.or(self.output_bytes),
+            stderr_bytes: over.stderr_bytes.or(self.stderr_bytes),
+            log_records: over.log_records.or(self.log_records),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_replace_only_what_they_set() {
+        let plugin = LimitsOverride {
+            fuel: Some(10),
+            timeout_ms: Some(500),
+            ..Default::default()
+        };
+        let call = LimitsOverride {
+            timeout_ms: Some(200),
+            ..Default::default()
+        };
+        let limits = Limits::DEFAULT.apply(&plugin.merged_with(&call));
+        assert_eq!(limits.fuel, 10);
+        assert_eq!(limits.timeout, Duration::from_millis(200));
+        assert_eq!(limits.memory_bytes, Limits::DEFAULT.memory_bytes);
+    }
+}

@@ -1,0 +1,142 @@
+//! # toolhost-sdk
+//!
+//! Write tools for [toolhost](https://example.invalid/toolhost) in plain Rust.
+//! A tool is a function taking one argument struct; its JSON Schema and its
+//! description come from the struct's type and doc comments (through
+//! [`schemars`]), so nothing is written twice and no WIT is involved.
+//!
+//! ```ignore
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use toolhost_sdk::ToolError;
+//!
+//! /// Greets someone by name.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Greet {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! fn greet(args: Greet) -> Result<String, ToolError> {
+//!     Ok(format!("Hello, {}!", args.name))
+//! }
+//!
+//! toolhost_sdk::plugin!(greet);
+//! ```
+//!
+//! Build with `cargo build --target wasm32-wasip2 --release`: the `.wasm` in
+//! `target/wasm32-wasip2/release/` is the component toolhost loads.
+//!
+//! ## What the SDK guarantees
+//!
+//! - The tool's name is the function's name; its description is the argument
+//!   struct's doc comment; its parameters are the struct's JSON Schema, with
+//!   field doc comments as property descriptions.
+//! - Arguments that do not deserialize come back to the host as
+//!   `invalid arguments` with serde's message, never as a trap.
+//! - Any error that implements [`std::error::Error`] converts into
+//!   [`ToolError::failed`] with `?`.
+//! - Hints are given in the macro: `plugin!(read_file(read_only), wipe(destructive))`.
+#![deny(missing_docs)]
+
+// The generated bindings name this crate by its absolute path, so that the
+// `plugin!` expansion in a plugin crate and the SDK itself agree.
+extern crate self as toolhost_sdk;
+
+mod error;
+pub mod log;
+mod schema;
+
+pub use error::ToolError;
+
+/// Items used by the [`plugin!`] macro's expansion. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use wit_bindgen;
+
+    pub use crate::schema::{invoke, spec_of};
+
+    /// The generated bindings of the `toolhost:plugin` world.
+    #[allow(missing_docs, reason = "generated code")]
+    pub mod bindings {
+        wit_bindgen::generate!({
+            path: "../wit",
+            world: "toolhost:plugin/plugin",
+            pub_export_macro: true,
+            export_macro_name: "__export_plugin",
+            default_bindings_module: "::toolhost_sdk::__private::bindings",
+            runtime_path: "::toolhost_sdk::__private::wit_bindgen::rt",
+        });
+    }
+
+    pub use bindings::exports::toolhost::plugin::tool::{Guest, ToolError as WitToolError, ToolSpec};
+    pub use bindings::toolhost::plugin::types::Hints;
+
+    /// Parses hint identifiers given to `plugin!`.
+    pub fn hints(names: &[&str]) -> Hints {
+        let mut hints = Hints {
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        };
+        for name in names {
+            match *name {
+                "read_only" => hints.read_only = Some(true),
+                "destructive" => hints.destructive = Some(true),
+                "idempotent" => hints.idempotent = Some(true),
+                "open_world" => hints.open_world = Some(true),
+                other => {
+                    panic!("unknown hint `{other}`: use read_only, destructive, idempotent or open_world")
+                }
+            }
+        }
+        hints
+    }
+}
+
+/// Exports the listed functions as the component's tools.
+///
+/// Each function takes one argument that implements `serde::Deserialize` and
+/// `schemars::JsonSchema`, and returns `Result<T, ToolError>` where `T`
+/// implements `serde::Serialize`. Hints follow a function's name in
+/// parentheses: `read_only`, `destructive`, `idempotent`, `open_world`.
+///
+/// ```ignore
+/// toolhost_sdk::plugin!(list_files(read_only, idempotent), delete_file(destructive));
+/// ```
+#[macro_export]
+macro_rules! plugin {
+    ($($tool:ident $(( $($hint:ident),* $(,)? ))?),+ $(,)?) => {
+        #[doc(hidden)]
+        struct __ToolhostPlugin;
+
+        impl $crate::__private::Guest for __ToolhostPlugin {
+            fn list_tools() -> ::std::vec::Vec<$crate::__private::ToolSpec> {
+                ::std::vec![$(
+                    $crate::__private::spec_of(
+                        stringify!($tool),
+                        &$tool,
+                        $crate::__private::hints(&[$($(stringify!($hint)),*)?]),
+                    )
+                ),+]
+            }
+
+            fn call_tool(
+                name: ::std::string::String,
+                arguments: ::std::string::String,
+            ) -> ::std::result::Result<::std::string::String, $crate::__private::WitToolError> {
+                $(
+                    if name == stringify!($tool) {
+                        return $crate::__private::invoke(&arguments, $tool);
+                    }
+                )+
+                ::std::result::Result::Err($crate::__private::WitToolError::Failed(
+                    ::std::format!("this component has no tool named `{name}`"),
+                ))
+            }
+        }
+
+        $crate::__private::bindings::__export_plugin!(__ToolhostPlugin with_types_in $crate::__private::bindings);
+    };
+}
