@@ -1,0 +1,83 @@
+//! `toolhost call FILE TOOL [JSON_ARGS]`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use toolhost::{ComponentHash, Error, ErrorCode, LimitsOverride, LoadOptions};
+
+use super::EngineArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The component file.
+    file: PathBuf,
+    /// The tool to call.
+    tool: String,
+    /// The arguments, a JSON object.
+    #[arg(default_value = "{}")]
+    json_args: String,
+    /// Fuel for the call (roughly, instructions).
+    #[arg(long)]
+    fuel: Option<u64>,
+    /// The memory limit, in MiB.
+    #[arg(long)]
+    memory_mb: Option<u64>,
+    /// The wall-clock limit, in milliseconds.
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// Refuse the component unless its hash is this (`blake3:...`).
+    #[arg(long)]
+    expect_hash: Option<String>,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+    match call(&args).await {
+        Ok(json) => {
+            println!("{json}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Ok(super::print_error(&e)),
+    }
+}
+
+async fn call(args: &CallArgs) -> Result<String, Error> {
+    let expected_hash = args
+        .expect_hash
+        .as_deref()
+        .map(str::parse::<ComponentHash>)
+        .transpose()?;
+    let arguments: serde_json::Value = serde_json::from_str(&args.json_args)
+        .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("JSON_ARGS is not JSON: {e}")))?;
+    if !arguments.is_object() {
+        return Err(Error::new(
+            ErrorCode::InvalidArguments,
+            "JSON_ARGS must be a JSON object",
+        ));
+    }
+    let engine = args
+        .engine
+        .engine()
+        .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
+    let component = engine
+        .load_file(
+            &args.file,
+            LoadOptions {
+                expected_hash,
+                ..Default::default()
+            },
+        )
+        .await?;
+    let limits = LimitsOverride {
+        fuel: args.fuel,
+        memory_mb: args.memory_mb,
+        timeout_ms: args.timeout_ms,
+        ..Default::default()
+    };
+    let outcome = component
+        .call(&args.tool, &arguments.to_string(), &limits, None, 1)
+        .await;
+    outcome.result
+}

@@ -1,0 +1,112 @@
+//! The command-line interface: one module per subcommand.
+
+mod call;
+mod hash;
+mod inspect;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use toolhost::{Engine, EngineConfig};
+
+/// Run LLM-agent tools as sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print a component's identity: the blake3 hash of its bytes.
+    Hash(hash::HashArgs),
+    /// Print a component's hash, world, tools, imports and size as JSON.
+    Inspect(inspect::InspectArgs),
+    /// Call one tool of a component, in a fresh sandbox, and print its result.
+    Call(call::CallArgs),
+}
+
+/// Options every command that loads components shares.
+#[derive(Debug, Args)]
+pub(crate) struct EngineArgs {
+    /// The compilation cache folder [default: $TOOLHOST_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost].
+    #[arg(long, global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Compile every component afresh; do not read or write the cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+}
+
+impl EngineArgs {
+    pub(crate) fn engine(&self) -> anyhow::Result<Engine> {
+        let cache_dir = if self.no_cache {
+            None
+        } else {
+            self.cache_dir.clone().or_else(default_cache_dir)
+        };
+        Ok(Engine::new(EngineConfig {
+            cache_dir,
+            ..EngineConfig::default()
+        })?)
+    }
+}
+
+fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("TOOLHOST_CACHE_DIR") {
+        return Some(dir.into());
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("toolhost"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("toolhost"))
+}
+
+/// Parses the command line, runs the command, and maps its outcome to an
+/// exit code: 0 on success, 1 when the command failed (its error already
+/// printed), 2 for usage errors (clap's convention).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolhost: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Hash(args) => hash::run(args),
+            Command::Inspect(args) => inspect::run(args).await,
+            Command::Call(args) => call::run(args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("toolhost: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr (never stdout, which carries results), filtered by
+/// `TOOLHOST_LOG` (default `warn`), e.g. `TOOLHOST_LOG=toolhost=debug`.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Prints `error` as `{"error": ..., "error_code": ...}` on stdout and returns
+/// the failure exit code.
+pub(crate) fn print_error(error: &toolhost::Error) -> ExitCode {
+    println!("{}", error.to_json());
+    ExitCode::FAILURE
+}

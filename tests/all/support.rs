@@ -1,0 +1,73 @@
+//! Shared set-up for the integration tests and the benchmarks: builds the
+//! plugins the tests use (once per process, with cargo's own locking across
+//! processes) and hands out their paths.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Every plugin crate under `plugins/`, as package names.
+pub const PLUGINS: &[&str] = &[
+    "hello",
+    "spin",
+    "hog",
+    "deep",
+    "panic",
+    "huge",
+    "counter",
+    "sleepy",
+    "bad-name",
+    "missing-import",
+    "command-hello",
+];
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ has a parent").to_path_buf()
+}
+
+/// The folder the plugins are built into. A separate target folder, so that
+/// building them from inside `cargo test` never waits on the outer build.
+pub fn plugin_target_dir() -> PathBuf {
+    workspace_root().join("target").join("plugins")
+}
+
+/// Builds every plugin for `wasm32-wasip2` (once per process) and returns the
+/// folder holding the `.wasm` files. Panics with cargo's output if the build
+/// fails: a test must never run without the plugins it needs.
+pub fn build_plugins() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(workspace_root())
+            .env("CARGO_TARGET_DIR", plugin_target_dir())
+            .args(["build", "--quiet", "--target", "wasm32-wasip2", "--profile", "plugin"]);
+        for p in PLUGINS {
+            cmd.args(["-p", p]);
+        }
+        let out = cmd.output().expect("cannot run cargo to build the plugins");
+        assert!(
+            out.status.success(),
+            "building the plugins failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        plugin_target_dir().join("wasm32-wasip2").join("plugin")
+    })
+}
+
+/// The path of plugin `name`'s component (building the plugins first).
+pub fn plugin_path(name: &str) -> PathBuf {
+    let file = match name {
+        "command-hello" => "command-hello.wasm".to_string(),
+        other => format!("{}.wasm", other.replace('-', "_")),
+    };
+    let path = build_plugins().join(file);
+    assert!(path.exists(), "plugin {name} was built but {} is missing", path.display());
+    path
+}
+
+/// The bytes of plugin `name`'s component.
+pub fn plugin_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(plugin_path(name)).expect("read plugin")
+}
