@@ -1,0 +1,92 @@
+//! The `toolhost` binary, as a user runs it.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support;
+
+fn toolhost(args: &[&str]) -> Output {
+    let cache = support::workspace_root()
+        .join("target")
+        .join("test-compile-cache");
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .output()
+        .expect("run toolhost")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn plugin(name: &str) -> String {
+    support::plugin_path(name).display().to_string()
+}
+
+#[test]
+fn hash_prints_the_identity() {
+    let out = toolhost(&["hash", &plugin("hello")]);
+    assert!(out.status.success());
+    let expected = toolhost::ComponentHash::of(&support::plugin_bytes("hello"));
+    assert_eq!(stdout(&out), expected.to_string());
+}
+
+#[test]
+fn inspect_prints_json() {
+    let out = toolhost(&["inspect", &plugin("hello")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let info: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for key in ["hash", "world", "tools", "imports", "size_bytes"] {
+        assert!(info.get(key).is_some(), "missing {key}: {info}");
+    }
+    assert_eq!(info["size_bytes"], support::plugin_bytes("hello").len());
+    assert_eq!(info["world"]["name"], "toolhost:plugin/plugin@0.1.0");
+}
+
+#[test]
+fn call_prints_the_result_and_exits_zero() {
+    let out = toolhost(&["call", &plugin("hello"), "greet", r#"{"name":"Ada"}"#]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout(&out), r#""Hello, Ada!""#);
+}
+
+#[test]
+fn call_errors_are_json_on_stdout_with_a_non_zero_exit() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["call", &plugin("spin"), "spin", "--timeout-ms", "200"],
+            "timeout",
+        ),
+        (
+            &["call", &plugin("spin"), "spin", "--fuel", "1000000"],
+            "out_of_fuel",
+        ),
+        (
+            &["call", &plugin("hog"), "hog", "--memory-mb", "16"],
+            "memory_limit",
+        ),
+        (&["call", &plugin("hello"), "greet", "{}"], "invalid_arguments"),
+        (&["call", &plugin("hello"), "nope"], "unknown_tool"),
+        (
+            &[
+                "call",
+                &plugin("hello"),
+                "greet",
+                "--expect-hash",
+                &format!("blake3:{}", "0".repeat(64)),
+            ],
+            "hash_mismatch",
+        ),
+        (&["call", &plugin("command-hello"), "x"], "unsupported_world"),
+    ];
+    for (args, code) in cases {
+        let out = toolhost(args);
+        assert!(!out.status.success(), "{args:?} must fail");
+        let err: Value =
+            serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&out)));
+        assert_eq!(err["error_code"], *code, "{args:?}: {err}");
+        assert!(err["error"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+}

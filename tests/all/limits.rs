@@ -1,0 +1,265 @@
+//! Every sandbox limit, each adversarial plugin, and the host still serving
+//! afterwards.
+
+use std::time::{Duration, Instant};
+
+use toolhost::{ErrorCode, LimitsOverride, LoadedComponent};
+
+use crate::load;
+
+fn limits(timeout_ms: u64) -> LimitsOverride {
+    LimitsOverride {
+        timeout_ms: Some(timeout_ms),
+        ..Default::default()
+    }
+}
+
+async fn call(
+    c: &LoadedComponent,
+    tool: &str,
+    args: &str,
+    over: &LimitsOverride,
+) -> toolhost::Result<String> {
+    c.call(tool, args, over, None, 1).await.result
+}
+
+async fn error_code(plugin: &str, tool: &str, args: &str, over: LimitsOverride) -> (ErrorCode, String) {
+    let c = load(plugin).await;
+    let err = call(&c, tool, args, &over).await.expect_err("the call must fail");
+    (err.code(), err.message().to_string())
+}
+
+/// After any failure, the host keeps serving `hello`.
+async fn hello_still_works() {
+    let hello = load("hello").await;
+    assert_eq!(
+        call(&hello, "greet", r#"{"name":"Ada"}"#, &Default::default())
+            .await
+            .unwrap(),
+        r#""Hello, Ada!""#
+    );
+}
+
+#[tokio::test]
+async fn hello_greets() {
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn spinning_is_stopped_at_the_deadline() {
+    let started = Instant::now();
+    let (code, message) = error_code("spin", "spin", "{}", limits(200)).await;
+    assert_eq!(code, ErrorCode::Timeout, "{message}");
+    assert!(message.contains("200 ms"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "stopped after {:?}",
+        started.elapsed()
+    );
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn work_inside_the_limit_completes() {
+    let spin = load("spin").await;
+    let iterations: u64 = call(&spin, "busy", r#"{"ms":300}"#, &limits(2000))
+        .await
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(iterations > 0);
+    let sleepy = load("sleepy").await;
+    assert_eq!(
+        call(&sleepy, "sleep", r#"{"ms":300}"#, &limits(2000))
+            .await
+            .unwrap(),
+        r#""awake""#
+    );
+}
+
+#[tokio::test]
+async fn a_guest_blocked_in_a_host_call_is_stopped_at_its_deadline() {
+    let started = Instant::now();
+    let (code, message) = error_code("sleepy", "sleep", "{}", limits(300)).await;
+    assert_eq!(code, ErrorCode::Timeout, "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "stopped after {:?}",
+        started.elapsed()
+    );
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn fuel_runs_out() {
+    let over = LimitsOverride {
+        fuel: Some(5_000_000),
+        ..limits(10_000)
+    };
+    let (code, message) = error_code("spin", "spin", "{}", over).await;
+    assert_eq!(code, ErrorCode::OutOfFuel, "{message}");
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn memory_growth_is_capped() {
+    let over = LimitsOverride {
+        memory_mb: Some(32),
+        ..Default::default()
+    };
+    let (code, message) = error_code("hog", "hog", "{}", over).await;
+    assert_eq!(code, ErrorCode::MemoryLimit, "{message}");
+    assert!(message.contains("32 MiB"), "{message}");
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn unbounded_recursion_overflows_the_stack() {
+    let (code, message) = error_code("deep", "deep", "{}", Default::default()).await;
+    assert_eq!(code, ErrorCode::StackOverflow, "{message}");
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn a_panic_is_a_trap_with_the_guests_message() {
+    let (code, message) = error_code("panic", "explode", r#"{"n":7}"#, Default::default()).await;
+    assert_eq!(code, ErrorCode::Trap);
+    assert!(message.contains("the answer was 7, not 42"), "{message}");
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn a_huge_result_is_refused() {
+    let (code, message) = error_code("huge", "huge", r#"{"mb":4}"#, Default::default()).await;
+    assert_eq!(code, ErrorCode::OutputTooLarge, "{message}");
+    let small = LimitsOverride {
+        output_bytes: Some(100 << 20),
+        ..Default::default()
+    };
+    let huge = load("huge").await;
+    assert_eq!(
+        call(&huge, "huge", r#"{"mb":4}"#, &small).await.unwrap().len(),
+        (4 << 20) + 2
+    );
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn no_state_survives_between_calls() {
+    let counter = load("counter").await;
+    for _ in 0..5 {
+        assert_eq!(
+            call(&counter, "count", "{}", &Default::default()).await.unwrap(),
+            "1"
+        );
+    }
+}
+
+#[tokio::test]
+async fn wrong_arguments_are_invalid_arguments_with_serdes_message() {
+    let hello = load("hello").await;
+    let err = call(&hello, "greet", r#"{"name":5}"#, &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    assert!(
+        err.message()
+            .contains("invalid type: integer `5`, expected a string"),
+        "{}",
+        err.message()
+    );
+    let err = call(&hello, "greet", "{}", &Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.message().contains("missing field `name`"),
+        "{}",
+        err.message()
+    );
+    let err = call(&hello, "greet", r#"{"name":"  "}"#, &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (ErrorCode::InvalidArguments, "`name` must not be empty")
+    );
+    let err = call(&hello, "shout", "{}", &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::UnknownTool);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_calls_complete_while_one_plugin_spins() {
+    let spin = load("spin").await;
+    let hello = load("hello").await;
+    let over = LimitsOverride {
+        fuel: Some(u64::MAX / 2),
+        ..limits(5_000)
+    };
+    let spinning = tokio::spawn(async move { call(&spin, "spin", "{}", &over).await });
+    // Many more calls than worker threads: the spinning guest yields at every
+    // epoch tick, so it cannot hold a worker.
+    for i in 0..20 {
+        let name = format!("n{i}");
+        let got = call(
+            &hello,
+            "greet",
+            &format!(r#"{{"name":"{name}"}}"#),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(got, format!("\"Hello, {name}!\""));
+    }
+    assert!(!spinning.is_finished(), "the spinning call must still be running");
+    let err = spinning.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Timeout);
+}
+
+#[tokio::test]
+async fn usage_is_reported() {
+    let hello = load("hello").await;
+    let outcome = hello
+        .call("greet", r#"{"name":"x"}"#, &Default::default(), None, 7)
+        .await;
+    assert!(outcome.result.is_ok());
+    assert!(outcome.usage.fuel_consumed > 0);
+    assert!(outcome.usage.peak_memory_bytes > 0);
+}
+
+#[tokio::test]
+async fn a_caller_deadline_earlier_than_the_limit_wins() {
+    let spin = load("spin").await;
+    let deadline = Instant::now() + Duration::from_millis(150);
+    let outcome = spin.call("spin", "{}", &limits(10_000), Some(deadline), 1).await;
+    assert_eq!(outcome.result.unwrap_err().code(), ErrorCode::Timeout);
+    assert!(Instant::now() < deadline + Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn calc_is_exact_and_bounded() {
+    let calc = load("calc").await;
+    let got = call(
+        &calc,
+        "calculate_expression",
+        r#"{"expression":"0.1 + 0.2"}"#,
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(got, r#"{"expression":"0.1 + 0.2","result":"0.3"}"#);
+    for (expr, code) in [
+        ("1/0", ErrorCode::ToolFailed),
+        ("10^1000", ErrorCode::ToolFailed),
+        ("(1", ErrorCode::InvalidArguments),
+        (&"(".repeat(40), ErrorCode::InvalidArguments),
+        (&"1+".repeat(600), ErrorCode::InvalidArguments),
+    ] {
+        let args = serde_json::json!({ "expression": expr }).to_string();
+        let err = call(&calc, "calculate_expression", &args, &Default::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), code, "{expr}: {}", err.message());
+    }
+}
