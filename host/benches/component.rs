@@ -20,8 +20,8 @@ mod support;
 use criterion::{Criterion, criterion_group, criterion_main};
 use toolhost::bindings::v0_1_0::PluginPre;
 use toolhost::{Engine, EngineConfig, LoadOptions};
-use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::Store;
+use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 struct Bare {
@@ -31,30 +31,51 @@ struct Bare {
 
 impl WasiView for Bare {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
 fn benches(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let bytes = support::plugin_bytes("hello");
     let cache_dir = tempfile::tempdir().unwrap();
     let uncached = Engine::new(EngineConfig::default()).unwrap();
-    let cached = Engine::new(EngineConfig { cache_dir: Some(cache_dir.path().into()), ..Default::default() }).unwrap();
-    rt.block_on(cached.load(bytes.clone(), LoadOptions::default())).unwrap();
+    let cached = Engine::new(EngineConfig {
+        cache_dir: Some(cache_dir.path().into()),
+        ..Default::default()
+    })
+    .unwrap();
+    rt.block_on(cached.load(bytes.clone(), LoadOptions::default()))
+        .unwrap();
 
     let mut load = c.benchmark_group("load");
     load.sample_size(10);
-    load.bench_function("bare/compile", |b| b.iter(|| Component::new(uncached.wasmtime(), &bytes).unwrap()));
+    load.bench_function("bare/compile", |b| {
+        b.iter(|| Component::new(uncached.wasmtime(), &bytes).unwrap())
+    });
     load.bench_function("cold", |b| {
-        b.iter(|| rt.block_on(uncached.load(bytes.clone(), LoadOptions::default())).unwrap())
+        b.iter(|| {
+            rt.block_on(uncached.load(bytes.clone(), LoadOptions::default()))
+                .unwrap()
+        })
     });
     load.bench_function("warm", |b| {
-        b.iter(|| rt.block_on(cached.load(bytes.clone(), LoadOptions::default())).unwrap())
+        b.iter(|| {
+            rt.block_on(cached.load(bytes.clone(), LoadOptions::default()))
+                .unwrap()
+        })
     });
     load.finish();
 
-    let hello = rt.block_on(cached.load(bytes.clone(), LoadOptions::default())).unwrap();
+    let hello = rt
+        .block_on(cached.load(bytes.clone(), LoadOptions::default()))
+        .unwrap();
     let wasmtime = cached.wasmtime().clone();
     let component = Component::new(&wasmtime, &bytes).unwrap();
     let mut linker: Linker<Bare> = Linker::new(&wasmtime);
@@ -66,11 +87,21 @@ fn benches(c: &mut Criterion) {
     call.bench_function("bare", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let mut store = Store::new(&wasmtime, Bare { wasi: WasiCtx::builder().build(), table: ResourceTable::new() });
+                let mut store = Store::new(
+                    &wasmtime,
+                    Bare {
+                        wasi: WasiCtx::builder().build(),
+                        table: ResourceTable::new(),
+                    },
+                );
                 store.set_fuel(u64::MAX / 2).unwrap();
                 store.set_epoch_deadline(u64::MAX / 2);
                 let plugin = bare_pre.instantiate_async(&mut store).await.unwrap();
-                let out = plugin.toolhost_plugin_tool().call_call_tool(&mut store, "greet", args).await.unwrap();
+                let out = plugin
+                    .toolhost_plugin_tool()
+                    .call_call_tool(&mut store, "greet", args)
+                    .await
+                    .unwrap();
                 assert!(out.is_ok());
             })
         })

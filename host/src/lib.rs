@@ -10,6 +10,7 @@
 //! | loading, checking and calling a component | [`component`] |
 //! | the per-call sandbox: WASI, limiter, captured output | [`sandbox`] |
 //! | every sandbox limit and its default | [`limits`] |
+//! | capabilities: declared by a component, granted by the operator | [`capabilities`] |
 //! | the WIT world bindings, one module per version | [`bindings`] |
 //! | the WIT-free `Tool` trait and the registry | [`registry`] |
 //! | errors and their codes | [`error`] |
@@ -28,6 +29,7 @@
 
 pub mod bindings;
 pub mod cache;
+pub mod capabilities;
 pub mod component;
 pub mod engine;
 pub mod error;

@@ -17,9 +17,10 @@ use std::task::{Context, Poll};
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::v0_1_0;
+use crate::capabilities::{DirMode, Effective};
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::limits::Limits;
@@ -47,18 +48,43 @@ pub struct SandboxState {
 
 impl SandboxState {
     /// A fresh state with deny-by-default WASI for a call under `limits`.
-    pub(crate) fn new(limits: &Limits, hash: ComponentHash, tool: Option<String>, call_id: u64) -> Self {
+    pub(crate) fn new(
+        limits: &Limits,
+        capabilities: &Effective,
+        hash: ComponentHash,
+        tool: Option<String>,
+        call_id: u64,
+    ) -> Result<Self> {
         let cap = usize::try_from(limits.stderr_bytes).unwrap_or(usize::MAX);
         let stdout = CappedPipe::new(cap);
         let stderr = CappedPipe::new(cap);
-        let wasi = WasiCtx::builder()
-            .stdout(stdout.clone())
+        let mut wasi = WasiCtx::builder();
+        wasi.stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
-        SandboxState {
+            .allow_ip_name_lookup(false);
+        for (name, value) in &capabilities.env {
+            wasi.env(name, value);
+        }
+        for dir in &capabilities.dirs {
+            let perms = match dir.mode {
+                DirMode::Ro => FsPerms::ReadOnly,
+                DirMode::Rw => FsPerms::ReadWrite,
+            };
+            wasi.preopened_dir(&dir.host, &dir.guest, perms).map_err(|e| {
+                Error::new(
+                    ErrorCode::Io,
+                    format!(
+                        "cannot open the directory granted as {} ({}): {e:#}",
+                        dir.guest,
+                        dir.host.display()
+                    ),
+                )
+            })?;
+        }
+        let wasi = wasi.build();
+        Ok(SandboxState {
             wasi,
             table: ResourceTable::new(),
             limiter: Limiter::new(limits),
@@ -71,7 +97,7 @@ impl SandboxState {
             logs_dropped: 0,
             ticks_left: 0,
             timed_out: false,
-        }
+        })
     }
 }
 

@@ -95,6 +95,40 @@ pub mod __private {
     }
 }
 
+/// Declares the capabilities the plugin wants, in the component itself (a
+/// `toolhost:capabilities` custom section), so the declaration travels with
+/// the component's hash. A capability is usable only when declared here
+/// **and** granted by the operator in the host's config.
+///
+/// ```ignore
+/// toolhost_sdk::capabilities! {
+///     dirs: ["/workspace"],  // guest paths of directories to preopen
+///     env: ["TZ"],           // environment variables to read
+/// }
+/// ```
+#[macro_export]
+macro_rules! capabilities {
+    ($(dirs: [$($dir:literal),* $(,)?])? $(,)? $(env: [$($env:literal),* $(,)?])? $(,)?) => {
+        const _: () = {
+            const TEXT: &str = concat!($($("dir ", $dir, "\n",)*)? $($("env ", $env, "\n",)*)?);
+            const LEN: usize = TEXT.len();
+            const fn bytes() -> [u8; LEN] {
+                let src = TEXT.as_bytes();
+                let mut out = [0u8; LEN];
+                let mut i = 0;
+                while i < LEN {
+                    out[i] = src[i];
+                    i += 1;
+                }
+                out
+            }
+            #[unsafe(link_section = "toolhost:capabilities")]
+            #[used]
+            static DECLARED: [u8; LEN] = bytes();
+        };
+    };
+}
+
 /// Exports the listed functions as the component's tools.
 ///
 /// Each function takes one argument that implements `serde::Deserialize` and

@@ -4,6 +4,7 @@
 mod support;
 
 mod cache;
+mod capabilities;
 mod cli;
 mod limits;
 mod loading;

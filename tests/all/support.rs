@@ -16,6 +16,7 @@ pub const PLUGINS: &[&str] = &[
     "panic",
     "huge",
     "counter",
+    "probe",
     "sleepy",
     "bad-name",
     "missing-import",

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::{ComponentHash, Error, ErrorCode, LimitsOverride, LoadOptions};
 
 use super::EngineArgs;
@@ -26,6 +27,14 @@ pub(crate) struct CallArgs {
     /// The wall-clock limit, in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).
+    /// The component must also declare it.
+    #[arg(long = "dir", value_name = "HOST:GUEST[:rw]")]
+    dirs: Vec<String>,
+    /// Grant an environment variable (its value is taken from this process).
+    /// The component must also declare it.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
     /// Refuse the component unless its hash is this (`blake3:...`).
     #[arg(long)]
     expect_hash: Option<String>,
@@ -61,15 +70,16 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         .engine
         .engine()
         .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
-    let component = engine
-        .load_file(
-            &args.file,
-            LoadOptions {
-                expected_hash,
-                ..Default::default()
-            },
-        )
-        .await?;
+    let grants = Grants {
+        dirs: args.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
+        env: args.env.clone(),
+    };
+    let options = LoadOptions {
+        expected_hash,
+        grants,
+        ..Default::default()
+    };
+    let component = engine.load_file(&args.file, options).await?;
     let limits = LimitsOverride {
         fuel: args.fuel,
         memory_mb: args.memory_mb,
@@ -80,4 +90,26 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         .call(&args.tool, &arguments.to_string(), &limits, None, 1)
         .await;
     outcome.result
+}
+
+fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
+    let bad = || {
+        Error::new(
+            ErrorCode::Config,
+            format!("--dir {spec:?}: expected HOST_DIR:GUEST_PATH or HOST_DIR:GUEST_PATH:rw"),
+        )
+    };
+    let (rest, mode) = match spec.strip_suffix(":rw") {
+        Some(rest) => (rest, DirMode::Rw),
+        None => (spec.strip_suffix(":ro").unwrap_or(spec), DirMode::Ro),
+    };
+    let (host, guest) = rest.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || guest.is_empty() {
+        return Err(bad());
+    }
+    Ok(DirGrant {
+        host: host.into(),
+        guest: guest.into(),
+        mode,
+    })
 }

@@ -93,10 +93,25 @@ impl LoadedComponent {
             Ok(Err(WitToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
             }
-            Ok(Err(WitToolError::Failed(message))) => Err(Error::new(ErrorCode::ToolFailed, message)),
+            Ok(Err(WitToolError::Failed(message))) => {
+                Err(Error::new(ErrorCode::ToolFailed, self.with_grant_hint(message)))
+            }
             Err(e) => Err(e),
         };
         CallOutcome { result, usage }
+    }
+
+    /// A failure may come from a capability the plugin asked for but was not
+    /// granted (the guest only sees "no such file"): say so, naming them.
+    fn with_grant_hint(&self, message: String) -> String {
+        let missing = &self.capabilities.not_granted;
+        if missing.is_empty() {
+            return message;
+        }
+        format!(
+            "{message} (note: this plugin declares capabilities that are not granted to it: {}; grant them in its [plugins.grants] if it needs them)",
+            missing.join(", ")
+        )
     }
 
     /// Runs `list-tools` in a sandbox with the component's limits.
@@ -133,10 +148,11 @@ impl LoadedComponent {
             deadline_at = deadline_at.min(d);
         }
         let engine = &self.engine.inner;
-        let mut store = Store::new(
-            &engine.wasmtime,
-            SandboxState::new(&limits, self.hash, tool, call_id),
-        );
+        let state = match SandboxState::new(&limits, &self.capabilities, self.hash, tool, call_id) {
+            Ok(state) => state,
+            Err(e) => return (Err(e), Usage::default()),
+        };
+        let mut store = Store::new(&engine.wasmtime, state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(limits.fuel) {
             return (

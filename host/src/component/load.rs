@@ -10,6 +10,7 @@ use wasmtime::component::types::ComponentItem;
 use super::LoadedComponent;
 use crate::bindings::{WorldVersion, v0_1_0};
 use crate::cache::CacheOutcome;
+use crate::capabilities::{Declared, Effective, Grants};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
@@ -24,6 +25,8 @@ pub struct LoadOptions {
     pub expected_hash: Option<ComponentHash>,
     /// Limits for every call of this component (on top of the engine's).
     pub limits: LimitsOverride,
+    /// What the operator grants this component (see [`crate::capabilities`]).
+    pub grants: Grants,
 }
 
 impl Engine {
@@ -67,6 +70,8 @@ impl Engine {
             ));
         }
         check_header(&bytes)?;
+        let declared = Declared::from_component(&bytes)?;
+        let capabilities = Effective::resolve(&declared, &options.grants)?;
         let ceiling = self.config().max_memory_bytes;
         if let Some(mb) = options.limits.memory_mb
             && mb.saturating_mul(1 << 20) > ceiling
@@ -109,6 +114,8 @@ impl Engine {
             imports,
             tools: Vec::new(),
             limits: options.limits,
+            declared,
+            capabilities,
             cache,
             pre,
         };
@@ -117,7 +124,13 @@ impl Engine {
             .await
             .map_err(|e| e.context("listing the component's tools failed"))?;
         loaded.tools = check_tools(specs)?;
-        tracing::info!(component = %hash, tools = loaded.tools.len(), cache = ?cache, "component loaded");
+        tracing::info!(
+            component = %hash,
+            tools = loaded.tools.len(),
+            cache = ?cache,
+            granted = ?loaded.capabilities,
+            "component loaded"
+        );
         Ok(Arc::new(loaded))
     }
 

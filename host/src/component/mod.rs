@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::bindings::{WorldVersion, v0_1_0};
 use crate::cache::CacheOutcome;
+use crate::capabilities::{Declared, Effective};
 use crate::engine::Engine;
 use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
@@ -38,6 +39,8 @@ pub struct LoadedComponent {
     imports: Vec<String>,
     tools: Vec<ToolSpec>,
     limits: LimitsOverride,
+    declared: Declared,
+    capabilities: Effective,
     cache: CacheOutcome,
     pre: v0_1_0::PluginPre<SandboxState>,
 }
@@ -84,6 +87,16 @@ impl LoadedComponent {
         &self.limits
     }
 
+    /// The capabilities the component declares.
+    pub fn declared(&self) -> &Declared {
+        &self.declared
+    }
+
+    /// The capabilities it gets: declared and granted.
+    pub fn capabilities(&self) -> &Effective {
+        &self.capabilities
+    }
+
     /// Whether the compiled code came from the cache.
     pub fn cache_outcome(&self) -> CacheOutcome {
         self.cache
@@ -101,7 +114,8 @@ impl LoadedComponent {
             .collect()
     }
 
-    /// A JSON description: `hash`, `world`, `tools`, `imports`, `size_bytes`
+    /// A JSON description: `hash`, `world`, `tools`, `imports`,
+    /// `capabilities` (declared, granted), `size_bytes`
     /// (the output of `toolhost inspect`).
     pub fn describe(&self) -> serde_json::Value {
         #[derive(Serialize)]
@@ -114,6 +128,7 @@ impl LoadedComponent {
             "world": World { name: self.world.world_name(), version: self.world.version() },
             "tools": self.tools,
             "imports": self.imports,
+            "capabilities": { "declared": self.declared, "granted": self.capabilities },
             "size_bytes": self.size_bytes,
         })
     }

@@ -1,0 +1,232 @@
+//! # Capabilities: declared and granted
+//!
+//! A plugin gets nothing it was not granted. A capability is usable only when
+//! the component **declares** it (in its `toolhost:capabilities` custom
+//! section, which the SDK's `capabilities!` macro writes, so the declaration
+//! travels with the hash) **and** the operator **grants** it in the host
+//! config, for that plugin.
+//!
+//! | capability | declared as | granted as | in the sandbox |
+//! |---|---|---|---|
+//! | a directory | `dir /guest/path` | [`DirGrant`] (host folder, guest path, read-only or read-write) | a preopened directory; the host side is a capability handle (cap-std), so no path (`..`, absolute, symlink) can leave it |
+//! | an environment variable | `env NAME` | its name in [`Grants::env`] | the host's value, under the same name |
+//!
+//! What a component declares but is not granted is simply absent (the guest
+//! sees no such directory or variable); what is granted but not declared is
+//! not given either. [`Effective`] is the intersection, computed at load and
+//! reported by `toolhost inspect` and in the load log.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// The name of the custom section holding a component's declarations.
+pub const SECTION: &str = "toolhost:capabilities";
+
+/// What a component asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Declared {
+    /// Guest paths of directories it wants preopened.
+    pub dirs: Vec<String>,
+    /// Environment variable names it wants to read.
+    pub env: Vec<String>,
+}
+
+impl Declared {
+    /// Reads the declarations from a component's bytes: every
+    /// `toolhost:capabilities` custom section, at any nesting depth (the SDK
+    /// writes it into the core module the component wraps).
+    ///
+    /// # Errors
+    ///
+    /// `invalid_component` when a section is not UTF-8 or has an unknown line.
+    pub fn from_component(bytes: &[u8]) -> Result<Declared> {
+        let mut declared = Declared::default();
+        for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+            let Ok(payload) = payload else { break };
+            if let wasmparser::Payload::CustomSection(section) = payload
+                && section.name() == SECTION
+            {
+                let text = std::str::from_utf8(section.data()).map_err(|_| {
+                    Error::new(
+                        ErrorCode::InvalidComponent,
+                        "the toolhost:capabilities section is not UTF-8",
+                    )
+                })?;
+                declared.parse(text)?;
+            }
+        }
+        declared.dirs.dedup();
+        declared.env.dedup();
+        Ok(declared)
+    }
+
+    fn parse(&mut self, text: &str) -> Result<()> {
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let (kind, value) = line.split_once(' ').unwrap_or((line, ""));
+            let value = value.trim().to_string();
+            match kind {
+                "dir" if !value.is_empty() => self.dirs.push(value),
+                "env" if !value.is_empty() => self.env.push(value),
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidComponent,
+                        format!("the toolhost:capabilities section has an unknown line {line:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty() && self.env.is_empty()
+    }
+}
+
+/// Access to a granted directory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirMode {
+    /// Read only (the default).
+    #[default]
+    Ro,
+    /// Read and write.
+    Rw,
+}
+
+/// A directory the operator grants to a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirGrant {
+    /// The folder on the host (relative paths are relative to the config file).
+    pub host: PathBuf,
+    /// Where the guest sees it; must match a declared `dir`.
+    pub guest: String,
+    /// `ro` (default) or `rw`.
+    #[serde(default)]
+    pub mode: DirMode,
+}
+
+/// What the operator grants one plugin (`[plugins.grants]` in the config).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// Directories.
+    #[serde(default)]
+    pub dirs: Vec<DirGrant>,
+    /// Environment variable names passed through from the host.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// The capabilities a component actually gets: declared ∩ granted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Effective {
+    /// Directories to preopen.
+    pub dirs: Vec<DirGrant>,
+    /// Environment variables, with the values they had at load.
+    #[serde(serialize_with = "names_only")]
+    pub env: Vec<(String, String)>,
+    /// Declared capabilities that were not granted (for the load log).
+    pub not_granted: Vec<String>,
+}
+
+fn names_only<S: serde::Serializer>(env: &[(String, String)], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(env.iter().map(|(k, _)| k))
+}
+
+impl Effective {
+    /// Intersects `declared` with `grants`. A granted directory must exist on
+    /// the host; a granted variable that is unset on the host is left out.
+    ///
+    /// # Errors
+    ///
+    /// `config` when a granted host directory does not exist or is not a
+    /// directory.
+    pub fn resolve(declared: &Declared, grants: &Grants) -> Result<Effective> {
+        let mut effective = Effective::default();
+        for guest in &declared.dirs {
+            match grants.dirs.iter().find(|g| &g.guest == guest) {
+                Some(grant) => {
+                    if !grant.host.is_dir() {
+                        return Err(Error::new(
+                            ErrorCode::Config,
+                            format!(
+                                "the directory granted as {guest} ({}) does not exist or is not a directory",
+                                grant.host.display()
+                            ),
+                        ));
+                    }
+                    effective.dirs.push(grant.clone());
+                }
+                None => effective.not_granted.push(format!("dir {guest}")),
+            }
+        }
+        for name in &declared.env {
+            if grants.env.contains(name) {
+                if let Ok(value) = std::env::var(name) {
+                    effective.env.push((name.clone(), value));
+                }
+            } else {
+                effective.not_granted.push(format!("env {name}"));
+            }
+        }
+        Ok(effective)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_declared_and_granted_capabilities_are_effective() {
+        let dir = std::env::temp_dir();
+        let declared = Declared {
+            dirs: vec!["/data".into(), "/other".into()],
+            env: vec!["HOME".into(), "PATH".into()],
+        };
+        let grants = Grants {
+            dirs: vec![
+                DirGrant {
+                    host: dir.clone(),
+                    guest: "/data".into(),
+                    mode: DirMode::Rw,
+                },
+                DirGrant {
+                    host: dir,
+                    guest: "/undeclared".into(),
+                    mode: DirMode::Rw,
+                },
+            ],
+            env: vec!["PATH".into(), "UNDECLARED".into()],
+        };
+        let eff = Effective::resolve(&declared, &grants).unwrap();
+        assert_eq!(eff.dirs.len(), 1);
+        assert_eq!(eff.dirs[0].guest, "/data");
+        assert_eq!(
+            eff.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["PATH"]
+        );
+        assert_eq!(eff.not_granted, ["dir /other", "env HOME"]);
+    }
+
+    #[test]
+    fn declarations_parse_strictly() {
+        let mut d = Declared::default();
+        d.parse("dir /a\nenv X\n\n").unwrap();
+        assert_eq!(
+            d,
+            Declared {
+                dirs: vec!["/a".into()],
+                env: vec!["X".into()]
+            }
+        );
+        assert!(d.parse("net everything").is_err());
+        assert!(d.parse("dir").is_err());
+    }
+}
