@@ -202,7 +202,17 @@ fn build_wasmtime(config: &EngineConfig) -> Result<(wasmtime::Engine, bool)> {
             ),
         }
     }
-    let engine = wasmtime::Engine::new(&base(InstanceAllocationStrategy::OnDemand)).map_err(wasmtime_err)?;
+    // Where the pool could not reserve its address space, large per-memory
+    // reservations would fail the same way: use explicit bounds checks and
+    // grow memories by moving them instead.
+    let mut on_demand = base(InstanceAllocationStrategy::OnDemand);
+    if config.pooling {
+        on_demand
+            .memory_reservation(0)
+            .memory_guard_size(0)
+            .memory_reservation_for_growth(1 << 20);
+    }
+    let engine = wasmtime::Engine::new(&on_demand).map_err(wasmtime_err)?;
     Ok((engine, false))
 }
 

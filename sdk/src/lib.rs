@@ -72,7 +72,29 @@ pub mod __private {
     pub use bindings::exports::toolhost::plugin::tool::{Guest, ToolError as WitToolError, ToolSpec};
     pub use bindings::toolhost::plugin::types::Hints;
 
-    /// Parses hint identifiers given to `plugin!`.
+    /// Whether `name` is a hint `plugin!` knows; checked at compile time, so
+    /// a misspelled hint is a build error rather than a guest panic.
+    pub const fn hint_is_known(name: &str) -> bool {
+        const KNOWN: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
+        let mut i = 0;
+        while i < KNOWN.len() {
+            let (a, b) = (KNOWN[i].as_bytes(), name.as_bytes());
+            if a.len() == b.len() {
+                let mut j = 0;
+                while j < a.len() && a[j] == b[j] {
+                    j += 1;
+                }
+                if j == a.len() {
+                    return true;
+                }
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// Parses hint identifiers given to `plugin!` (already checked by
+    /// [`hint_is_known`] at compile time; unknown names are ignored).
     pub fn hints(names: &[&str]) -> Hints {
         let mut hints = Hints {
             read_only: None,
@@ -86,9 +108,7 @@ pub mod __private {
                 "destructive" => hints.destructive = Some(true),
                 "idempotent" => hints.idempotent = Some(true),
                 "open_world" => hints.open_world = Some(true),
-                other => {
-                    panic!("unknown hint `{other}`: use read_only, destructive, idempotent or open_world")
-                }
+                _ => {}
             }
         }
         hints
@@ -142,6 +162,13 @@ macro_rules! capabilities {
 #[macro_export]
 macro_rules! plugin {
     ($($tool:ident $(( $($hint:ident),* $(,)? ))?),+ $(,)?) => {
+        $($($(
+            const _: () = ::std::assert!(
+                $crate::__private::hint_is_known(stringify!($hint)),
+                "unknown hint: use read_only, destructive, idempotent or open_world",
+            );
+        )*)?)+
+
         #[doc(hidden)]
         struct __ToolhostPlugin;
 

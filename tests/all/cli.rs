@@ -90,3 +90,27 @@ fn call_errors_are_json_on_stdout_with_a_non_zero_exit() {
         assert!(err["error"].as_str().is_some_and(|m| !m.is_empty()));
     }
 }
+
+#[test]
+fn without_room_for_the_pool_the_engine_falls_back_to_on_demand_allocation() {
+    // 1 GB of address space cannot hold the instance pool; the host must say
+    // so, fall back, and still serve the call.
+    let cache = support::workspace_root()
+        .join("target")
+        .join("test-compile-cache");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 1000000 && exec "$0" call "$1" greet '{"name":"Ada"}'"#)
+        .arg(env!("CARGO_BIN_EXE_toolhost"))
+        .arg(plugin("hello"))
+        .env("TOOLHOST_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("falling back to on-demand allocation"),
+        "{stderr}"
+    );
+    assert_eq!(stdout(&out), r#""Hello, Ada!""#);
+}
