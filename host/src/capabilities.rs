@@ -8,8 +8,9 @@
 //!
 //! | capability | declared as | granted as | in the sandbox |
 //! |---|---|---|---|
-//! | a directory | `dir /guest/path` | [`DirGrant`] (host folder, guest path, read-only or read-write) | a preopened directory; the host side is a capability handle (cap-std), so no path (`..`, absolute, symlink) can leave it |
+//! | a directory | `dirs /guest/path` | [`DirGrant`] (host folder, guest path, read-only or read-write) | a preopened directory; the host side is a capability handle (cap-std), so no path (`..`, absolute, symlink) can leave it |
 //! | an environment variable | `env NAME` | its name in [`Grants::env`] | the host's value, under the same name |
+//! | calling a tool | `tools NAME` | its name in [`Grants::tools`] | `toolhost:plugin/tools.call` may call it, through the dispatch pipeline |
 //!
 //! What a component declares but is not granted is simply absent (the guest
 //! sees no such directory or variable); what is granted but not declared is
@@ -32,6 +33,8 @@ pub struct Declared {
     pub dirs: Vec<String>,
     /// Environment variable names it wants to read.
     pub env: Vec<String>,
+    /// Names of tools it wants to call.
+    pub tools: Vec<String>,
 }
 
 impl Declared {
@@ -60,6 +63,7 @@ impl Declared {
         }
         declared.dirs.dedup();
         declared.env.dedup();
+        declared.tools.dedup();
         Ok(declared)
     }
 
@@ -68,8 +72,9 @@ impl Declared {
             let (kind, value) = line.split_once(' ').unwrap_or((line, ""));
             let value = value.trim().to_string();
             match kind {
-                "dir" if !value.is_empty() => self.dirs.push(value),
+                "dirs" if !value.is_empty() => self.dirs.push(value),
                 "env" if !value.is_empty() => self.env.push(value),
+                "tools" if !value.is_empty() => self.tools.push(value),
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -83,7 +88,7 @@ impl Declared {
 
     /// True when nothing is declared.
     pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty() && self.env.is_empty()
+        self.dirs.is_empty() && self.env.is_empty() && self.tools.is_empty()
     }
 }
 
@@ -121,6 +126,9 @@ pub struct Grants {
     /// Environment variable names passed through from the host.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Names of tools the plugin may call.
+    #[serde(default)]
+    pub tools: Vec<String>,
 }
 
 /// The capabilities a component actually gets: declared ∩ granted.
@@ -131,6 +139,8 @@ pub struct Effective {
     /// Environment variables, with the values they had at load.
     #[serde(serialize_with = "names_only")]
     pub env: Vec<(String, String)>,
+    /// Tools it may call.
+    pub tools: Vec<String>,
     /// Declared capabilities that were not granted (for the load log).
     pub not_granted: Vec<String>,
 }
@@ -175,6 +185,13 @@ impl Effective {
                 effective.not_granted.push(format!("env {name}"));
             }
         }
+        for name in &declared.tools {
+            if grants.tools.contains(name) {
+                effective.tools.push(name.clone());
+            } else {
+                effective.not_granted.push(format!("tool {name}"));
+            }
+        }
         Ok(effective)
     }
 }
@@ -204,6 +221,7 @@ mod tests {
                 },
             ],
             env: vec!["PATH".into(), "UNDECLARED".into()],
+            tools: vec!["greet".into(), "undeclared".into()],
         };
         let eff = Effective::resolve(&declared, &grants).unwrap();
         assert_eq!(eff.dirs.len(), 1);
@@ -212,13 +230,14 @@ mod tests {
             eff.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
             ["PATH"]
         );
-        assert_eq!(eff.not_granted, ["dir /other", "env HOME"]);
+        assert_eq!(eff.tools, ["greet"]);
+        assert_eq!(eff.not_granted, ["dir /other", "env HOME", "tool wipe"]);
     }
 
     #[test]
     fn declarations_parse_strictly() {
         let mut d = Declared::default();
-        d.parse("dir /a\nenv X\n\n").unwrap();
+        d.parse("dirs /a\nenv X\n\n").unwrap();
         assert_eq!(
             d,
             Declared {
@@ -227,6 +246,6 @@ mod tests {
             }
         );
         assert!(d.parse("net everything").is_err());
-        assert!(d.parse("dir").is_err());
+        assert!(d.parse("dirs").is_err());
     }
 }

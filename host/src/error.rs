@@ -39,6 +39,8 @@ pub enum ErrorCode {
     UnknownTool,
     /// The result is larger than the call's output limit.
     OutputTooLarge,
+    /// A plugin used a capability it was not granted (or did not declare).
+    CapabilityNotGranted,
     /// The bytes are not a valid WebAssembly component.
     InvalidComponent,
     /// The component does not implement a world the host serves.
@@ -80,6 +82,7 @@ impl ErrorCode {
             ErrorCode::ToolFailed => "tool_failed",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::OutputTooLarge => "output_too_large",
+            ErrorCode::CapabilityNotGranted => "capability_not_granted",
             ErrorCode::InvalidComponent => "invalid_component",
             ErrorCode::UnsupportedWorld => "unsupported_world",
             ErrorCode::MissingImports => "missing_imports",

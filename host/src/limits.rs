@@ -15,6 +15,7 @@
 //! | [`output_bytes`](Limits::output_bytes) | 1 MiB of result JSON | `output_too_large` |
 //! | [`stderr_bytes`](Limits::stderr_bytes) | 64 KiB of captured stderr/stdout | excess dropped |
 //! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
+//! | [`call_depth`](Limits::call_depth) | 4 nested tool calls (a tool calling a tool calling …) | `blocked` |
 //!
 //! The WebAssembly stack limit is the one limit wasmtime fixes per engine
 //! rather than per store, so it lives in
@@ -46,6 +47,8 @@ pub struct Limits {
     pub stderr_bytes: u64,
     /// How many `host.log` records a call may emit.
     pub log_records: u32,
+    /// How deep tool calls may nest through `toolhost:plugin/tools`.
+    pub call_depth: u32,
 }
 
 impl Limits {
@@ -59,6 +62,7 @@ impl Limits {
         output_bytes: 1 << 20,
         stderr_bytes: 64 << 10,
         log_records: 1_000,
+        call_depth: 4,
     };
 
     /// Returns these limits with every value `overrides` sets replaced.
@@ -72,6 +76,7 @@ impl Limits {
             output_bytes,
             stderr_bytes,
             log_records,
+            call_depth,
         } = *overrides;
         if let Some(v) = fuel {
             self.fuel = v;
@@ -96,6 +101,9 @@ impl Limits {
         }
         if let Some(v) = log_records {
             self.log_records = v;
+        }
+        if let Some(v) = call_depth {
+            self.call_depth = v;
         }
         self
     }
@@ -128,6 +136,8 @@ pub struct LimitsOverride {
     pub stderr_bytes: Option<u64>,
     /// See [`Limits::log_records`].
     pub log_records: Option<u32>,
+    /// See [`Limits::call_depth`].
+    pub call_depth: Option<u32>,
 }
 
 impl LimitsOverride {
@@ -142,6 +152,7 @@ impl LimitsOverride {
             output_bytes: over.output_bytes.or(self.output_bytes),
             stderr_bytes: over.stderr_bytes.or(self.stderr_bytes),
             log_records: over.log_records.or(self.log_records),
+            call_depth: over.call_depth.or(self.call_depth),
         }
     }
 }

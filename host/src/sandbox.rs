@@ -14,16 +14,19 @@
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::v0_1_0;
+use crate::bindings::v0_1_0::toolhost::plugin::types::ToolError as WitToolError;
 use crate::capabilities::{DirMode, Effective};
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::limits::Limits;
+use crate::registry::CallContext;
 
 /// The largest `host.log` message kept, in bytes; longer ones are cut.
 const MAX_LOG_MESSAGE: usize = 4096;
@@ -38,6 +41,13 @@ pub struct SandboxState {
     pub(crate) hash: ComponentHash,
     pub(crate) tool: Option<String>,
     pub(crate) call_id: u64,
+    /// The call this instance serves (for nested tool calls).
+    ctx: CallContext,
+    /// The tools it may call: declared and granted.
+    callable: Vec<String>,
+    call_depth: u32,
+    /// The call's deadline, passed on to nested calls.
+    pub(crate) deadline: Instant,
     logs_left: u32,
     pub(crate) logs_dropped: u32,
     /// Epoch ticks left before the call's deadline.
@@ -53,7 +63,8 @@ impl SandboxState {
         capabilities: &Effective,
         hash: ComponentHash,
         tool: Option<String>,
-        call_id: u64,
+        ctx: &CallContext,
+        deadline: Instant,
     ) -> Result<Self> {
         let cap = usize::try_from(limits.stderr_bytes).unwrap_or(usize::MAX);
         let stdout = CappedPipe::new(cap);
@@ -92,7 +103,11 @@ impl SandboxState {
             stderr,
             hash,
             tool,
-            call_id,
+            call_id: ctx.call_id,
+            ctx: ctx.clone(),
+            callable: capabilities.tools.clone(),
+            call_depth: limits.call_depth,
+            deadline,
             logs_left: limits.log_records,
             logs_dropped: 0,
             ticks_left: 0,
@@ -159,6 +174,61 @@ impl v0_1_0::toolhost::plugin::host::Host for SandboxState {
 
 impl v0_1_0::toolhost::plugin::types::Host for SandboxState {}
 
+impl v0_1_0::toolhost::plugin::tools::Host for SandboxState {
+    async fn call(&mut self, name: String, arguments: String) -> std::result::Result<String, WitToolError> {
+        let refuse = |code: ErrorCode, message: String| {
+            Err(WitToolError::Failed(
+                Error::new(code, message).to_json().to_string(),
+            ))
+        };
+        if !self.callable.contains(&name) {
+            return refuse(
+                ErrorCode::CapabilityNotGranted,
+                format!(
+                    "this plugin may not call the tool `{name}`: it must declare it (capabilities! {{ tools: [\"{name}\"] }}) and be granted it (tools = [\"{name}\"] in its [plugins.grants])"
+                ),
+            );
+        }
+        let Some(caller) = self.ctx.caller.clone() else {
+            return refuse(
+                ErrorCode::CapabilityNotGranted,
+                "nested tool calls are only available to calls made through the dispatch pipeline".into(),
+            );
+        };
+        if self.ctx.depth >= self.call_depth {
+            return refuse(
+                ErrorCode::Blocked,
+                format!(
+                    "tool calls may nest at most {} deep; `{name}` would be deeper",
+                    self.call_depth
+                ),
+            );
+        }
+        let arguments: serde_json::Value = match serde_json::from_str(&arguments) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(WitToolError::InvalidArguments(format!(
+                    "the arguments for `{name}` are not JSON: {e}"
+                )));
+            }
+        };
+        let nested = CallContext {
+            call_id: 0,
+            parent_call_id: Some(self.ctx.call_id),
+            session_id: self.ctx.session_id.clone(),
+            deadline: Some(self.deadline),
+            cancel: self.ctx.cancel.child_token(),
+            limits: Default::default(),
+            depth: self.ctx.depth + 1,
+            caller: Some(caller.clone()),
+        };
+        match caller.0.call_tool(&name, arguments, nested).await {
+            Ok(output) => Ok(output.content),
+            Err(e) => Err(WitToolError::Failed(e.to_json().to_string())),
+        }
+    }
+}
+
 /// Cuts `s` to at most `max` bytes, on a character boundary.
 pub(crate) fn truncate_utf8(s: &mut String, max: usize) {
     if s.len() > max {
@@ -211,6 +281,7 @@ pub(crate) const PROVIDED_INTERFACES: &[&str] = &[
     "wasi:sockets/tcp-create-socket",
     "wasi:sockets/ip-name-lookup",
     "toolhost:plugin/host",
+    "toolhost:plugin/tools",
     "toolhost:plugin/types",
 ];
 

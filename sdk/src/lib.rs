@@ -49,6 +49,35 @@ mod schema;
 
 pub use error::ToolError;
 
+/// Calling other tools through the host (see [`tools::call`]).
+pub mod tools {
+    use serde::Serialize;
+    use serde_json::Value;
+
+    use crate::__private::WitToolError;
+    use crate::__private::bindings::toolhost::plugin::tools as wit;
+    use crate::ToolError;
+
+    /// Calls the tool `name` with `arguments` through the host's dispatch
+    /// pipeline and returns its JSON result. The plugin must declare the tool
+    /// (`capabilities! { tools: ["name"] }`) and the operator must grant it.
+    ///
+    /// A refusal or failure of the called tool is a [`ToolError`] whose
+    /// message is the host's error object as JSON text
+    /// (`{"error": ..., "error_code": ...}`).
+    pub fn call(name: &str, arguments: &impl Serialize) -> Result<Value, ToolError> {
+        let arguments = serde_json::to_string(arguments).map_err(|e| {
+            ToolError::failed(format!("the arguments for `{name}` cannot be serialized: {e}"))
+        })?;
+        match wit::call(name, &arguments) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| ToolError::failed(format!("`{name}` returned text that is not JSON: {e}"))),
+            Err(WitToolError::InvalidArguments(message)) => Err(ToolError::invalid_arguments(message)),
+            Err(WitToolError::Failed(message)) => Err(ToolError::failed(message)),
+        }
+    }
+}
+
 /// Items used by the [`plugin!`] macro's expansion. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
@@ -75,10 +104,18 @@ pub mod __private {
     /// Whether `name` is a hint `plugin!` knows; checked at compile time, so
     /// a misspelled hint is a build error rather than a guest panic.
     pub const fn hint_is_known(name: &str) -> bool {
-        const KNOWN: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
+        one_of(name, &["read_only", "destructive", "idempotent", "open_world"])
+    }
+
+    /// Whether `name` is a capability kind `capabilities!` knows.
+    pub const fn capability_is_known(name: &str) -> bool {
+        one_of(name, &["dirs", "env", "tools"])
+    }
+
+    const fn one_of(name: &str, known: &[&str]) -> bool {
         let mut i = 0;
-        while i < KNOWN.len() {
-            let (a, b) = (KNOWN[i].as_bytes(), name.as_bytes());
+        while i < known.len() {
+            let (a, b) = (known[i].as_bytes(), name.as_bytes());
             if a.len() == b.len() {
                 let mut j = 0;
                 while j < a.len() && a[j] == b[j] {
@@ -124,13 +161,20 @@ pub mod __private {
 /// toolhost_sdk::capabilities! {
 ///     dirs: ["/workspace"],  // guest paths of directories to preopen
 ///     env: ["TZ"],           // environment variables to read
+///     tools: ["calculate_expression"], // tools to call with `tools::call`
 /// }
 /// ```
 #[macro_export]
 macro_rules! capabilities {
-    ($(dirs: [$($dir:literal),* $(,)?])? $(,)? $(env: [$($env:literal),* $(,)?])? $(,)?) => {
+    ($($key:ident: [$($value:literal),* $(,)?]),* $(,)?) => {
         const _: () = {
-            const TEXT: &str = concat!($($("dir ", $dir, "\n",)*)? $($("env ", $env, "\n",)*)?);
+            $(
+                ::std::assert!(
+                    $crate::__private::capability_is_known(stringify!($key)),
+                    "unknown capability kind: use dirs, env or tools",
+                );
+            )*
+            const TEXT: &str = concat!($($(stringify!($key), " ", $value, "\n",)*)*);
             const LEN: usize = TEXT.len();
             const fn bytes() -> [u8; LEN] {
                 let src = TEXT.as_bytes();

@@ -8,6 +8,7 @@ mod capabilities;
 mod cli;
 mod limits;
 mod loading;
+mod nested;
 
 use std::sync::{Arc, OnceLock};
 

@@ -16,6 +16,7 @@ pub const PLUGINS: &[&str] = &[
     "panic",
     "huge",
     "counter",
+    "caller",
     "probe",
     "sleepy",
     "bad-name",

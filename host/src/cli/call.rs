@@ -73,6 +73,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
     let grants = Grants {
         dirs: args.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
         env: args.env.clone(),
+        ..Default::default()
     };
     let options = LoadOptions {
         expected_hash,

@@ -13,7 +13,7 @@ use crate::bindings::v0_1_0::exports::toolhost::plugin::tool::{
 };
 use crate::error::{Error, ErrorCode, Result};
 use crate::limits::{Limits, LimitsOverride};
-use crate::registry::Usage;
+use crate::registry::{CallContext, Usage};
 use crate::sandbox::{self, SandboxState};
 
 /// How long past its deadline a call blocked in a host function (a WASI
@@ -45,6 +45,19 @@ impl LoadedComponent {
         deadline: Option<Instant>,
         call_id: u64,
     ) -> CallOutcome {
+        let ctx = CallContext {
+            call_id,
+            deadline,
+            limits: *overrides,
+            ..CallContext::default()
+        };
+        self.call_with(name, arguments, &ctx).await
+    }
+
+    /// Calls tool `name` with `arguments` (JSON text) in a fresh instance, as
+    /// the call `ctx` describes: its limit overrides, deadline, and the
+    /// caller that nested tool calls go to.
+    pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> CallOutcome {
         if !self.tools.iter().any(|t| t.name == name) {
             let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
             return CallOutcome {
@@ -59,20 +72,14 @@ impl LoadedComponent {
                 usage: Usage::default(),
             };
         }
-        let limits = self.effective_limits(overrides);
+        let limits = self.effective_limits(&ctx.limits);
         let (result, usage) = self
-            .run(
-                limits,
-                Some(name.to_string()),
-                deadline,
-                call_id,
-                async |store, plugin| {
-                    plugin
-                        .toolhost_plugin_tool()
-                        .call_call_tool(store, name, arguments)
-                        .await
-                },
-            )
+            .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
+                plugin
+                    .toolhost_plugin_tool()
+                    .call_call_tool(store, name, arguments)
+                    .await
+            })
             .await;
         let result = match result {
             Ok(Ok(json)) if json.len() as u64 > limits.output_bytes => Err(Error::new(
@@ -118,7 +125,7 @@ impl LoadedComponent {
     pub(super) async fn list_tools(&self) -> Result<Vec<WitToolSpec>> {
         let limits = self.effective_limits(&LimitsOverride::default());
         let (result, _) = self
-            .run(limits, None, None, 0, async |store, plugin| {
+            .run(limits, None, &CallContext::default(), async |store, plugin| {
                 plugin.toolhost_plugin_tool().call_list_tools(store).await
             })
             .await;
@@ -138,17 +145,16 @@ impl LoadedComponent {
         &self,
         limits: Limits,
         tool: Option<String>,
-        deadline: Option<Instant>,
-        call_id: u64,
+        ctx: &CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &v0_1_0::Plugin) -> wasmtime::Result<R>,
     ) -> (Result<R>, Usage) {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
-        if let Some(d) = deadline {
+        if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
         let engine = &self.engine.inner;
-        let state = match SandboxState::new(&limits, &self.capabilities, self.hash, tool, call_id) {
+        let state = match SandboxState::new(&limits, &self.capabilities, self.hash, tool, ctx, deadline_at) {
             Ok(state) => state,
             Err(e) => return (Err(e), Usage::default()),
         };
@@ -197,11 +203,11 @@ impl LoadedComponent {
             ("stdout", &stdout, stdout_dropped),
         ] {
             if !text.is_empty() || dropped > 0 {
-                tracing::info!(target: "toolhost::plugin", component, call_id, stream, dropped_bytes = dropped, "{}", text.trim_end());
+                tracing::info!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "{}", text.trim_end());
             }
         }
         if state.logs_dropped > 0 {
-            tracing::warn!(target: "toolhost::plugin", component, call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
+            tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
         }
         let result = match outcome {
             Err(_elapsed) => Err(sandbox::timeout_error(&limits)),

@@ -34,10 +34,7 @@ impl Tool for WasmTool {
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move {
             let args = arguments.to_string();
-            let outcome = self
-                .component
-                .call(&self.spec().name, &args, &ctx.limits, ctx.deadline, ctx.call_id)
-                .await;
+            let outcome = self.component.call_with(&self.spec().name, &args, &ctx).await;
             outcome.result.map(|content| ToolOutput {
                 content,
                 usage: Some(outcome.usage),

@@ -5,5 +5,6 @@
 mod tool;
 
 pub use tool::{
-    BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, Tool, ToolHints, ToolOutput, ToolSpec, Usage,
+    BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, Tool, ToolCaller, ToolCallerHandle, ToolHints,
+    ToolOutput, ToolSpec, Usage,
 };

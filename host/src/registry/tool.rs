@@ -113,6 +113,29 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// Sandbox limits asked for this call (applied on top of the plugin's).
     pub limits: LimitsOverride,
+    /// How many tool calls enclose this one (0 for a call from the model).
+    pub depth: u32,
+    /// Where a tool that calls other tools sends those calls (the dispatch
+    /// pipeline sets itself here); `None` means nested calls are refused.
+    pub caller: Option<ToolCallerHandle>,
+}
+
+/// Something that runs nested tool calls: the dispatch pipeline, so that a
+/// tool calling a tool passes the same gates as the model's own calls.
+pub trait ToolCaller: Send + Sync + 'static {
+    /// Calls `name` with `arguments` on behalf of the call described by `ctx`
+    /// (whose `call_id` becomes the nested call's parent).
+    fn call_tool(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>>;
+}
+
+/// A shared [`ToolCaller`], as carried in a [`CallContext`].
+#[derive(Clone)]
+pub struct ToolCallerHandle(pub Arc<dyn ToolCaller>);
+
+impl fmt::Debug for ToolCallerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ToolCallerHandle")
+    }
 }
 
 /// Resource usage of a sandboxed call, reported in call events.
