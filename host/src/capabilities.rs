@@ -206,6 +206,7 @@ mod tests {
         let declared = Declared {
             dirs: vec!["/data".into(), "/other".into()],
             env: vec!["HOME".into(), "PATH".into()],
+            tools: vec!["greet".into(), "wipe".into()],
         };
         let grants = Grants {
             dirs: vec![
@@ -242,7 +243,8 @@ mod tests {
             d,
             Declared {
                 dirs: vec!["/a".into()],
-                env: vec!["X".into()]
+                env: vec!["X".into()],
+                tools: vec![],
             }
         );
         assert!(d.parse("net everything").is_err());
