@@ -13,6 +13,7 @@
 //! | capabilities: declared by a component, granted by the operator | [`capabilities`] |
 //! | the WIT world bindings, one module per version | [`bindings`] |
 //! | the WIT-free `Tool` trait and the registry | [`registry`] |
+//! | spilling large results to files | [`spill`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -37,6 +38,7 @@ pub mod identity;
 pub mod limits;
 pub mod registry;
 pub mod sandbox;
+pub mod spill;
 
 pub use component::{LoadOptions, LoadedComponent, WasmTool};
 pub use engine::{Engine, EngineConfig};
