@@ -22,6 +22,7 @@ pub const PLUGINS: &[&str] = &[
     "missing-import",
     "command-hello",
     "files",
+    "memory",
 ];
 
 /// The workspace root.
