@@ -9,6 +9,7 @@ mod cli;
 mod limits;
 mod loading;
 mod plugin_files;
+mod plugin_memory;
 
 use std::sync::{Arc, OnceLock};
 
