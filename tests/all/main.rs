@@ -10,6 +10,7 @@ mod limits;
 mod loading;
 mod plugin_files;
 mod plugin_memory;
+mod plugin_time;
 
 use std::sync::{Arc, OnceLock};
 

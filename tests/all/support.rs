@@ -23,6 +23,7 @@ pub const PLUGINS: &[&str] = &[
     "command-hello",
     "files",
     "memory",
+    "time",
 ];
 
 /// The workspace root.
