@@ -79,8 +79,14 @@ async fn work_inside_the_limit_completes() {
 
 #[tokio::test]
 async fn a_guest_blocked_in_a_host_call_is_stopped_at_its_deadline() {
+    // Load first: compiling the component (slow on a cold cache, with the
+    // other tests compiling theirs) is not part of the call's deadline.
+    let sleepy = load("sleepy").await;
     let started = Instant::now();
-    let (code, message) = error_code("sleepy", "sleep", "{}", limits(300)).await;
+    let err = call(&sleepy, "sleep", "{}", &limits(300))
+        .await
+        .expect_err("the call must fail");
+    let (code, message) = (err.code(), err.message().to_string());
     assert_eq!(code, ErrorCode::Timeout, "{message}");
     assert!(
         started.elapsed() < Duration::from_secs(2),

@@ -9,9 +9,15 @@ mod cli;
 mod limits;
 mod loading;
 mod nested;
+mod plugin_files;
+mod plugin_memory;
+mod plugin_time;
 
 use std::sync::{Arc, OnceLock};
 
+use std::path::Path;
+
+use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::{Engine, EngineConfig, LoadOptions, LoadedComponent};
 
 /// One engine shared by the tests, with a compile cache under `target/`, so
@@ -38,4 +44,36 @@ pub async fn load(name: &str) -> Arc<LoadedComponent> {
         .load_file(&support::plugin_path(name), LoadOptions::default())
         .await
         .unwrap_or_else(|e| panic!("loading {name}: {e}"))
+}
+
+/// Loads plugin `name` with the host directory `host` granted at guest path
+/// `guest` in `mode`.
+pub async fn load_with_dir(name: &str, host: &Path, guest: &str, mode: DirMode) -> Arc<LoadedComponent> {
+    let options = LoadOptions {
+        grants: Grants {
+            dirs: vec![DirGrant {
+                host: host.into(),
+                guest: guest.into(),
+                mode,
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    engine()
+        .load_file(&support::plugin_path(name), options)
+        .await
+        .unwrap_or_else(|e| panic!("loading {name}: {e}"))
+}
+
+/// Calls `tool` with `args` and parses its JSON result.
+pub async fn call_json(
+    c: &LoadedComponent,
+    tool: &str,
+    args: serde_json::Value,
+) -> toolhost::Result<serde_json::Value> {
+    c.call(tool, &args.to_string(), &Default::default(), None, 1)
+        .await
+        .result
+        .map(|text| serde_json::from_str(&text).expect("a tool result is JSON"))
 }

@@ -22,6 +22,9 @@ pub const PLUGINS: &[&str] = &[
     "bad-name",
     "missing-import",
     "command-hello",
+    "files",
+    "memory",
+    "time",
 ];
 
 /// The workspace root.
