@@ -14,6 +14,8 @@
 //! | the WIT world bindings, one module per version | [`bindings`] |
 //! | the WIT-free `Tool` trait and the registry | [`registry`] |
 //! | spilling large results to files | [`spill`] |
+//! | dangerous-command detection and the approval flow | [`approval`] |
+//! | running commands: local, bubblewrap sandbox, ssh; background processes | [`exec`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -28,12 +30,14 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod approval;
 pub mod bindings;
 pub mod cache;
 pub mod capabilities;
 pub mod component;
 pub mod engine;
 pub mod error;
+pub mod exec;
 pub mod identity;
 pub mod limits;
 pub mod registry;

@@ -3,9 +3,14 @@
 
 mod support;
 
+mod approval_flow;
 mod cache;
 mod capabilities;
 mod cli;
+mod detect_adversarial;
+mod detect_corpus;
+mod exec;
+mod exec_tool;
 mod limits;
 mod loading;
 mod nested;

@@ -1,6 +1,7 @@
 //! The command-line interface: one module per subcommand.
 
 mod call;
+mod check_command;
 mod hash;
 mod inspect;
 
@@ -19,6 +20,7 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::enum_variant_names, reason = "the subcommand is called check-command")]
 enum Command {
     /// Print a component's identity: the blake3 hash of its bytes.
     Hash(hash::HashArgs),
@@ -26,6 +28,9 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Call one tool of a component, in a fresh sandbox, and print its result.
     Call(call::CallArgs),
+    /// Print the dangerous-command detector's verdict on a command as JSON
+    /// (`dangerous`, `categories`, `matches`), without running it.
+    CheckCommand(check_command::CheckCommandArgs),
 }
 
 /// Options every command that loads components shares.
@@ -82,6 +87,7 @@ pub fn main() -> ExitCode {
             Command::Hash(args) => hash::run(args),
             Command::Inspect(args) => inspect::run(args).await,
             Command::Call(args) => call::run(args).await,
+            Command::CheckCommand(args) => check_command::run(args),
         }
     });
     match result {

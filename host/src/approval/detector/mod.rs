@@ -1,0 +1,129 @@
+//! # The dangerous-command detector
+//!
+//! [`detect`] reads a command the way a shell would and judges every
+//! simple command in it.
+//!
+//! | stage | module | what it does |
+//! | --- | --- | --- |
+//! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, and NFKC-normalized; all are analysed |
+//! | parsing | `parser` | a tolerant, depth-bounded parser for the POSIX/bash language |
+//! | expansion | `expand`, `payload` | brace expansion, variables the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
+//! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `xargs`, `watch`, `ssh`, ...) peeled |
+//! | rules | `rules` | per-program rules, shell payloads (`sh -c`, `eval`, piped code) analysed recursively |
+//!
+//! Quoted text is data: it matters only where a program treats it as code
+//! (`sh -c`, `eval`, `python -c`, SQL given to a database client).
+//! A command that cannot be known without running it (a computed command
+//! name, decoded or downloaded code) needs approval.
+//!
+//! The analysis is bounded: input beyond [`MAX_COMMAND_BYTES`], nesting
+//! beyond a fixed depth or work beyond a budget proportional to the input
+//! yield an `unanalyzable` match (which needs approval) instead of running
+//! long or deep. [`detect`] never panics.
+//!
+//! ```
+//! use approval_dev::approval::{detect, Category};
+//!
+//! let v = detect("cd /tmp && sh -c 'rm -rf build'");
+//! assert!(v.dangerous);
+//! assert_eq!(v.categories, vec![Category::RecursiveDelete]);
+//! assert!(!detect("echo 'rm -rf /'").dangerous);
+//! ```
+
+mod analyze;
+mod ast;
+mod expand;
+mod parser;
+mod paths;
+mod payload;
+mod resolve;
+mod rules;
+mod sanitize;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::approval::verdict::{Category, Match, Verdict, clip};
+
+/// The name a program word is judged by: the last path component, lower
+/// case (`/usr/bin/../bin/RM` → `rm`). Quotes and escapes must already be
+/// removed (see [`inspect`] for whole command lines).
+pub fn normalized_program_name(word: &str) -> String {
+    resolve::program_name(word)
+}
+
+/// The longest command analysed; longer input is analysed up to this size
+/// and also flagged `unanalyzable`.
+pub const MAX_COMMAND_BYTES: usize = 1024 * 1024;
+
+/// Work units allowed per input byte (plus a fixed base), shared by all
+/// readings and nested payloads.
+const WORK_PER_BYTE: usize = 64;
+const WORK_BASE: usize = 200_000;
+
+/// The full result of analysing a command: the verdict and every program
+/// it would run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Inspection {
+    /// Whether and why the command needs approval.
+    pub verdict: Verdict,
+    /// The normalized names (see [`normalized_program_name`]) of every
+    /// program and wrapper the command runs, including those inside shell
+    /// payloads, substitutions and `find -exec`, in order of appearance.
+    /// Programs whose names are computed at run time are not listed; the
+    /// verdict flags those as `dynamic_command`.
+    pub programs: Vec<String>,
+}
+
+/// Judges a shell command line: whether it needs approval and why.
+///
+/// Guarantees: never panics, terminates in time roughly linear in the
+/// input (bounded by a work budget), and flags (as `unanalyzable`) any
+/// input it could not analyse completely.
+pub fn detect(command: &str) -> Verdict {
+    inspect(command).verdict
+}
+
+/// Like [`detect`], and also lists the programs the command runs (for
+/// operator deny rules). Same guarantees as [`detect`].
+pub fn inspect(command: &str) -> Inspection {
+    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command)));
+    match outcome {
+        Ok(v) => v,
+        Err(_) => Inspection {
+            verdict: Verdict::from_matches(vec![Match {
+                category: Category::Unanalyzable,
+                matched: clip(command),
+                reason: "the detector failed on this command".to_string(),
+            }]),
+            programs: Vec::new(),
+        },
+    }
+}
+
+fn inspect_inner(command: &str) -> Inspection {
+    let mut findings = Vec::new();
+    let mut text = command;
+    if command.len() > MAX_COMMAND_BYTES {
+        let mut cut = MAX_COMMAND_BYTES;
+        while !command.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text = command.get(..cut).unwrap_or_default();
+        findings.push(Match {
+            category: Category::Unanalyzable,
+            matched: clip(text),
+            reason: format!("the command is longer than {MAX_COMMAND_BYTES} bytes"),
+        });
+    }
+    let budget = WORK_BASE + text.len().saturating_mul(WORK_PER_BYTE);
+    let mut a = analyze::Analyzer::new(budget);
+    for reading in sanitize::readings(text) {
+        a.scope = analyze::Scope::default();
+        a.script(&reading, analyze::Input::None);
+    }
+    findings.append(&mut a.findings);
+    Inspection {
+        verdict: Verdict::from_matches(findings),
+        programs: a.programs,
+    }
+}

@@ -1,0 +1,550 @@
+//! Finding the program that really runs: command words are reduced to their
+//! normalized name (`/usr/bin/../bin/rm`, `./rm`, `\rm`, `"rm"` are all
+//! `rm`), and wrappers (`sudo`, `env`, `timeout`, `xargs`, `watch`, `ssh`,
+//! ...) are peeled off with their own options. Wrappers that take a shell
+//! string (`watch`, `su -c`, `ssh host cmd`, `env -S`) become `sh -c`.
+
+use super::expand::Field;
+
+/// How the program gets its (extra) arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// Arguments as written.
+    Direct,
+    /// Arguments generated from input (`xargs`, `parallel`, `find -exec`);
+    /// `replace` is the placeholder string, if any.
+    Bulk { replace: Option<String> },
+}
+
+/// A resolved program with its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Invocation {
+    /// The normalized program name (basename, lower case).
+    pub name: String,
+    /// The arguments after the program word.
+    pub args: Vec<Field>,
+    /// How the arguments are supplied.
+    pub via: Via,
+    /// The wrappers peeled off, outermost first.
+    pub wrappers: Vec<&'static str>,
+}
+
+/// The result of resolving a command line.
+#[derive(Debug, Default)]
+pub(crate) struct Resolution {
+    /// The program that runs, when it can be known.
+    pub inv: Option<Invocation>,
+    /// Command words computed at run time (their text; empty if unknown).
+    pub dynamic: Vec<String>,
+}
+
+/// The normalized program name of a command word.
+pub(crate) fn program_name(word: &str) -> String {
+    let base = word.rsplit('/').find(|s| !s.is_empty()).unwrap_or(word);
+    base.to_lowercase()
+}
+
+/// Resolves a command line given directly.
+pub(crate) fn resolve(fields: Vec<Field>) -> Resolution {
+    resolve_via(fields, Via::Direct)
+}
+
+/// Resolves a command line whose arguments arrive `via` some route.
+pub(crate) fn resolve_via(mut args: Vec<Field>, mut via: Via) -> Resolution {
+    let mut res = Resolution::default();
+    let mut wrappers = Vec::new();
+    for _ in 0..32 {
+        let Some(first) = args.first() else {
+            return res;
+        };
+        if !first.known || first.glob {
+            res.dynamic.push(first.text.replace(super::expand::UNKNOWN, "…"));
+            return res;
+        }
+        if first.dynamic {
+            res.dynamic.push(first.text.clone());
+        }
+        let name = program_name(&first.text);
+        if let Via::Bulk { replace: Some(r) } = &via
+            && first.text.contains(r.as_str())
+        {
+            res.dynamic.push(first.text.clone());
+            return res;
+        }
+        let rest = args.get(1..).unwrap_or_default().to_vec();
+        match peel(&name, &rest) {
+            Peel::NotWrapper => {
+                res.inv = Some(Invocation {
+                    name,
+                    args: rest,
+                    via,
+                    wrappers,
+                });
+                return res;
+            }
+            Peel::Stop => return res,
+            Peel::Next(next, w, v) => {
+                wrappers.push(w);
+                if let Some(v) = v {
+                    via = v;
+                }
+                args = next;
+            }
+        }
+    }
+    res
+}
+
+enum Peel {
+    NotWrapper,
+    Stop,
+    Next(Vec<Field>, &'static str, Option<Via>),
+}
+
+struct Opts {
+    with_arg: &'static str,
+    long_with_arg: &'static [&'static str],
+    positionals: usize,
+    assigns: bool,
+}
+
+const fn opts(with_arg: &'static str) -> Opts {
+    Opts {
+        with_arg,
+        long_with_arg: &[],
+        positionals: 0,
+        assigns: false,
+    }
+}
+
+#[derive(Default)]
+struct Scan {
+    cmd: Option<usize>,
+    flags: String,
+    values: Vec<(String, String)>,
+}
+
+impl Scan {
+    fn has(&self, letters: &str) -> bool {
+        self.flags.chars().any(|c| letters.contains(c))
+    }
+    fn value(&self, keys: &[&str]) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| keys.contains(&k.as_str()))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn is_assignment(t: &str) -> bool {
+    t.split_once('=').is_some_and(|(n, _)| {
+        !n.is_empty()
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+fn scan(args: &[Field], o: &Opts) -> Scan {
+    let mut s = Scan::default();
+    let mut i = 0;
+    let mut left = o.positionals;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t == "--" {
+            i += 1 + left;
+            s.cmd = (i < args.len()).then_some(i);
+            return s;
+        }
+        if let Some(long) = t.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (format!("--{n}"), Some(v.to_string())),
+                None => (t.to_string(), None),
+            };
+            s.flags.push('-');
+            if val.is_none() && o.long_with_arg.contains(&name.as_str()) {
+                let v = args.get(i + 1).map(|f| f.text.clone()).unwrap_or_default();
+                s.values.push((name, v));
+                i += 2;
+            } else {
+                s.values.push((name, val.unwrap_or_default()));
+                i += 1;
+            }
+            continue;
+        }
+        if t.len() > 1 && t.starts_with('-') {
+            let chars: Vec<char> = t.chars().skip(1).collect();
+            if !chars.iter().all(char::is_ascii_digit) {
+                for (k, c) in chars.iter().enumerate() {
+                    s.flags.push(*c);
+                    if o.with_arg.contains(*c) {
+                        let attached: String = chars.get(k + 1..).unwrap_or_default().iter().collect();
+                        if attached.is_empty() {
+                            let v = args.get(i + 1).map(|f| f.text.clone()).unwrap_or_default();
+                            s.values.push((c.to_string(), v));
+                            i += 1;
+                        } else {
+                            s.values.push((c.to_string(), attached));
+                        }
+                        break;
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if o.assigns && is_assignment(t) {
+            i += 1;
+            continue;
+        }
+        if left > 0 {
+            left -= 1;
+            i += 1;
+            continue;
+        }
+        s.cmd = Some(i);
+        return s;
+    }
+    s
+}
+
+fn join(fields: &[Field]) -> Field {
+    Field {
+        text: fields
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        known: fields.iter().all(|f| f.known),
+        glob: false,
+        dynamic: fields.iter().any(|f| f.dynamic),
+    }
+}
+
+fn sh_c(code: Field) -> Vec<Field> {
+    vec![Field::lit("sh"), Field::lit("-c"), code]
+}
+
+fn after(args: &[Field], s: &Scan) -> Option<Vec<Field>> {
+    s.cmd.map(|i| args.get(i..).unwrap_or_default().to_vec())
+}
+
+fn next(args: Vec<Field>, w: &'static str) -> Peel {
+    Peel::Next(args, w, None)
+}
+
+fn simple_wrapper(args: &[Field], o: &Opts, w: &'static str) -> Peel {
+    match after(args, &scan(args, o)) {
+        Some(a) => next(a, w),
+        None => Peel::Stop,
+    }
+}
+
+fn peel(name: &str, args: &[Field]) -> Peel {
+    match name {
+        "sudo" => {
+            let o = Opts {
+                with_arg: "CDghpRrTtUu",
+                long_with_arg: &[
+                    "--user",
+                    "--group",
+                    "--host",
+                    "--prompt",
+                    "--close-from",
+                    "--chdir",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--chroot",
+                ],
+                positionals: 0,
+                assigns: true,
+            };
+            let s = scan(args, &o);
+            if s.has("e") {
+                let files = args
+                    .iter()
+                    .filter(|f| !f.text.starts_with('-'))
+                    .cloned()
+                    .collect();
+                return next([vec![Field::lit("sudoedit")], files].concat(), "sudo");
+            }
+            match after(args, &s) {
+                Some(a) => next(a, "sudo"),
+                None if s.has("is") => next(vec![Field::lit("sh")], "sudo"),
+                None => Peel::Stop,
+            }
+        }
+        "doas" => {
+            let s = scan(args, &opts("Cu"));
+            match after(args, &s) {
+                Some(a) => next(a, "doas"),
+                None if s.has("s") => next(vec![Field::lit("sh")], "doas"),
+                None => Peel::Stop,
+            }
+        }
+        "su" | "runuser" => {
+            let o = Opts {
+                with_arg: "csgGwu",
+                long_with_arg: &[
+                    "--command",
+                    "--session-command",
+                    "--shell",
+                    "--group",
+                    "--supp-group",
+                    "--whitelist-environment",
+                    "--user",
+                ],
+                positionals: 0,
+                assigns: false,
+            };
+            let s = scan(args, &o);
+            if let Some(c) = s.value(&["c", "--command", "--session-command"]) {
+                return next(sh_c(Field::lit(c)), "su");
+            }
+            if name == "runuser"
+                && s.value(&["u", "--user"]).is_some()
+                && let Some(a) = after(args, &s)
+            {
+                return next(a, "runuser");
+            }
+            next(vec![Field::lit("sh")], "su")
+        }
+        "env" => {
+            let o = Opts {
+                with_arg: "uCS",
+                long_with_arg: &["--unset", "--chdir", "--split-string"],
+                positionals: 0,
+                assigns: true,
+            };
+            let args: Vec<Field> = args.iter().filter(|f| f.text != "-").cloned().collect();
+            let s = scan(&args, &o);
+            if let Some(split) = s.value(&["S", "--split-string"]) {
+                let mut v: Vec<Field> = split.split_whitespace().map(Field::lit).collect();
+                v.extend(after(&args, &s).unwrap_or_default());
+                return next(v, "env");
+            }
+            match after(&args, &s) {
+                Some(a) => next(a, "env"),
+                None => Peel::NotWrapper,
+            }
+        }
+        "command" => {
+            let s = scan(args, &opts(""));
+            if s.has("vV") {
+                return Peel::Stop;
+            }
+            simple_wrapper(args, &opts(""), "command")
+        }
+        "builtin" | "nohup" | "setsid" | "unbuffer" | "fakeroot" | "torsocks" | "tsocks" | "catchsegv"
+        | "firejail" | "pkexec" | "nocache" | "eatmydata" | "unshare" => {
+            simple_wrapper(args, &opts(""), static_name(name))
+        }
+        "exec" => simple_wrapper(args, &opts("a"), "exec"),
+        "nice" => simple_wrapper(args, &opts("n"), "nice"),
+        "proxychains" | "proxychains4" => simple_wrapper(args, &opts("f"), "proxychains"),
+        "caffeinate" => simple_wrapper(args, &opts("wt"), "caffeinate"),
+        "stdbuf" => simple_wrapper(args, &opts("ioe"), "stdbuf"),
+        "time" => simple_wrapper(args, &opts("fo"), "time"),
+        "nsenter" => simple_wrapper(args, &opts("tSG"), "nsenter"),
+        "numactl" => simple_wrapper(args, &opts("NmCip"), "numactl"),
+        "systemd-run" => simple_wrapper(args, &opts("pMuEHs"), "systemd-run"),
+        "screen" => simple_wrapper(args, &opts("SceptTh"), "screen"),
+        "gosu" | "su-exec" | "chpst" => {
+            let o = Opts {
+                positionals: 1,
+                ..opts("")
+            };
+            simple_wrapper(args, &o, "gosu")
+        }
+        "ionice" | "strace" | "ltrace" | "chrt" | "taskset" => {
+            let with_arg = match name {
+                "ionice" => "cnp",
+                "strace" => "abeEIoOpPsSuX",
+                "ltrace" => "aeEnoOpsu",
+                _ => "",
+            };
+            let s = scan(args, &opts(with_arg));
+            if s.has("p") {
+                return Peel::Stop;
+            }
+            let positionals = usize::from(matches!(name, "chrt" | "taskset"));
+            let o = Opts {
+                positionals,
+                ..opts(with_arg)
+            };
+            simple_wrapper(args, &o, static_name(name))
+        }
+        "timeout" => {
+            let o = Opts {
+                with_arg: "sk",
+                long_with_arg: &["--signal", "--kill-after"],
+                positionals: 1,
+                assigns: false,
+            };
+            simple_wrapper(args, &o, "timeout")
+        }
+        "chroot" => {
+            let o = Opts {
+                long_with_arg: &["--userspec", "--groups"],
+                positionals: 1,
+                ..opts("")
+            };
+            match after(args, &scan(args, &o)) {
+                Some(a) => next(a, "chroot"),
+                None => next(vec![Field::lit("sh")], "chroot"),
+            }
+        }
+        "busybox" | "toybox" => match args.first() {
+            Some(f) if !f.text.starts_with('-') => next(args.to_vec(), "busybox"),
+            _ => Peel::Stop,
+        },
+        "xargs" => {
+            let o = Opts {
+                with_arg: "adEILnPs",
+                long_with_arg: &[
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-lines",
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--process-slot-var",
+                ],
+                positionals: 0,
+                assigns: false,
+            };
+            let s = scan(args, &o);
+            let replace = s
+                .value(&["I", "--replace"])
+                .map(|v| {
+                    if v.is_empty() {
+                        "{}".to_string()
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .or_else(|| s.has("i").then(|| "{}".to_string()));
+            match after(args, &s) {
+                Some(a) => Peel::Next(a, "xargs", Some(Via::Bulk { replace })),
+                None => Peel::Stop,
+            }
+        }
+        "parallel" => {
+            let s = scan(args, &opts("jSIadnX"));
+            let Some(a) = after(args, &s) else {
+                return Peel::Stop;
+            };
+            let end = a
+                .iter()
+                .position(|f| f.text.starts_with(":::"))
+                .unwrap_or(a.len());
+            let cmd = a.get(..end).unwrap_or_default();
+            if cmd.is_empty() {
+                return Peel::Stop;
+            }
+            let replace = Some("{}".to_string());
+            Peel::Next(sh_c(join(cmd)), "parallel", Some(Via::Bulk { replace }))
+        }
+        "watch" => {
+            let o = Opts {
+                long_with_arg: &["--interval", "--equexit"],
+                ..opts("nq")
+            };
+            let s = scan(args, &o);
+            let Some(a) = after(args, &s) else {
+                return Peel::Stop;
+            };
+            if s.has("x") || s.value(&["--exec"]).is_some() {
+                return next(a, "watch");
+            }
+            next(sh_c(join(&a)), "watch")
+        }
+        "flock" => {
+            let o = Opts {
+                long_with_arg: &["--timeout", "--conflict-exit-code", "--command"],
+                positionals: 1,
+                ..opts("wEc")
+            };
+            let s = scan(args, &o);
+            if let Some(c) = s.value(&["c", "--command"]) {
+                return next(sh_c(Field::lit(c)), "flock");
+            }
+            match after(args, &s) {
+                Some(a) => next(a, "flock"),
+                None => Peel::Stop,
+            }
+        }
+        "script" => {
+            let s = scan(
+                args,
+                &Opts {
+                    long_with_arg: &["--command"],
+                    ..opts("cEIOTBm")
+                },
+            );
+            match s.value(&["c", "--command"]) {
+                Some(c) => next(sh_c(Field::lit(c)), "script"),
+                None => Peel::Stop,
+            }
+        }
+        "ssh" => {
+            let s = scan(args, &opts("BbcDEeFIiJLlmOoPpQRSWw"));
+            let remote = s.cmd.map(|i| args.get(i + 1..).unwrap_or_default().to_vec());
+            match remote {
+                Some(r) if !r.is_empty() => next(sh_c(join(&r)), "ssh"),
+                _ => Peel::Stop,
+            }
+        }
+        "tmux" => {
+            let sub = args.first().map(|f| f.text.as_str()).unwrap_or_default();
+            let runs = matches!(
+                sub,
+                "new"
+                    | "new-session"
+                    | "new-window"
+                    | "neww"
+                    | "split-window"
+                    | "splitw"
+                    | "run-shell"
+                    | "run"
+                    | "respawn-pane"
+                    | "respawnp"
+                    | "respawn-window"
+            );
+            if !runs {
+                return Peel::Stop;
+            }
+            let rest = args.get(1..).unwrap_or_default();
+            match after(rest, &scan(rest, &opts("censtFxylpTL"))) {
+                Some(a) => next(sh_c(join(&a)), "tmux"),
+                None => Peel::Stop,
+            }
+        }
+        _ => Peel::NotWrapper,
+    }
+}
+
+fn static_name(name: &str) -> &'static str {
+    const NAMES: &[&str] = &[
+        "builtin",
+        "nohup",
+        "setsid",
+        "unbuffer",
+        "fakeroot",
+        "torsocks",
+        "tsocks",
+        "catchsegv",
+        "firejail",
+        "pkexec",
+        "nocache",
+        "eatmydata",
+        "unshare",
+        "ionice",
+        "strace",
+        "ltrace",
+        "chrt",
+        "taskset",
+    ];
+    NAMES.iter().copied().find(|n| *n == name).unwrap_or("wrapper")
+}

@@ -1,0 +1,415 @@
+//! Files and disks: deletion, formatting, raw device writes, permission
+//! changes and writes into sensitive locations.
+
+use super::{Cmd, args};
+use crate::approval::detector::analyze::Analyzer;
+use crate::approval::detector::expand::Field;
+use crate::approval::detector::paths::{is_log_or_history, system_write_reason};
+use crate::approval::detector::resolve::Via;
+use crate::approval::verdict::Category;
+
+const FORMATTERS: &[&str] = &[
+    "mke2fs",
+    "mkswap",
+    "mkdosfs",
+    "mkntfs",
+    "mkexfatfs",
+    "wipefs",
+    "sfdisk",
+    "cfdisk",
+    "gdisk",
+    "sgdisk",
+    "cgdisk",
+    "blkdiscard",
+    "newfs",
+    "format",
+    "mformat",
+];
+
+impl Analyzer {
+    /// Rules for file and disk programs.
+    pub(crate) fn files(&mut self, c: &Cmd<'_>) {
+        let name = c.inv.name.as_str();
+        let raw = c.raw();
+        let a = c.args();
+        match name {
+            "rm" | "unlink" | "del" | "trash" | "trash-put" => self.rm(c),
+            "find" => self.find(c),
+            "shred" | "srm" | "wipe" => {
+                self.add(
+                    Category::FileDestruction,
+                    raw,
+                    "overwrites files so they cannot be recovered",
+                );
+                self.deleted_paths(c);
+            }
+            n if n.starts_with("mkfs") || FORMATTERS.contains(&n) => {
+                self.add(
+                    Category::FilesystemFormat,
+                    raw,
+                    "formats, wipes or repartitions a disk",
+                );
+            }
+            "fdisk" | "parted" => {
+                let p = args::parse(a, "", &[]);
+                let listing = p.short("l") || p.long("--list") || p.operand_in(&["print", "p"]);
+                if !listing {
+                    self.add(Category::FilesystemFormat, raw, "edits a disk's partition table");
+                }
+            }
+            "zpool" | "zfs" | "lvremove" | "vgremove" | "pvremove" | "mdadm" | "cryptsetup" | "diskutil"
+            | "badblocks" | "hdparm" => {
+                let texts: Vec<String> = a.iter().map(|f| f.text.to_lowercase()).collect();
+                let bad = texts.iter().any(|t| {
+                    matches!(
+                        t.as_str(),
+                        "destroy"
+                            | "labelclear"
+                            | "luksformat"
+                            | "erase"
+                            | "--zero-superblock"
+                            | "-w"
+                            | "--security-erase"
+                            | "--trim-sector-ranges"
+                    ) || t.starts_with("erase")
+                        || t.starts_with("zerodisk")
+                        || t.starts_with("partitiondisk")
+                        || t.starts_with("reformat")
+                        || t.starts_with("secureerase")
+                }) || matches!(name, "lvremove" | "vgremove" | "pvremove");
+                if bad {
+                    self.add(
+                        Category::FilesystemFormat,
+                        raw,
+                        "destroys a volume, pool or disk's contents",
+                    );
+                }
+            }
+            "dd" => {
+                for f in a {
+                    if let Some(v) = f.text.strip_prefix("of=") {
+                        let target = Field {
+                            text: v.to_string(),
+                            ..f.clone()
+                        };
+                        self.write_target(&target, raw);
+                    }
+                }
+            }
+            "chmod" => self.chmod(c),
+            "chown" | "chgrp" | "chattr" | "setfacl" => {
+                let p = args::parse(a, "m", &["--reference"]);
+                let skip = usize::from(!p.long("--reference") && name != "setfacl");
+                let recursive = p.short("R") || p.long("--recursive");
+                for f in p.operands.iter().skip(skip) {
+                    if self
+                        .path(f)
+                        .is_some_and(|x| system_write_reason(&x).is_some() || x == "~")
+                    {
+                        let how = if recursive {
+                            "recursively changes"
+                        } else {
+                            "changes"
+                        };
+                        self.add(
+                            Category::PermissionChange,
+                            raw,
+                            format!("{how} ownership or attributes of system files"),
+                        );
+                    }
+                }
+            }
+            "setcap" => self.add(
+                Category::PrivilegeEscalation,
+                raw,
+                "grants capabilities to a program",
+            ),
+            "cp" | "install" | "ln" | "mv" | "rsync" => self.copy_like(c),
+            "tee" | "sudoedit" => {
+                for f in args::parse(a, "", &[]).operands {
+                    self.write_target(f, raw);
+                }
+            }
+            "truncate" => {
+                for f in args::parse(a, "sr", &["--size", "--reference"]).operands {
+                    self.write_target(f, raw);
+                }
+            }
+            "sed" => self.sed(c),
+            "curl" | "wget" | "tar" | "unzip" | "bsdtar" => {
+                let p = args::parse(
+                    a,
+                    "oOPCdfT",
+                    &[
+                        "--output",
+                        "--output-document",
+                        "--directory-prefix",
+                        "--directory",
+                        "--output-dir",
+                        "--file",
+                    ],
+                );
+                let keys: &[&str] = match name {
+                    "curl" => &["o", "--output", "--output-dir"],
+                    "wget" => &["O", "P", "--output-document", "--directory-prefix"],
+                    "unzip" => &["d"],
+                    _ => &["C", "--directory"],
+                };
+                let targets: Vec<String> = p
+                    .values_of(keys)
+                    .filter(|v| *v != "-")
+                    .map(str::to_string)
+                    .collect();
+                for t in targets {
+                    self.write_target(&Field::lit(&t), raw);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn rm(&mut self, c: &Cmd<'_>) {
+        let p = args::parse(c.args(), "", &[]);
+        let recursive = p.short("rR") || p.long("--recursive");
+        if recursive {
+            let what = p.texts().join(" ");
+            self.add(
+                Category::RecursiveDelete,
+                c.raw(),
+                format!("deletes directories recursively ({what})"),
+            );
+        } else if matches!(c.inv.via, Via::Bulk { .. }) {
+            self.add(
+                Category::RecursiveDelete,
+                c.raw(),
+                "deletes every file named in a generated list",
+            );
+        } else {
+            self.deleted_paths(c);
+        }
+    }
+
+    /// Deleting system files, logs or history.
+    fn deleted_paths(&mut self, c: &Cmd<'_>) {
+        for f in args::parse(c.args(), "nsu", &[]).operands {
+            let Some(p) = self.path(f) else { continue };
+            if is_log_or_history(&p) {
+                self.add(
+                    Category::LogTampering,
+                    c.raw(),
+                    format!("deletes the log or history file {p}"),
+                );
+            } else if system_write_reason(&p).is_some() || p == "~" {
+                self.add(
+                    Category::FileDestruction,
+                    c.raw(),
+                    format!("deletes a system or security-sensitive file: {p}"),
+                );
+            }
+        }
+    }
+
+    fn find(&mut self, c: &Cmd<'_>) {
+        let a = c.args();
+        let mut i = 0;
+        while let Some(f) = a.get(i) {
+            match f.text.as_str() {
+                "-delete" => self.add(
+                    Category::RecursiveDelete,
+                    c.raw(),
+                    "find -delete removes every match",
+                ),
+                "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                    let start = i + 1;
+                    let mut end = start;
+                    while a.get(end).is_some_and(|t| t.text != ";" && t.text != "+") {
+                        end += 1;
+                    }
+                    let sub = a.get(start..end).unwrap_or_default().to_vec();
+                    let via = Via::Bulk {
+                        replace: Some("{}".to_string()),
+                    };
+                    self.judge_fields(sub, via, c);
+                    i = end;
+                }
+                "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                    if let Some(t) = a.get(i + 1) {
+                        self.write_target(&t.clone(), c.raw());
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    fn chmod(&mut self, c: &Cmd<'_>) {
+        let p = args::parse(c.args(), "", &["--reference"]);
+        let recursive = p.short("R") || p.long("--recursive");
+        let mut ops = p.operands.iter();
+        let mode = if p.long("--reference") {
+            String::new()
+        } else {
+            ops.next().map(|f| f.text.clone()).unwrap_or_default()
+        };
+        let (world_write, setid) = mode_danger(&mode);
+        let raw = c.raw();
+        if setid {
+            self.add(Category::PermissionChange, raw, "sets the setuid/setgid bit");
+        }
+        if world_write {
+            self.add(
+                Category::PermissionChange,
+                raw,
+                "makes files writable by every user",
+            );
+        }
+        for f in ops {
+            if self
+                .path(f)
+                .is_some_and(|x| system_write_reason(&x).is_some() || x == "~")
+            {
+                let how = if recursive {
+                    "recursively changes"
+                } else {
+                    "changes"
+                };
+                self.add(
+                    Category::PermissionChange,
+                    raw,
+                    format!("{how} permissions of system or security files"),
+                );
+            }
+        }
+    }
+
+    fn copy_like(&mut self, c: &Cmd<'_>) {
+        let name = c.inv.name.as_str();
+        let p = args::parse(
+            c.args(),
+            "tSmogeB",
+            &[
+                "--target-directory",
+                "--suffix",
+                "--mode",
+                "--owner",
+                "--group",
+                "--rsh",
+                "--exclude",
+                "--include",
+                "--filter",
+            ],
+        );
+        let raw = c.raw();
+        if name == "rsync" && p.long("--delete") {
+            self.add(
+                Category::RecursiveDelete,
+                raw,
+                "rsync --delete removes destination files missing from the source",
+            );
+        }
+        let target = p.value(&["t", "--target-directory"]).map(Field::lit).or_else(|| {
+            (p.operands.len() >= 2)
+                .then(|| p.operands.last().map(|f| (*f).clone()))
+                .flatten()
+        });
+        if let Some(t) = target {
+            if name == "mv" && t.text == "/dev/null" {
+                self.add(Category::FileDestruction, raw, "moves files onto /dev/null");
+            } else {
+                self.write_target(&t, raw);
+            }
+        }
+        if name == "mv" {
+            let n = p.operands.len().saturating_sub(1);
+            for f in p.operands.iter().take(n) {
+                if self.path(f).is_some_and(|x| system_write_reason(&x).is_some()) {
+                    self.add(Category::SystemConfigOverwrite, raw, "moves a system file away");
+                }
+            }
+        }
+    }
+
+    fn sed(&mut self, c: &Cmd<'_>) {
+        let a = c.args();
+        let mut in_place = false;
+        let mut script_given = false;
+        let mut files = Vec::new();
+        let mut i = 0;
+        while let Some(f) = a.get(i) {
+            let t = f.text.as_str();
+            i += 1;
+            if t.starts_with("--in-place") || sed_in_place(t) {
+                in_place = true;
+                continue;
+            }
+            if matches!(t, "-e" | "-f" | "--expression" | "--file" | "-l") {
+                script_given |= t != "-l";
+                i += 1;
+                continue;
+            }
+            if t.starts_with("--expression=") || t.starts_with("--file=") {
+                script_given = true;
+                continue;
+            }
+            if t.starts_with('-') && t.len() > 1 {
+                continue;
+            }
+            if !script_given {
+                script_given = true;
+                continue;
+            }
+            files.push(f.clone());
+        }
+        if in_place {
+            for f in &files {
+                self.write_target(f, c.raw());
+            }
+        }
+    }
+}
+
+/// Whether a short-option cluster of sed contains `-i` (edit in place).
+fn sed_in_place(t: &str) -> bool {
+    let Some(letters) = t.strip_prefix('-').filter(|l| !l.starts_with('-')) else {
+        return false;
+    };
+    for c in letters.chars() {
+        match c {
+            'i' => return true,
+            'n' | 'r' | 'E' | 's' | 'u' | 'z' => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// (world-writable, setuid/setgid) for a chmod mode.
+fn mode_danger(mode: &str) -> (bool, bool) {
+    if !mode.is_empty() && mode.chars().all(|c| c.is_digit(8)) {
+        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+        let other = digits.last().copied().unwrap_or(0);
+        let special = if digits.len() >= 4 {
+            digits.get(digits.len() - 4).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        return (other & 2 != 0, special & 6 != 0);
+    }
+    let mut world = false;
+    let mut setid = false;
+    for clause in mode.split(',') {
+        let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
+        let rest = clause.get(who.len()..).unwrap_or_default();
+        let op = rest.chars().next();
+        let perms = rest.get(1..).unwrap_or_default();
+        let adds = matches!(op, Some('+' | '='));
+        if adds && perms.contains('w') && (who.contains('o') || who.contains('a')) {
+            world = true;
+        }
+        if adds && perms.contains('s') {
+            setid = true;
+        }
+    }
+    (world, setid)
+}

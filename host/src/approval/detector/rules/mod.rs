@@ -1,0 +1,231 @@
+//! The rules: what each resolved program does that needs approval.
+//!
+//! Rules see the normalized program name, its expanded arguments, how its
+//! standard input is fed and the script's known state. Each file covers one
+//! area: files and disks, system administration, version control and
+//! infrastructure, networking, SQL, shells and inline interpreter code.
+
+pub(crate) mod args;
+mod code;
+mod fs;
+mod infra;
+pub(crate) mod names;
+mod net;
+mod shell;
+mod sql;
+mod system;
+
+use super::analyze::{Analyzer, Input, Place};
+use super::ast::{Assign, RedirOp, Redirect, Simple};
+use super::expand::{Field, UNKNOWN};
+use super::paths;
+use super::payload::Payload;
+use super::resolve::{Invocation, Via, resolve_via};
+use crate::approval::verdict::Category;
+
+/// One command as the rules see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cmd<'a> {
+    /// The resolved program.
+    pub inv: &'a Invocation,
+    /// The simple command it came from.
+    pub simple: &'a Simple,
+    /// Its standard input.
+    pub stdin: &'a Input,
+    /// Its place in the pipeline.
+    pub place: Place<'a>,
+}
+
+impl Cmd<'_> {
+    pub fn raw(&self) -> &str {
+        &self.simple.raw
+    }
+    pub fn args(&self) -> &[Field] {
+        &self.inv.args
+    }
+    /// The payload arriving on standard input, if any.
+    pub fn stdin_payload(&self) -> Option<&Payload> {
+        match self.stdin {
+            Input::Pipe(p) | Input::Here(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl Analyzer {
+    /// Applies every rule to one resolved command.
+    pub(crate) fn judge(&mut self, inv: &Invocation, simple: &Simple, stdin: &Input, place: Place<'_>) {
+        let c = Cmd {
+            inv,
+            simple,
+            stdin,
+            place,
+        };
+        let name = inv.name.as_str();
+        for w in inv.wrappers.iter().copied().chain(std::iter::once(name)) {
+            if !self.programs.iter().any(|p| p == w) && self.programs.len() < 1024 {
+                self.programs.push(w.to_string());
+            }
+        }
+        if names::SHELLS.contains(&name) {
+            self.shell(&c);
+        } else if let Some(lang) = names::interpreter(name) {
+            self.interpreter(&c, lang);
+        } else if names::SQL_CLIENTS.contains(&name) {
+            self.sql_client(&c);
+        }
+        self.builtins(&c);
+        self.files(&c);
+        self.system(&c);
+        self.infra(&c);
+        self.network(&c);
+    }
+
+    /// Resolves and judges a command line embedded in another one
+    /// (`find -exec`, `docker exec`, `kubectl exec`).
+    pub(crate) fn judge_fields(&mut self, fields: Vec<Field>, via: Via, c: &Cmd<'_>) {
+        let res = resolve_via(fields, via);
+        for d in &res.dynamic {
+            self.add(
+                Category::DynamicCommand,
+                c.raw(),
+                format!("runs a command computed at run time ({d})"),
+            );
+        }
+        if let Some(inv) = res.inv {
+            self.judge(&inv, c.simple, &Input::None, c.place);
+        }
+    }
+
+    /// The normalized path of a field, when its value is known.
+    pub(crate) fn path(&self, f: &Field) -> Option<String> {
+        if f.text.is_empty() || (f.text.contains(UNKNOWN) && !f.text.starts_with('/')) {
+            return None;
+        }
+        Some(paths::normalize(&f.text, self.scope.cwd.as_deref()))
+    }
+
+    /// Judges a path the command writes to.
+    pub(crate) fn write_target(&mut self, f: &Field, matched: &str) {
+        let Some(p) = self.path(f) else { return };
+        if paths::is_net_device(&p) {
+            self.add(
+                Category::ReverseShell,
+                matched,
+                "connects a stream to a network socket (/dev/tcp)",
+            );
+        } else if paths::is_block_device(&p) {
+            self.add(
+                Category::FilesystemFormat,
+                matched,
+                format!("overwrites the disk device {p}"),
+            );
+        } else if p.starts_with("/dev/") && !paths::is_harmless_device(&p) {
+            self.add(
+                Category::DeviceWrite,
+                matched,
+                format!("writes to the device {p}"),
+            );
+        } else if paths::is_log_or_history(&p) {
+            self.add(
+                Category::LogTampering,
+                matched,
+                format!("overwrites the log or history file {p}"),
+            );
+        } else if let Some(why) = paths::system_write_reason(&p) {
+            self.add(Category::SystemConfigOverwrite, matched, format!("{why}: {p}"));
+        }
+    }
+
+    /// Judges one redirection of any command.
+    pub(crate) fn redirect(&mut self, r: &Redirect) {
+        let fields = self.expand(&r.target);
+        match r.op {
+            RedirOp::Out | RedirOp::Append | RedirOp::ReadWrite => {
+                for f in &fields {
+                    self.write_target(f, &r.raw);
+                }
+            }
+            RedirOp::In => {
+                for f in &fields {
+                    if self.path(f).is_some_and(|p| paths::is_net_device(&p)) {
+                        self.add(
+                            Category::ReverseShell,
+                            &r.raw,
+                            "reads commands from a network socket (/dev/tcp)",
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The provenance of everything substituted into a command's words.
+    pub(crate) fn provenance(&mut self, s: &Simple) -> Payload {
+        let mut out = Payload::default();
+        for w in &s.words {
+            let p = self.word_payload(w);
+            out.network |= p.network;
+            out.decoded |= p.decoded;
+            out.secret |= p.secret;
+        }
+        out
+    }
+
+    /// Tracks and judges an assignment (`persist`: it stands alone, so it
+    /// changes the script's variables).
+    pub(crate) fn assignment(&mut self, a: &Assign, persist: bool) {
+        let value = a.value.first().map(|w| self.expand(w)).unwrap_or_default();
+        let text = value.first().and_then(|f| f.value().map(str::to_string));
+        if persist && let Some(w) = a.value.first() {
+            let mut t = self.word_payload(w);
+            t.text = None;
+            self.scope.taint.insert(a.name.clone(), t);
+        }
+        self.set_var(&a.name, text.as_deref(), &a.raw, persist);
+    }
+
+    /// Records `name=value` (value `None` when unknown) and judges it.
+    pub(crate) fn set_var(&mut self, name: &str, value: Option<&str>, raw: &str, persist: bool) {
+        if matches!(name, "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST")
+            && value.is_some_and(|v| v.is_empty() || v == "0" || v == "/dev/null")
+        {
+            self.add(Category::LogTampering, raw, "turns off shell history");
+        }
+        if name == "LD_PRELOAD" || name == "LD_AUDIT" {
+            self.add(
+                Category::CodeExecution,
+                raw,
+                "injects a library into every program started",
+            );
+        }
+        if persist {
+            if name == "IFS" {
+                self.scope.ifs = value.map(str::to_string);
+            }
+            self.scope
+                .vars
+                .insert(name.to_string(), value.map(str::to_string));
+        }
+    }
+
+    /// Rules on whole pipelines: a shell wired to a network tool.
+    pub(crate) fn pipeline_rules(&mut self, invs: &[Invocation], raw: &str) {
+        let shell = invs.iter().any(|i| {
+            names::SHELLS.contains(&i.name.as_str())
+                && !i
+                    .args
+                    .iter()
+                    .any(|a| a.text.starts_with('-') && a.text.contains('c') && !a.text.starts_with("--"))
+        });
+        let net = invs.iter().find(|i| names::NET_TOOLS.contains(&i.name.as_str()));
+        if let (true, Some(n)) = (shell, net) {
+            self.add(
+                Category::ReverseShell,
+                raw,
+                format!("pipes a shell to and from the network ({})", n.name),
+            );
+        }
+    }
+}

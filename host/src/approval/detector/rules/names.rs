@@ -1,0 +1,147 @@
+//! Program-name tables shared by the rules.
+
+/// Shells: `-c` takes shell code; without a script they read code from
+/// standard input.
+pub(crate) const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh",
+    "rbash", "lksh", "oksh", "pdksh",
+];
+
+/// Programs that mainly decode or transform data.
+pub(crate) const DECODERS: &[&str] = &[
+    "base64",
+    "base32",
+    "basenc",
+    "xxd",
+    "uudecode",
+    "gunzip",
+    "zcat",
+    "gzip",
+    "bzip2",
+    "bunzip2",
+    "bzcat",
+    "xz",
+    "unxz",
+    "xzcat",
+    "zstd",
+    "unzstd",
+    "zstdcat",
+    "lz4",
+    "openssl",
+    "tr",
+    "sed",
+    "awk",
+    "gawk",
+    "mawk",
+    "rev",
+    "od",
+    "gpg",
+    "iconv",
+    "uncompress",
+];
+
+/// Programs that read from or talk to the network as a raw stream.
+pub(crate) const NET_TOOLS: &[&str] = &[
+    "nc",
+    "ncat",
+    "netcat",
+    "nc.traditional",
+    "nc.openbsd",
+    "socat",
+    "telnet",
+    "cryptcat",
+    "openssl",
+    "sbd",
+    "pwncat",
+];
+
+/// Whether `name` fetches data from the network onto its output.
+pub(crate) fn is_fetcher(name: &str) -> bool {
+    matches!(
+        name,
+        "curl"
+            | "wget"
+            | "fetch"
+            | "http"
+            | "https"
+            | "xh"
+            | "xhs"
+            | "httpie"
+            | "aria2c"
+            | "lwp-request"
+            | "get"
+            | "lynx"
+            | "w3m"
+            | "links"
+            | "tftp"
+            | "ftp"
+            | "wget2"
+            | "curlie"
+    ) || NET_TOOLS.contains(&name)
+}
+
+/// Whether `name` sends data to another host.
+pub(crate) fn is_sender(name: &str) -> bool {
+    is_fetcher(name)
+        || matches!(
+            name,
+            "scp" | "sftp" | "rsync" | "rclone" | "mail" | "mailx" | "sendmail" | "mutt" | "ssh"
+        )
+}
+
+/// Inline-code interpreter kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Python,
+    Perl,
+    Ruby,
+    Node,
+    Php,
+    Lua,
+    Awk,
+    AppleScript,
+    PowerShell,
+    Other,
+}
+
+/// The interpreter kind of a program name, if it is one.
+pub(crate) fn interpreter(name: &str) -> Option<Lang> {
+    let lang = match name {
+        n if n.starts_with("python") || n.starts_with("pypy") => Lang::Python,
+        n if n.starts_with("perl") => Lang::Perl,
+        "ruby" | "jruby" | "truffleruby" | "irb" => Lang::Ruby,
+        "node" | "nodejs" | "deno" | "bun" | "qjs" => Lang::Node,
+        n if n.starts_with("php") => Lang::Php,
+        "lua" | "luajit" | "lua5.1" | "lua5.2" | "lua5.3" | "lua5.4" => Lang::Lua,
+        "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
+        "osascript" => Lang::AppleScript,
+        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => Lang::PowerShell,
+        "rscript" | "julia" | "tclsh" | "wish" | "expect" | "groovy" | "jshell" | "scala" => Lang::Other,
+        _ => return None,
+    };
+    Some(lang)
+}
+
+/// SQL and datastore command-line clients.
+pub(crate) const SQL_CLIENTS: &[&str] = &[
+    "psql",
+    "mysql",
+    "mariadb",
+    "sqlite3",
+    "sqlite",
+    "duckdb",
+    "clickhouse-client",
+    "clickhouse",
+    "sqlcmd",
+    "cqlsh",
+    "mongo",
+    "mongosh",
+    "redis-cli",
+    "cockroach",
+    "pgcli",
+    "mycli",
+    "litecli",
+    "usql",
+    "valkey-cli",
+    "keydb-cli",
+];

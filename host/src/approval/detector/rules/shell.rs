@@ -1,0 +1,321 @@
+//! Code sinks: shells (`-c`, scripts from stdin or `<( )`), `eval`,
+//! `source`, `trap`, `alias`, and interpreters given inline code. Known
+//! code is analysed recursively; code that is only known at run time needs
+//! approval, and code from the network is remote code execution.
+
+use super::names::{Lang, SHELLS};
+use super::{Cmd, args};
+use crate::approval::detector::analyze::{Analyzer, Input};
+use crate::approval::detector::ast::Part;
+use crate::approval::detector::expand::{Field, UNKNOWN};
+use crate::approval::detector::payload::Payload;
+use crate::approval::detector::resolve::Via;
+use crate::approval::verdict::Category;
+
+const PIPED: &str = "piped into it";
+
+/// What kind of code a sink runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sink {
+    Shell,
+    Code(Lang),
+    Sql,
+}
+
+impl Analyzer {
+    /// Runs the rules for code reaching a sink.
+    pub(crate) fn run_code(&mut self, p: &Payload, sink: Sink, c: &Cmd<'_>, what: &str) {
+        let matched = if what == PIPED { c.place.pipeline } else { c.raw() };
+        if p.network {
+            self.add(
+                Category::RemoteCodeExecution,
+                matched,
+                format!("runs code downloaded from the network ({what})"),
+            );
+        } else if p.decoded && !matches!(sink, Sink::Sql) {
+            self.add(
+                Category::DynamicCommand,
+                matched,
+                format!("runs decoded or transformed data as code ({what})"),
+            );
+        }
+        let Some(text) = &p.text else {
+            if !p.network && !p.decoded && !matches!(sink, Sink::Sql) {
+                self.add(
+                    Category::DynamicCommand,
+                    matched,
+                    format!("runs code that is only known at run time ({what})"),
+                );
+            }
+            return;
+        };
+        let mut text = text.clone();
+        if let Via::Bulk { replace: Some(r) } = &c.inv.via
+            && !r.is_empty()
+        {
+            text = text.replace(r.as_str(), &UNKNOWN.to_string());
+        }
+        match sink {
+            Sink::Shell => self.payload(&text, Input::None),
+            Sink::Code(lang) => self.inline_code(lang, &text, c),
+            Sink::Sql => self.sql_text(&text, c),
+        }
+    }
+
+    /// A field used as code, with the provenance of the command's words.
+    fn field_code(&mut self, f: &Field, c: &Cmd<'_>) -> Payload {
+        let prov = self.provenance(c.simple);
+        Payload {
+            text: Some(f.text.clone()),
+            ..prov
+        }
+    }
+
+    /// Code read from standard input.
+    fn stdin_code(&mut self, c: &Cmd<'_>, sink: Sink) {
+        match c.stdin {
+            Input::Pipe(p) => self.run_code(&p.clone(), sink, c, PIPED),
+            Input::Here(p) => self.run_code(&p.clone(), sink, c, "from a heredoc"),
+            Input::File(_) => {}
+            Input::None => {
+                if matches!(sink, Sink::Shell)
+                    && c.inv
+                        .wrappers
+                        .iter()
+                        .any(|w| matches!(*w, "sudo" | "doas" | "su" | "pkexec" | "chroot"))
+                {
+                    self.add(
+                        Category::PrivilegeEscalation,
+                        c.raw(),
+                        "opens an interactive root shell",
+                    );
+                }
+            }
+        }
+    }
+
+    /// Scripts given as `<(...)` process substitutions.
+    fn procsub_scripts(&mut self, c: &Cmd<'_>, sink: Sink) -> bool {
+        let mut found = false;
+        for w in &c.simple.words {
+            for p in &w.parts {
+                if let Part::ProcSub { list, input: true } = p {
+                    found = true;
+                    let out = self.list_output(list);
+                    self.run_code(&out, sink, c, "from a process substitution");
+                }
+            }
+        }
+        found
+    }
+
+    /// `sh`, `bash -c CODE`, `bash script`, `bash < file`, `... | bash`.
+    pub(crate) fn shell(&mut self, c: &Cmd<'_>) {
+        let a = c.args();
+        let mut i = 0;
+        let mut dash_c = false;
+        let mut dash_s = false;
+        while let Some(f) = a.get(i) {
+            let t = f.text.as_str();
+            if t == "--" || t == "-" {
+                i += usize::from(t == "--");
+                break;
+            }
+            if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+                if t.starts_with("--") {
+                    i += 1 + usize::from(matches!(t, "--rcfile" | "--init-file"));
+                    continue;
+                }
+                dash_c |= t.starts_with('-') && t.contains('c');
+                dash_s |= t.starts_with('-') && t.contains('s');
+                i += 1 + usize::from(t.ends_with('o') || t.ends_with('O'));
+                continue;
+            }
+            break;
+        }
+        if dash_c {
+            match a.get(i) {
+                Some(code) => {
+                    let p = self.field_code(code, c);
+                    self.run_code(&p, Sink::Shell, c, "shell code given to -c");
+                }
+                None => self.add(Category::DynamicCommand, c.raw(), "shell -c without visible code"),
+            }
+            return;
+        }
+        if self.procsub_scripts(c, Sink::Shell) {
+            return;
+        }
+        match a.get(i).map(|f| f.text.as_str()) {
+            _ if dash_s => self.stdin_code(c, Sink::Shell),
+            None | Some("-" | "/dev/stdin" | "/proc/self/fd/0") => self.stdin_code(c, Sink::Shell),
+            Some(_) => {}
+        }
+    }
+
+    /// `python -c`, `perl -e`, `node -e`, `ruby -e`, `php -r`, `awk PROG`,
+    /// and interpreters reading their program from stdin.
+    pub(crate) fn interpreter(&mut self, c: &Cmd<'_>, lang: Lang) {
+        let (code_opts, with_arg, long_code): (&str, &str, &[&str]) = match lang {
+            Lang::Python => ("c", "cmWXQ", &[]),
+            Lang::Perl => ("eE", "eEIMm", &[]),
+            Lang::Ruby => ("e", "eIrCEFx", &[]),
+            Lang::Node => ("ep", "eprC", &["--eval", "--print"]),
+            Lang::Php => ("r", "rfdcBRFEz", &[]),
+            Lang::Lua => ("e", "el", &[]),
+            Lang::Awk => ("", "Fvf", &["--source"]),
+            Lang::AppleScript => ("e", "el", &[]),
+            Lang::PowerShell => ("c", "cfe", &["--command", "-command"]),
+            Lang::Other => ("e", "e", &["--eval"]),
+        };
+        let longs: Vec<&str> = long_code.to_vec();
+        let parsed = args::parse(c.args(), with_arg, &longs);
+        if lang == Lang::Python && parsed.short("m") {
+            return;
+        }
+        let mut codes: Vec<String> = parsed
+            .values
+            .iter()
+            .filter(|(k, _)| code_opts.contains(k.as_str()) && k.len() == 1 || longs.contains(&k.as_str()))
+            .map(|(_, v)| v.clone())
+            .collect();
+        let lower: Vec<String> = c.args().iter().map(|f| f.text.to_lowercase()).collect();
+        if lang == Lang::PowerShell {
+            if lower
+                .iter()
+                .any(|t| t.starts_with("-enc") || t.starts_with("-e") && t.len() <= 2)
+            {
+                self.add(
+                    Category::DynamicCommand,
+                    c.raw(),
+                    "runs a base64-encoded PowerShell command",
+                );
+            }
+            if let Some(pos) = lower.iter().position(|t| t == "-c" || t == "-command") {
+                codes.push(
+                    c.args()
+                        .iter()
+                        .skip(pos + 1)
+                        .map(|f| f.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
+            }
+        }
+        if matches!(lang, Lang::Awk)
+            && parsed.value(&["f"]).is_none()
+            && codes.is_empty()
+            && let Some(prog) = parsed.operands.first()
+        {
+            codes.push(prog.text.clone());
+        }
+        if lang == Lang::Perl && parsed.short("i") {
+            let files: Vec<Field> = parsed.operands.iter().map(|f| (*f).clone()).collect();
+            for f in &files {
+                self.write_target(f, c.raw());
+            }
+        }
+        if lang == Lang::Node
+            && matches!(c.inv.name.as_str(), "deno" | "bun")
+            && let Some(pos) = c.args().iter().position(|f| f.text == "eval")
+            && let Some(code) = c.args().get(pos + 1)
+        {
+            codes.push(code.text.clone());
+        }
+        if !codes.is_empty() {
+            for code in codes {
+                let p = self.field_code(
+                    &Field {
+                        text: code,
+                        ..Field::lit("")
+                    },
+                    c,
+                );
+                self.run_code(&p, Sink::Code(lang), c, "inline interpreter code");
+            }
+            return;
+        }
+        if self.procsub_scripts(c, Sink::Code(lang)) {
+            return;
+        }
+        let script = parsed.operands.first().map(|f| f.text.as_str());
+        if matches!(script, None | Some("-" | "/dev/stdin")) && !matches!(lang, Lang::Awk) {
+            self.stdin_code(c, Sink::Code(lang));
+        }
+    }
+
+    /// Shell builtins that run or change things: `eval`, `source`, `trap`,
+    /// `alias`, `cd`, `export`/`declare`, `unset`, `set`.
+    pub(crate) fn builtins(&mut self, c: &Cmd<'_>) {
+        let a = c.args();
+        match c.inv.name.as_str() {
+            "eval" => {
+                let joined = Field {
+                    text: a.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" "),
+                    ..Field::lit("")
+                };
+                let p = self.field_code(&joined, c);
+                self.run_code(&p, Sink::Shell, c, "code given to eval");
+            }
+            "source" | "." => {
+                if !self.procsub_scripts(c, Sink::Shell)
+                    && let Some("/dev/stdin" | "-" | "/proc/self/fd/0") = a.first().map(|f| f.text.as_str())
+                {
+                    self.stdin_code(c, Sink::Shell);
+                }
+            }
+            "trap" => {
+                if let Some(code) = a.first().filter(|f| !f.text.starts_with('-')) {
+                    let p = self.field_code(code, c);
+                    self.run_code(&p, Sink::Shell, c, "code given to trap");
+                }
+            }
+            "alias" => {
+                for f in a {
+                    if let Some((_, v)) = f.text.split_once('=') {
+                        let p = Payload {
+                            text: Some(v.to_string()),
+                            ..Payload::default()
+                        };
+                        self.run_code(&p, Sink::Shell, c, "an alias definition");
+                    }
+                }
+            }
+            "cd" | "pushd" => {
+                let target = a.iter().find(|f| !f.text.starts_with('-'));
+                self.scope.cwd = match target {
+                    None => Some("~".to_string()),
+                    Some(f) => f
+                        .value()
+                        .map(|v| crate::approval::detector::paths::normalize(v, self.scope.cwd.as_deref())),
+                };
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for f in a {
+                    if let Some((n, v)) = f.text.split_once('=') {
+                        let n = n.trim_end_matches('+');
+                        self.set_var(n, f.known.then_some(v), c.raw(), true);
+                    }
+                }
+            }
+            "unset"
+                if a.iter()
+                    .any(|f| matches!(f.text.as_str(), "HISTFILE" | "HISTSIZE" | "HISTFILESIZE")) =>
+            {
+                self.add(Category::LogTampering, c.raw(), "turns off shell history");
+            }
+            "set" | "shopt" => {
+                let texts: Vec<&str> = a.iter().map(|f| f.text.as_str()).collect();
+                let off = texts
+                    .windows(2)
+                    .any(|w| (w[0] == "+o" || w[0] == "-u") && w[1] == "history")
+                    || texts.contains(&"-u") && texts.contains(&"history");
+                if off {
+                    self.add(Category::LogTampering, c.raw(), "turns off shell history");
+                }
+            }
+            n if SHELLS.contains(&n) => {}
+            _ => {}
+        }
+    }
+}

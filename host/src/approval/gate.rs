@@ -1,0 +1,307 @@
+//! # The approval gate
+//!
+//! [`ApprovalGate`] decides whether a command or tool call may run:
+//!
+//! 1. operator deny rules (program names, normalized: `/bin/rm`, `\rm`,
+//!    `"rm"` and `/usr/bin/../bin/rm` are all `rm`) block outright;
+//! 2. commands the detector does not flag run;
+//! 3. the permanent allowlist, then this session's approvals, may allow;
+//! 4. an optional [`SmartApprover`] may approve (strict `APPROVE` only);
+//! 5. otherwise the [`ApprovalCallback`] is asked, with a timeout.
+//!
+//! With no callback the call is blocked (fail-closed). Blocked and pending
+//! calls produce a [`BlockedResult`] for the model.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::approval::allowlist::{Allowlist, AllowlistError, pattern_for};
+use crate::approval::callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice, Subject};
+use crate::approval::detector::{inspect, normalized_program_name};
+use crate::approval::result::{BlockReason, BlockedResult};
+use crate::approval::session::SessionApprovals;
+use crate::approval::smart::{SmartApprover, is_approval};
+use crate::approval::tools::ToolApprovalRules;
+use crate::approval::verdict::Verdict;
+
+/// How long the callback may take by default.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The operator's approval configuration.
+#[derive(Debug, Clone)]
+pub struct ApprovalPolicy {
+    /// Program names or paths that may never run (`command_denylist`).
+    pub denylist: Vec<String>,
+    /// Tool-name patterns that need approval (`require_approval`).
+    pub tools: ToolApprovalRules,
+    /// How long to wait for the callback.
+    pub timeout: Duration,
+}
+
+impl Default for ApprovalPolicy {
+    fn default() -> Self {
+        ApprovalPolicy {
+            denylist: Vec::new(),
+            tools: ToolApprovalRules::default(),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+        }
+    }
+}
+
+/// Why a call was allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AllowedBy {
+    /// Nothing needed approval.
+    NotFlagged,
+    /// The permanent allowlist.
+    Allowlist,
+    /// An earlier "approve for this session".
+    Session,
+    /// The smart approver replied `APPROVE`.
+    Smart,
+    /// The user chose once, session or always.
+    User(Choice),
+}
+
+/// The gate's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow(AllowedBy),
+    /// Do not run it; return this result to the model.
+    Block(BlockedResult),
+}
+
+impl Decision {
+    /// Whether the call may run.
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Decision::Allow(_))
+    }
+}
+
+/// Errors of the gate itself (the decision is still fail-closed).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GateError {
+    /// Writing an "always" approval to the allowlist failed.
+    #[error(transparent)]
+    Allowlist(#[from] AllowlistError),
+}
+
+/// Decides whether commands and tool calls may run. Share it across
+/// sessions (`Arc<ApprovalGate>`); all state is per session id.
+pub struct ApprovalGate {
+    policy: ApprovalPolicy,
+    deny: Vec<String>,
+    sessions: SessionApprovals,
+    allowlist: Option<Allowlist>,
+    callback: Option<Arc<dyn ApprovalCallback>>,
+    smart: Option<Arc<dyn SmartApprover>>,
+}
+
+impl std::fmt::Debug for ApprovalGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalGate")
+            .field("policy", &self.policy)
+            .field("allowlist", &self.allowlist)
+            .field("callback", &self.callback.is_some())
+            .field("smart", &self.smart.is_some())
+            .finish()
+    }
+}
+
+impl ApprovalGate {
+    /// A gate with `policy` and no allowlist, callback or smart approver:
+    /// every flagged call is blocked until those are added.
+    pub fn new(policy: ApprovalPolicy) -> ApprovalGate {
+        let deny = policy
+            .denylist
+            .iter()
+            .map(|d| normalized_program_name(d.trim()))
+            .collect();
+        ApprovalGate {
+            policy,
+            deny,
+            sessions: SessionApprovals::new(),
+            allowlist: None,
+            callback: None,
+            smart: None,
+        }
+    }
+
+    /// Uses `allowlist` for "always" approvals.
+    pub fn with_allowlist(mut self, allowlist: Allowlist) -> Self {
+        self.allowlist = Some(allowlist);
+        self
+    }
+
+    /// Asks `callback` when approval is needed.
+    pub fn with_callback(mut self, callback: Arc<dyn ApprovalCallback>) -> Self {
+        self.callback = Some(callback);
+        self
+    }
+
+    /// Lets `smart` approve low-risk matches first.
+    pub fn with_smart_approver(mut self, smart: Arc<dyn SmartApprover>) -> Self {
+        self.smart = Some(smart);
+        self
+    }
+
+    /// The per-session approvals.
+    pub fn sessions(&self) -> &SessionApprovals {
+        &self.sessions
+    }
+
+    /// Decides whether `command` may run in `session`. Never panics; any
+    /// failure to ask or to decide blocks the command.
+    pub async fn check_command(&self, session: &str, command: &str) -> Decision {
+        let inspection = inspect(command);
+        if let Some(p) = inspection.programs.iter().find(|p| self.deny.contains(p)) {
+            let n = self.sessions.record_denial(session);
+            let summary = format!("`{p}` is on the command denylist");
+            return Decision::Block(BlockedResult::new(
+                BlockReason::DenyRule,
+                "this command",
+                &summary,
+                Vec::new(),
+                n,
+            ));
+        }
+        let verdict = inspection.verdict;
+        if !verdict.dangerous {
+            return Decision::Allow(AllowedBy::NotFlagged);
+        }
+        if self.allowlist.as_ref().is_some_and(|a| a.allows(&verdict)) {
+            self.sessions.record_allowed(session);
+            return Decision::Allow(AllowedBy::Allowlist);
+        }
+        if self.sessions.categories_approved(session, &verdict.categories) {
+            self.sessions.record_allowed(session);
+            return Decision::Allow(AllowedBy::Session);
+        }
+        if let Some(smart) = &self.smart {
+            let reply = tokio::time::timeout(self.policy.timeout, smart.review(command, &verdict)).await;
+            if let Ok(Ok(text)) = reply
+                && is_approval(&text)
+            {
+                self.sessions.record_allowed(session);
+                return Decision::Allow(AllowedBy::Smart);
+            }
+        }
+        let request = ApprovalRequest {
+            session_id: session.to_string(),
+            summary: verdict.summary(),
+            subject: Subject::Command {
+                command: command.to_string(),
+                verdict: verdict.clone(),
+            },
+        };
+        self.ask(session, &request, &verdict, "this command").await
+    }
+
+    /// Decides whether a call of `tool` with `arguments` may run, by the
+    /// `require_approval` patterns and the tool deny rules.
+    pub async fn check_tool(&self, session: &str, tool: &str, arguments: &serde_json::Value) -> Decision {
+        let Some(request) = self.policy.tools.request(session, tool, arguments) else {
+            return Decision::Allow(AllowedBy::NotFlagged);
+        };
+        if self.allowlist.as_ref().is_some_and(|a| a.allows_tool(tool)) {
+            return Decision::Allow(AllowedBy::Allowlist);
+        }
+        if self.sessions.tool_approved(session, tool) {
+            return Decision::Allow(AllowedBy::Session);
+        }
+        let what = format!("the tool call `{tool}`");
+        self.ask(session, &request, &Verdict::default(), &what).await
+    }
+
+    async fn ask(&self, session: &str, request: &ApprovalRequest, verdict: &Verdict, what: &str) -> Decision {
+        let block = |reason: BlockReason| {
+            let n = if reason == BlockReason::Pending {
+                0
+            } else {
+                self.sessions.record_denial(session)
+            };
+            BlockedResult::new(reason, what, &request.summary, verdict.categories.clone(), n)
+        };
+        let Some(callback) = &self.callback else {
+            return Decision::Block(block(BlockReason::NoApprover));
+        };
+        let outcome = match tokio::time::timeout(self.policy.timeout, callback.request(request)).await {
+            Ok(o) => o,
+            Err(_) => return Decision::Block(block(BlockReason::TimedOut)),
+        };
+        let choice = match outcome {
+            ApprovalOutcome::Decided(c) => c,
+            ApprovalOutcome::Pending { ticket } => {
+                let mut r = block(BlockReason::Pending);
+                r.ticket = Some(ticket);
+                return Decision::Block(r);
+            }
+            ApprovalOutcome::Unavailable => return Decision::Block(block(BlockReason::NoApprover)),
+        };
+        if choice == Choice::Deny {
+            return Decision::Block(block(BlockReason::Denied));
+        }
+        self.remember(session, request, verdict, choice);
+        self.sessions.record_allowed(session);
+        Decision::Allow(AllowedBy::User(choice))
+    }
+
+    /// Records a session or permanent approval. A failure to write the
+    /// allowlist still lets this one call run (the user approved it) and
+    /// falls back to a session approval.
+    fn remember(&self, session: &str, request: &ApprovalRequest, verdict: &Verdict, choice: Choice) {
+        let tool = match &request.subject {
+            Subject::ToolCall { tool, .. } => Some(tool.as_str()),
+            Subject::Command { .. } => None,
+        };
+        let session_only = |s: &Self| match tool {
+            Some(t) => s.sessions.approve_tool(session, t),
+            None => s.sessions.approve_categories(session, &verdict.categories),
+        };
+        match choice {
+            Choice::Session => session_only(self),
+            Choice::Always => {
+                let patterns: Vec<String> = match tool {
+                    Some(t) => vec![format!("tool:{t}")],
+                    None => verdict.matches.iter().map(pattern_for).collect(),
+                };
+                let written = self.allowlist.as_ref().map(|a| a.add(&patterns));
+                if !matches!(written, Some(Ok(()))) {
+                    session_only(self);
+                }
+            }
+            Choice::Once | Choice::Deny => {}
+        }
+    }
+
+    /// Applies a late answer to a pending question: a non-deny choice
+    /// records the approval so that the model's next attempt is allowed.
+    ///
+    /// # Errors
+    /// When "always" cannot be written to the allowlist (the approval is
+    /// then kept for the session).
+    pub fn resolve_pending(&self, request: &ApprovalRequest, choice: Choice) -> Result<(), GateError> {
+        let verdict = match &request.subject {
+            Subject::Command { verdict, .. } => verdict.clone(),
+            Subject::ToolCall { .. } => Verdict::default(),
+        };
+        if choice == Choice::Always
+            && let (Some(a), Subject::Command { .. }) = (&self.allowlist, &request.subject)
+        {
+            let patterns: Vec<String> = verdict.matches.iter().map(pattern_for).collect();
+            if let Err(e) = a.add(&patterns) {
+                self.sessions
+                    .approve_categories(&request.session_id, &verdict.categories);
+                return Err(e.into());
+            }
+            return Ok(());
+        }
+        if choice != Choice::Deny {
+            self.remember(&request.session_id, request, &verdict, Choice::Session);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,48 @@
+//! # Approval of dangerous commands and tool calls
+//!
+//! | type | role |
+//! | --- | --- |
+//! | [`detect`], [`inspect`] → [`Verdict`], [`Category`], [`Match`] | judge a shell command |
+//! | [`ApprovalGate`], [`ApprovalPolicy`], [`Decision`] | decide whether a command or tool call runs |
+//! | [`ApprovalCallback`], [`ApprovalRequest`], [`ApprovalOutcome`], [`Choice`] | ask a person (asynchronously) |
+//! | [`CliPrompt`] | ask on a terminal |
+//! | [`SmartApprover`], [`is_approval`] | let an auxiliary reviewer approve low-risk matches |
+//! | [`SessionApprovals`] | per-session, per-category approvals and denial counts |
+//! | [`Allowlist`] | permanent approvals in a TOML file's `command_allowlist` |
+//! | [`ToolApprovalRules`] | `require_approval` glob patterns on tool names |
+//! | [`BlockedResult`] | the JSON returned to the model when a call does not run |
+//!
+//! ```
+//! use approval_dev::approval::{ApprovalGate, ApprovalPolicy, Decision};
+//!
+//! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! # rt.block_on(async {
+//! let gate = ApprovalGate::new(ApprovalPolicy::default());
+//! assert!(gate.check_command("s1", "ls -la").await.is_allowed());
+//! // No callback configured: a flagged command is blocked (fail-closed).
+//! let Decision::Block(result) = gate.check_command("s1", "rm -rf build").await else { panic!() };
+//! assert!(result.error.starts_with("BLOCKED: ") && result.error.contains("Do NOT retry"));
+//! # });
+//! ```
+
+mod allowlist;
+mod callback;
+mod detector;
+mod gate;
+mod prompt;
+mod result;
+mod session;
+mod smart;
+mod tools;
+mod verdict;
+
+pub use allowlist::{ALLOWLIST_KEY, Allowlist, AllowlistError, pattern_allows, pattern_for, write_atomic};
+pub use callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, BoxFuture, Choice, Subject};
+pub use detector::{Inspection, MAX_COMMAND_BYTES, detect, inspect, normalized_program_name};
+pub use gate::{AllowedBy, ApprovalGate, ApprovalPolicy, DEFAULT_APPROVAL_TIMEOUT, Decision, GateError};
+pub use prompt::{CliPrompt, NotATerminal, parse_choice};
+pub use result::{BlockReason, BlockStatus, BlockedResult, STOP_AFTER_DENIALS};
+pub use session::SessionApprovals;
+pub use smart::{SmartApprover, SmartError, is_approval, review_prompt};
+pub use tools::{ToolApprovalRules, glob_match};
+pub use verdict::{Category, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict};

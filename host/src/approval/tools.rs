@@ -1,0 +1,111 @@
+//! # Tool-level approval
+//!
+//! Operators list `require_approval` glob patterns on tool names (`deploy`,
+//! `github.*`, `*_delete`). A call to a matching tool needs approval, and
+//! the request shows the arguments exactly as they will be used.
+
+use crate::approval::callback::{ApprovalRequest, Subject};
+
+/// The configured `require_approval` patterns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolApprovalRules {
+    patterns: Vec<String>,
+}
+
+impl ToolApprovalRules {
+    /// Rules from glob patterns: `*` matches any run of characters, `?` one
+    /// character; everything else matches itself.
+    pub fn new(patterns: impl IntoIterator<Item = impl Into<String>>) -> ToolApprovalRules {
+        ToolApprovalRules {
+            patterns: patterns.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The first pattern matching `tool`, if any.
+    pub fn matching(&self, tool: &str) -> Option<&str> {
+        self.patterns
+            .iter()
+            .map(String::as_str)
+            .find(|p| glob_match(p, tool))
+    }
+
+    /// The approval request for a call of `tool` with `arguments`, or
+    /// `None` when no pattern matches. The arguments are shown as pretty
+    /// JSON, exactly as they will be passed to the tool.
+    pub fn request(
+        &self,
+        session_id: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Option<ApprovalRequest> {
+        let pattern = self.matching(tool)?.to_string();
+        let pretty = serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+        Some(ApprovalRequest {
+            session_id: session_id.to_string(),
+            summary: format!("tool `{tool}` matches require_approval pattern `{pattern}`"),
+            subject: Subject::ToolCall {
+                tool: tool.to_string(),
+                arguments: pretty,
+                pattern,
+            },
+        })
+    }
+}
+
+/// Glob matching with `*` and `?` (no character classes), in time
+/// proportional to the product of the lengths at worst.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || Some(&c) == t.get(ti) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).unwrap_or_default().iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("deploy", "deploy"));
+        assert!(glob_match("github.*", "github.create_issue"));
+        assert!(glob_match("*_delete", "file_delete"));
+        assert!(glob_match("a?c*", "abcdef"));
+        assert!(!glob_match("github.*", "gitlab.x"));
+        assert!(!glob_match("deploy", "deploy2"));
+        assert!(glob_match("*", ""));
+    }
+
+    #[test]
+    fn request_shows_pretty_arguments() {
+        let rules = ToolApprovalRules::new(["deploy*"]);
+        let args = serde_json::json!({"env": "prod", "force": true});
+        let req = rules.request("s1", "deploy_service", &args).expect("matches");
+        let Subject::ToolCall { arguments, .. } = &req.subject else {
+            panic!("tool subject")
+        };
+        assert_eq!(arguments, &serde_json::to_string_pretty(&args).expect("json"));
+        assert!(rules.request("s1", "read_file", &args).is_none());
+    }
+}

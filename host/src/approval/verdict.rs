@@ -1,0 +1,243 @@
+//! # Verdicts
+//!
+//! The result of [`detect`](crate::approval::detect): whether a command needs
+//! approval, the [`Category`] of every reason, and each [`Match`] with the
+//! part of the command that triggered it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// What makes a command dangerous.
+///
+/// The serialized form (and [`Category::as_str`]) is the stable snake_case
+/// name used in JSON verdicts, session approvals and allowlist entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Category {
+    /// Recursive or bulk deletion (`rm -r`, `find -delete`, `xargs rm`).
+    RecursiveDelete,
+    /// Irrecoverable destruction or removal of individual important files
+    /// (`shred`, deleting system files).
+    FileDestruction,
+    /// Formatting, partitioning or raw overwriting of block devices.
+    FilesystemFormat,
+    /// Writing to device nodes other than block devices (`/dev/mem`, ...).
+    DeviceWrite,
+    /// Destructive SQL or datastore statements sent to a database client.
+    SqlDestructive,
+    /// Writing, editing or moving system or security configuration files.
+    SystemConfigOverwrite,
+    /// Stopping, disabling or masking system services.
+    ServiceManipulation,
+    /// Running code fetched from the network.
+    RemoteCodeExecution,
+    /// A command (or shell payload) that cannot be known without running it.
+    DynamicCommand,
+    /// Inline interpreter code that runs processes or evaluates code.
+    CodeExecution,
+    /// Unbounded process creation.
+    ForkBomb,
+    /// Killing processes forcibly or in bulk.
+    ProcessKill,
+    /// Dangerous permission or ownership changes.
+    PermissionChange,
+    /// Shutdown, reboot, halt, power-off and similar.
+    SystemPower,
+    /// Git operations that discard work or rewrite shared history.
+    GitDestructive,
+    /// Obtaining a root shell or extra privileges.
+    PrivilegeEscalation,
+    /// Creating, deleting or altering user accounts and passwords.
+    AccountChange,
+    /// Sending secrets (keys, credentials, environment) over the network.
+    SecretExfiltration,
+    /// Connecting a shell to a network socket.
+    ReverseShell,
+    /// Disabling firewalls or taking network interfaces and routes down.
+    NetworkConfig,
+    /// Erasing shell history or system logs.
+    LogTampering,
+    /// Destroying cloud, cluster or container infrastructure.
+    InfrastructureDestroy,
+    /// Removing or replacing scheduled jobs.
+    ScheduledJobs,
+    /// Removing system packages.
+    PackageRemoval,
+    /// The command is too large or too deeply nested to analyse.
+    Unanalyzable,
+}
+
+impl Category {
+    /// Every category, in declaration order.
+    pub const ALL: [Category; 25] = [
+        Category::RecursiveDelete,
+        Category::FileDestruction,
+        Category::FilesystemFormat,
+        Category::DeviceWrite,
+        Category::SqlDestructive,
+        Category::SystemConfigOverwrite,
+        Category::ServiceManipulation,
+        Category::RemoteCodeExecution,
+        Category::DynamicCommand,
+        Category::CodeExecution,
+        Category::ForkBomb,
+        Category::ProcessKill,
+        Category::PermissionChange,
+        Category::SystemPower,
+        Category::GitDestructive,
+        Category::PrivilegeEscalation,
+        Category::AccountChange,
+        Category::SecretExfiltration,
+        Category::ReverseShell,
+        Category::NetworkConfig,
+        Category::LogTampering,
+        Category::InfrastructureDestroy,
+        Category::ScheduledJobs,
+        Category::PackageRemoval,
+        Category::Unanalyzable,
+    ];
+
+    /// The stable snake_case name of the category (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::RecursiveDelete => "recursive_delete",
+            Category::FileDestruction => "file_destruction",
+            Category::FilesystemFormat => "filesystem_format",
+            Category::DeviceWrite => "device_write",
+            Category::SqlDestructive => "sql_destructive",
+            Category::SystemConfigOverwrite => "system_config_overwrite",
+            Category::ServiceManipulation => "service_manipulation",
+            Category::RemoteCodeExecution => "remote_code_execution",
+            Category::DynamicCommand => "dynamic_command",
+            Category::CodeExecution => "code_execution",
+            Category::ForkBomb => "fork_bomb",
+            Category::ProcessKill => "process_kill",
+            Category::PermissionChange => "permission_change",
+            Category::SystemPower => "system_power",
+            Category::GitDestructive => "git_destructive",
+            Category::PrivilegeEscalation => "privilege_escalation",
+            Category::AccountChange => "account_change",
+            Category::SecretExfiltration => "secret_exfiltration",
+            Category::ReverseShell => "reverse_shell",
+            Category::NetworkConfig => "network_config",
+            Category::LogTampering => "log_tampering",
+            Category::InfrastructureDestroy => "infrastructure_destroy",
+            Category::ScheduledJobs => "scheduled_jobs",
+            Category::PackageRemoval => "package_removal",
+            Category::Unanalyzable => "unanalyzable",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing an unknown category name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown command category `{0}`")]
+pub struct UnknownCategory(pub String);
+
+impl FromStr for Category {
+    type Err = UnknownCategory;
+
+    /// Parses the snake_case name produced by [`Category::as_str`]; any other
+    /// text is rejected.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Category::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCategory(s.to_string()))
+    }
+}
+
+/// One reason a command needs approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Match {
+    /// What kind of danger this is.
+    pub category: Category,
+    /// The part of the (normalized) command that matched, at most
+    /// [`MAX_MATCHED_CHARS`] characters.
+    pub matched: String,
+    /// A human-readable explanation.
+    pub reason: String,
+}
+
+/// The longest `matched` text kept in a [`Match`]; longer text is cut and
+/// ends with `…`.
+pub const MAX_MATCHED_CHARS: usize = 200;
+
+/// The most matches a [`Verdict`] keeps; the categories list stays complete.
+pub const MAX_MATCHES: usize = 64;
+
+/// The detector's answer for one command.
+///
+/// `dangerous` is true exactly when `matches` is non-empty; `categories`
+/// lists each category of `matches` once, in order of first appearance.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Whether the command needs approval.
+    pub dangerous: bool,
+    /// The distinct categories of all matches.
+    pub categories: Vec<Category>,
+    /// Every reason found (deduplicated, at most [`MAX_MATCHES`]).
+    pub matches: Vec<Match>,
+}
+
+impl Verdict {
+    /// Builds a verdict from raw matches: duplicates (same category and
+    /// matched text) are dropped, the list is capped at [`MAX_MATCHES`] and
+    /// `dangerous`/`categories` are derived from it.
+    pub fn from_matches(raw: Vec<Match>) -> Verdict {
+        let mut matches: Vec<Match> = Vec::new();
+        let mut categories: Vec<Category> = Vec::new();
+        for m in raw {
+            if !categories.contains(&m.category) {
+                categories.push(m.category);
+            }
+            let duplicate = matches
+                .iter()
+                .any(|k| k.category == m.category && k.matched == m.matched);
+            if !duplicate && matches.len() < MAX_MATCHES {
+                matches.push(m);
+            }
+        }
+        Verdict {
+            dangerous: !matches.is_empty(),
+            categories,
+            matches,
+        }
+    }
+
+    /// A one-line summary such as `recursive_delete: rm -rf build`, joining
+    /// the first match of each category with `; `.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        for c in &self.categories {
+            if let Some(m) = self.matches.iter().find(|m| m.category == *c) {
+                parts.push(format!("{}: {}", c, m.matched));
+            } else {
+                parts.push(c.to_string());
+            }
+        }
+        parts.join("; ")
+    }
+}
+
+/// Cuts `text` to at most [`MAX_MATCHED_CHARS`] characters (on a character
+/// boundary), trimming surrounding whitespace.
+pub(crate) fn clip(text: &str) -> String {
+    let t = text.trim();
+    if t.chars().count() <= MAX_MATCHED_CHARS {
+        return t.to_string();
+    }
+    let mut out: String = t.chars().take(MAX_MATCHED_CHARS - 1).collect();
+    out.push('…');
+    out
+}

@@ -1,0 +1,351 @@
+//! The approval flow: sessions, callbacks, the allowlist file, smart
+//! approval, deny rules, denial counting and tool-level approval.
+
+use std::io::Cursor;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use toolhost::approval::{
+    AllowedBy, Allowlist, ApprovalCallback, ApprovalGate, ApprovalOutcome, ApprovalPolicy, ApprovalRequest,
+    BlockReason, BlockStatus, BoxFuture, Category, Choice, CliPrompt, Decision, SmartApprover, SmartError,
+    Subject, ToolApprovalRules, Verdict,
+};
+
+/// Answers with a fixed outcome and records the requests.
+struct Scripted {
+    outcome: ApprovalOutcome,
+    delay: Duration,
+    seen: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl Scripted {
+    fn new(outcome: ApprovalOutcome) -> Arc<Scripted> {
+        Arc::new(Scripted {
+            outcome,
+            delay: Duration::ZERO,
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+    fn asked(&self) -> usize {
+        self.seen.lock().map(|s| s.len()).unwrap_or(0)
+    }
+}
+
+impl ApprovalCallback for Scripted {
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        Box::pin(async move {
+            if let Ok(mut s) = self.seen.lock() {
+                s.push(request.clone());
+            }
+            tokio::time::sleep(self.delay).await;
+            self.outcome.clone()
+        })
+    }
+}
+
+struct Smart(&'static str);
+
+impl SmartApprover for Smart {
+    fn review<'a>(&'a self, _: &'a str, _: &'a Verdict) -> BoxFuture<'a, Result<String, SmartError>> {
+        Box::pin(async move { Ok(self.0.to_string()) })
+    }
+}
+
+fn gate_with(outcome: ApprovalOutcome) -> (ApprovalGate, Arc<Scripted>) {
+    let cb = Scripted::new(outcome);
+    (
+        ApprovalGate::new(ApprovalPolicy::default()).with_callback(cb.clone()),
+        cb,
+    )
+}
+
+fn blocked(d: Decision) -> toolhost::approval::BlockedResult {
+    match d {
+        Decision::Block(b) => b,
+        Decision::Allow(a) => panic!("expected a block, got {a:?}"),
+    }
+}
+
+#[tokio::test]
+async fn headless_is_fail_closed() {
+    let gate = ApprovalGate::new(ApprovalPolicy::default());
+    assert_eq!(
+        gate.check_command("s", "ls").await,
+        Decision::Allow(AllowedBy::NotFlagged)
+    );
+    let b = blocked(gate.check_command("s", "rm -rf build").await);
+    assert_eq!(b.status, BlockStatus::Blocked);
+    assert_eq!(b.reason, BlockReason::NoApprover);
+    assert!(b.error.starts_with("BLOCKED: ") && b.error.contains("Do NOT retry"));
+    let json: serde_json::Value = serde_json::from_str(&b.to_json()).expect("json");
+    assert_eq!(json["status"], "blocked");
+    let (gate, _) = gate_with(ApprovalOutcome::Unavailable);
+    assert_eq!(
+        blocked(gate.check_command("s", "rm -rf build").await).reason,
+        BlockReason::NoApprover
+    );
+}
+
+#[tokio::test]
+async fn denial_text_and_three_in_a_row() {
+    let (gate, _) = gate_with(ApprovalOutcome::Decided(Choice::Deny));
+    let b = blocked(gate.check_command("s", "rm -rf build").await);
+    assert!(b.error.starts_with("BLOCKED: this command needs approval (recursive_delete: rm -rf build) and the user denied it. Do NOT retry"), "{}", b.error);
+    assert!(!b.error.contains("stop trying"));
+    let _ = gate.check_command("s", "rm -r build").await;
+    let third = blocked(gate.check_command("s", "rm -fr build").await);
+    assert!(third.error.contains("stop trying variations"), "{}", third.error);
+    let other = blocked(gate.check_command("other", "rm -rf build").await);
+    assert!(!other.error.contains("stop trying"));
+}
+
+#[tokio::test]
+async fn session_approval_is_per_category_and_session() {
+    let (gate, cb) = gate_with(ApprovalOutcome::Decided(Choice::Session));
+    assert_eq!(
+        gate.check_command("a", "rm -rf build").await,
+        Decision::Allow(AllowedBy::User(Choice::Session))
+    );
+    assert_eq!(
+        gate.check_command("a", "rm -rf dist").await,
+        Decision::Allow(AllowedBy::Session)
+    );
+    assert_eq!(cb.asked(), 1);
+    // Another category in the same session is asked again.
+    let _ = gate.check_command("a", "git push --force").await;
+    assert_eq!(cb.asked(), 2);
+    // The same category in another session is asked again.
+    let _ = gate.check_command("b", "rm -rf dist").await;
+    assert_eq!(cb.asked(), 3);
+}
+
+#[tokio::test]
+async fn once_is_not_remembered() {
+    let (gate, cb) = gate_with(ApprovalOutcome::Decided(Choice::Once));
+    assert!(gate.check_command("a", "rm -rf build").await.is_allowed());
+    assert!(gate.check_command("a", "rm -rf build").await.is_allowed());
+    assert_eq!(cb.asked(), 2);
+}
+
+#[tokio::test]
+async fn pending_and_timeout() {
+    let (gate, _) = gate_with(ApprovalOutcome::Pending { ticket: "t-1".into() });
+    let b = blocked(gate.check_command("s", "systemctl stop nginx").await);
+    assert_eq!(b.status, BlockStatus::ApprovalRequired);
+    assert_eq!(b.ticket.as_deref(), Some("t-1"));
+    assert!(b.error.starts_with("BLOCKED: ") && b.error.contains("Do NOT retry"));
+    let json: serde_json::Value = serde_json::from_str(&b.to_json()).expect("json");
+    assert_eq!(json["status"], "approval_required");
+
+    let slow = Arc::new(Scripted {
+        outcome: ApprovalOutcome::Decided(Choice::Once),
+        delay: Duration::from_secs(5),
+        seen: Mutex::new(Vec::new()),
+    });
+    let policy = ApprovalPolicy {
+        timeout: Duration::from_millis(50),
+        ..ApprovalPolicy::default()
+    };
+    let gate = ApprovalGate::new(policy).with_callback(slow);
+    let b = blocked(gate.check_command("s", "systemctl stop nginx").await);
+    assert_eq!(b.reason, BlockReason::TimedOut);
+    assert!(b.error.contains("timed out") && b.error.contains("Do NOT retry"));
+}
+
+#[tokio::test]
+async fn pending_answer_applies_later() {
+    let (gate, cb) = gate_with(ApprovalOutcome::Pending { ticket: "t".into() });
+    let _ = gate.check_command("s", "systemctl stop nginx").await;
+    let req = cb.seen.lock().expect("lock")[0].clone();
+    gate.resolve_pending(&req, Choice::Session).expect("resolve");
+    assert_eq!(
+        gate.check_command("s", "systemctl stop nginx").await,
+        Decision::Allow(AllowedBy::Session)
+    );
+}
+
+#[tokio::test]
+async fn always_writes_the_allowlist_atomically_and_survives_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "# my settings\nmodel = \"x\"\n\n[terminal]\nbackend = \"local\" # keep\n",
+    )
+    .expect("write");
+    let (gate, cb) = gate_with(ApprovalOutcome::Decided(Choice::Always));
+    let gate = gate.with_allowlist(Allowlist::load(&path).expect("load"));
+    assert!(gate.check_command("s", "rm -rf node_modules/").await.is_allowed());
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        text.contains("# my settings") && text.contains("backend = \"local\" # keep"),
+        "{text}"
+    );
+    assert!(text.contains("recursive_delete:rm -rf node_modules/"), "{text}");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files left");
+
+    // A new gate (a restart) loads the entry back: no question asked.
+    let (gate2, cb2) = gate_with(ApprovalOutcome::Decided(Choice::Deny));
+    let gate2 = gate2.with_allowlist(Allowlist::load(&path).expect("reload"));
+    assert_eq!(
+        gate2.check_command("other", "rm  -rf   node_modules/").await,
+        Decision::Allow(AllowedBy::Allowlist)
+    );
+    assert_eq!(cb2.asked(), 0);
+    // The entry is exact: a different target is still asked.
+    assert!(
+        !gate2
+            .check_command("other", "rm -rf node_modules/ /")
+            .await
+            .is_allowed()
+    );
+    assert_eq!(cb.asked(), 1);
+}
+
+#[test]
+fn allowlist_rejects_bad_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "command_allowlist = 3\n").expect("write");
+    assert!(Allowlist::load(&bad).is_err());
+    std::fs::write(&bad, "this is = = not toml").expect("write");
+    assert!(Allowlist::load(&bad).is_err());
+    let missing = Allowlist::load(dir.path().join("missing.toml")).expect("missing is empty");
+    assert!(missing.patterns().is_empty());
+    let wild = dir.path().join("wild.toml");
+    std::fs::write(
+        &wild,
+        "command_allowlist = [\"git_destructive:git push --force *\", \"process_kill\"]\n",
+    )
+    .expect("write");
+    let a = Allowlist::load(&wild).expect("load");
+    assert!(a.allows(&toolhost::approval::detect("git push --force origin main")));
+    assert!(a.allows(&toolhost::approval::detect("pkill node")));
+    assert!(!a.allows(&toolhost::approval::detect("git reset --hard")));
+}
+
+#[tokio::test]
+async fn smart_approval_is_strict() {
+    for (reply, allowed) in [
+        ("APPROVE", true),
+        (" approve \n", true),
+        ("DISAPPROVE", false),
+        ("I approve? no", false),
+        ("", false),
+    ] {
+        let gate = ApprovalGate::new(ApprovalPolicy::default()).with_smart_approver(Arc::new(Smart(reply)));
+        let d = gate.check_command("s", "rm -rf node_modules/").await;
+        assert_eq!(d.is_allowed(), allowed, "reply {reply:?}");
+        if allowed {
+            assert_eq!(d, Decision::Allow(AllowedBy::Smart));
+        }
+    }
+}
+
+#[tokio::test]
+async fn deny_rules_cannot_be_bypassed_by_spelling() {
+    let policy = ApprovalPolicy {
+        denylist: vec!["/bin/rm".into(), "curl".into()],
+        ..ApprovalPolicy::default()
+    };
+    let cb = Scripted::new(ApprovalOutcome::Decided(Choice::Once));
+    let gate = ApprovalGate::new(policy).with_callback(cb.clone());
+    for cmd in [
+        "rm x",
+        "/bin/rm x",
+        "/usr/bin/../bin/rm x",
+        "./rm x",
+        "\\rm x",
+        "\"rm\" x",
+        "'r''m' x",
+        "r\\m x",
+        "sudo rm x",
+        "sh -c 'rm x'",
+        "find . -exec rm {} +",
+        "echo $(rm x)",
+        "xargs rm < list",
+        "ｒｍ x",
+        "curl https://example.com",
+        "/usr/local/bin/curl -s x",
+    ] {
+        let b = blocked(gate.check_command("s", cmd).await);
+        assert_eq!(b.reason, BlockReason::DenyRule, "{cmd}");
+        assert!(b.error.starts_with("BLOCKED: ") && b.error.contains("Do NOT retry"));
+    }
+    assert_eq!(cb.asked(), 0);
+    assert!(gate.check_command("s", "echo rm").await.is_allowed());
+}
+
+#[tokio::test]
+async fn tool_level_approval() {
+    let policy = ApprovalPolicy {
+        tools: ToolApprovalRules::new(["deploy*", "github.*"]),
+        ..ApprovalPolicy::default()
+    };
+    let cb = Scripted::new(ApprovalOutcome::Decided(Choice::Session));
+    let gate = ApprovalGate::new(policy).with_callback(cb.clone());
+    let args = serde_json::json!({"service": "api", "env": "prod"});
+    assert!(gate.check_tool("s", "read_file", &args).await.is_allowed());
+    assert_eq!(cb.asked(), 0);
+    assert!(gate.check_tool("s", "deploy_service", &args).await.is_allowed());
+    assert!(gate.check_tool("s", "deploy_service", &args).await.is_allowed());
+    assert_eq!(cb.asked(), 1);
+    let req = cb.seen.lock().expect("lock")[0].clone();
+    let Subject::ToolCall {
+        arguments, pattern, ..
+    } = &req.subject
+    else {
+        panic!("tool subject")
+    };
+    assert_eq!(arguments, &serde_json::to_string_pretty(&args).expect("json"));
+    assert_eq!(pattern, "deploy*");
+    let headless = ApprovalGate::new(ApprovalPolicy {
+        tools: ToolApprovalRules::new(["github.*"]),
+        ..ApprovalPolicy::default()
+    });
+    let b = blocked(headless.check_tool("s", "github.delete_repo", &args).await);
+    assert!(
+        b.error.starts_with("BLOCKED: the tool call `github.delete_repo`"),
+        "{}",
+        b.error
+    );
+}
+
+#[tokio::test]
+async fn cli_prompt_reads_choices() {
+    let out = Arc::new(Mutex::new(Vec::new()));
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::Error::other("lock"))?
+                .extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let prompt = CliPrompt::new(Cursor::new(b"what\nS\n".to_vec()), Sink(out.clone()));
+    let gate = ApprovalGate::new(ApprovalPolicy::default()).with_callback(Arc::new(prompt));
+    assert_eq!(
+        gate.check_command("s", "kill -9 1234").await,
+        Decision::Allow(AllowedBy::User(Choice::Session))
+    );
+    let shown = String::from_utf8(out.lock().expect("lock").clone()).expect("utf8");
+    assert!(
+        shown.contains("kill -9 1234") && shown.contains("process_kill") && shown.contains("Please answer"),
+        "{shown}"
+    );
+    // End of input is a denial (fail-closed).
+    let eof = CliPrompt::new(Cursor::new(Vec::new()), std::io::sink());
+    let gate = ApprovalGate::new(ApprovalPolicy::default()).with_callback(Arc::new(eof));
+    assert!(!gate.check_command("s", "kill -9 1234").await.is_allowed());
+    assert_eq!(toolhost::approval::parse_choice(" Always "), Some(Choice::Always));
+    let _ = Category::ProcessKill;
+}

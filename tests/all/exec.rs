@@ -1,0 +1,410 @@
+//! Execution: the local backend, background processes and receipts, the
+//! bubblewrap sandbox and the ssh backend against a real sshd.
+//!
+//! These tests need `bubblewrap`, `openssh-server` and `openssh-client`
+//! (Debian packages). They fail, never skip, when a program is missing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolhost::exec::{
+    Backend, BackgroundManager, ExecError, ExecRequest, HostKeyCheck, LocalBackend, ProcState, ReceiptStore,
+    SandboxBackend, SshBackend, find_program,
+};
+
+fn require(program: &str, package: &str) {
+    assert!(
+        find_program(program).is_some() || Path::new(program).is_file(),
+        "`{program}` is missing: install it with `apt-get install -y {package}`"
+    );
+}
+
+/// Whether a process is gone (or a zombie nobody has reaped yet).
+fn dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z')),
+    }
+}
+
+async fn eventually_dead(pid: i32) -> bool {
+    for _ in 0..50 {
+        if dead(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+fn req(cmd: &str) -> ExecRequest {
+    let mut r = ExecRequest::new(cmd);
+    r.timeout = Duration::from_secs(20);
+    r
+}
+
+#[tokio::test]
+async fn local_basics_cwd_exit_code_and_env() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut r = req("pwd; echo \"pkg=${CARGO_PKG_NAME:-unset}\"; echo \"path=$PATH\"; exit 3");
+    r.cwd = Some(dir.path().to_path_buf());
+    let res = LocalBackend::default().run(&r).await.expect("run");
+    let real = dir.path().canonicalize().expect("canon");
+    assert!(
+        res.stdout.starts_with(&format!("{}\n", real.display())),
+        "{res:?}"
+    );
+    assert!(
+        res.stdout.contains("pkg=unset"),
+        "parent environment leaked: {res:?}"
+    );
+    assert!(
+        res.stdout
+            .contains(&format!("path={}", toolhost::exec::DEFAULT_PATH))
+    );
+    assert_eq!(res.exit_code, Some(3));
+    assert!(!res.ok && !res.timed_out);
+    r.env_passthrough = vec!["CARGO_PKG_NAME".into()];
+    r.env.insert("EXTRA".into(), "x y".into());
+    r.command = "echo \"$CARGO_PKG_NAME $EXTRA\"".into();
+    let res = LocalBackend::default().run(&r).await.expect("run");
+    assert_eq!(res.stdout, format!("{} x y\n", env!("CARGO_PKG_NAME")));
+    assert!(res.ok);
+    let mut bad = req("true");
+    bad.cwd = Some("/definitely/not/here".into());
+    assert!(matches!(
+        LocalBackend::default().run(&bad).await,
+        Err(ExecError::InvalidCwd(_))
+    ));
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let mut r = req(&format!(
+        "sh -c 'sleep 30 & echo $! > {}; wait'",
+        pidfile.display()
+    ));
+    r.timeout = Duration::from_millis(700);
+    let res = LocalBackend::default().run(&r).await.expect("run");
+    assert!(res.timed_out && !res.ok, "{res:?}");
+    assert!(res.duration_ms < 10_000);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("number");
+    assert!(
+        eventually_dead(pid).await,
+        "grandchild sleep {pid} survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_future_kills_the_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let r = req(&format!("sleep 30 & echo $! > {}; wait", pidfile.display()));
+    let backend = LocalBackend::default();
+    let cancelled = tokio::time::timeout(Duration::from_millis(700), backend.run(&r)).await;
+    assert!(cancelled.is_err(), "should still be running");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("number");
+    assert!(eventually_dead(pid).await, "sleep {pid} survived cancellation");
+}
+
+#[tokio::test]
+async fn output_cap_keeps_head_and_tail() {
+    let mut r = req("seq 1 100000; echo err >&2");
+    r.output_cap = 1000;
+    let res = LocalBackend::default().run(&r).await.expect("run");
+    assert!(res.truncated);
+    assert!(res.stdout.starts_with("1\n2\n3\n"), "{}", &res.stdout[..40]);
+    assert!(res.stdout.ends_with("99999\n100000\n"));
+    assert!(res.stdout.contains(" bytes cut ...]\n"));
+    assert_eq!(res.stderr, "err\n");
+    assert!(res.stdout.len() + res.stderr.len() < 1100);
+}
+
+fn manager(dir: &Path, max_count: usize) -> BackgroundManager {
+    BackgroundManager::new(
+        Arc::new(LocalBackend::default()),
+        ReceiptStore::new(dir, Duration::from_secs(3600), max_count),
+    )
+}
+
+#[tokio::test]
+async fn background_start_poll_read_kill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = manager(dir.path(), 100);
+    let h = m
+        .start("alice", &req("echo one; sleep 0.5; echo two"))
+        .expect("start");
+    assert_eq!(m.poll("alice", &h).expect("poll"), ProcState::Running);
+    let mut first = m.read_output("alice", &h, 0).expect("read");
+    for _ in 0..40 {
+        if first.data.contains("one") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        first = m.read_output("alice", &h, 0).expect("read");
+    }
+    assert_eq!(first.data, "one\n");
+    let state = m.wait("alice", &h).await.expect("wait");
+    assert_eq!(
+        state,
+        ProcState::Exited {
+            exit_code: Some(0),
+            timed_out: false,
+            killed: false
+        }
+    );
+    let rest = m.read_output("alice", &h, first.next_offset).expect("read");
+    assert_eq!(rest.data, "two\n");
+    // Knowing the handle is not enough.
+    assert!(matches!(m.poll("mallory", &h), Err(ExecError::UnknownHandle(_))));
+    assert!(matches!(
+        m.read_output("mallory", &h, 0),
+        Err(ExecError::UnknownHandle(_))
+    ));
+    assert!(matches!(
+        m.receipt("mallory", &h),
+        Err(ExecError::UnknownHandle(_))
+    ));
+    assert!(m.kill("mallory", &h).is_err());
+    let receipt = m.receipt("alice", &h).expect("receipt");
+    assert_eq!(receipt.output, "one\ntwo\n");
+    assert_eq!(receipt.owner_session, "alice");
+
+    let k = m.start("alice", &req("sleep 30")).expect("start");
+    m.kill("alice", &k).expect("kill");
+    let state = m.wait("alice", &k).await.expect("wait");
+    assert!(
+        matches!(
+            state,
+            ProcState::Exited {
+                killed: true,
+                exit_code: None,
+                ..
+            }
+        ),
+        "{state:?}"
+    );
+
+    // After a restart the receipt still answers, for the owner only.
+    let again = manager(dir.path(), 100);
+    assert!(matches!(
+        again.poll("alice", &h).expect("poll"),
+        ProcState::Exited {
+            exit_code: Some(0),
+            ..
+        }
+    ));
+    assert!(again.poll("bob", &h).is_err());
+    assert_eq!(again.read_output("alice", &h, 4).expect("read").data, "two\n");
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(
+        files.len(),
+        2,
+        "exactly one receipt per finished process, no temp files"
+    );
+}
+
+#[tokio::test]
+async fn receipts_are_pruned_by_count_and_age() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = manager(dir.path(), 2);
+    for i in 0..4 {
+        let h = m.start("s", &req(&format!("echo {i}"))).expect("start");
+        m.wait("s", &h).await.expect("wait");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let count = std::fs::read_dir(dir.path()).expect("dir").count();
+    assert_eq!(count, 2);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ReceiptStore::new(dir.path(), Duration::from_millis(10), 100).prune();
+    assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
+}
+
+#[tokio::test]
+async fn sandbox_confines_writes_and_network() {
+    require("bwrap", "bubblewrap");
+    let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+    let outside = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+    let target = outside.path().join("escaped");
+    let sandbox = SandboxBackend {
+        network: false,
+        default_cwd: None,
+    };
+    let mut r = req(&format!(
+        "echo inside > ok.txt && echo ok; touch {} && echo ESCAPED; touch /etc/sandbox-escape && echo ESCAPED",
+        target.display()
+    ));
+    r.cwd = Some(dir.path().to_path_buf());
+    let res = sandbox.run(&r).await.expect("run");
+    assert!(
+        res.stdout.starts_with("ok\n") && !res.stdout.contains("ESCAPED"),
+        "{res:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ok.txt")).expect("written"),
+        "inside\n"
+    );
+    assert!(!target.exists() && !Path::new("/etc/sandbox-escape").exists());
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let probe = format!(
+        "bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo CONNECTED || echo REFUSED"
+    );
+    let mut r = req(&probe);
+    r.cwd = Some(dir.path().to_path_buf());
+    let res = sandbox.run(&r).await.expect("run");
+    assert_eq!(res.stdout, "REFUSED\n", "{res:?}");
+    let granted = SandboxBackend {
+        network: true,
+        default_cwd: None,
+    };
+    let res = granted.run(&r).await.expect("run");
+    assert_eq!(res.stdout, "CONNECTED\n", "{res:?}");
+}
+
+struct Sshd {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+    key: std::path::PathBuf,
+    known_hosts: std::path::PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn keygen(path: &Path) {
+    let st = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(st.success());
+}
+
+async fn start_sshd() -> Sshd {
+    require("/usr/sbin/sshd", "openssh-server");
+    require("ssh", "openssh-client");
+    require("ssh-keygen", "openssh-client");
+    std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (host, key) = (dir.path().join("host_key"), dir.path().join("user_key"));
+    keygen(&host);
+    keygen(&key);
+    let authorized = dir.path().join("authorized_keys");
+    std::fs::copy(key.with_extension("pub"), &authorized).expect("authorized_keys");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let config = dir.path().join("sshd_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\n\
+             PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             UsePAM no\nStrictModes no\n",
+            host.display(),
+            dir.path().join("sshd.pid").display(),
+            authorized.display()
+        ),
+    )
+    .expect("config");
+    let child = std::process::Command::new("/usr/sbin/sshd")
+        .args(["-D", "-e", "-f"])
+        .arg(&config)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("sshd starts");
+    let hostpub = std::fs::read_to_string(host.with_extension("pub")).expect("host pub");
+    let known_hosts = dir.path().join("known_hosts");
+    std::fs::write(&known_hosts, format!("[127.0.0.1]:{port} {hostpub}")).expect("known_hosts");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Sshd {
+        child,
+        port,
+        _dir: dir,
+        key,
+        known_hosts,
+    }
+}
+
+#[tokio::test]
+async fn ssh_runs_remotely_with_quoting() {
+    let sshd = start_sshd().await;
+    let user = std::process::Command::new("id").arg("-un").output().expect("id");
+    let backend = SshBackend {
+        host: "127.0.0.1".into(),
+        port: sshd.port,
+        user: String::from_utf8_lossy(&user.stdout).trim().to_string(),
+        identity_file: sshd.key.clone(),
+        known_hosts: sshd.known_hosts.clone(),
+        host_key_check: HostKeyCheck::Strict,
+    };
+    let mut r = req("pwd; echo \"$GREETING\"; echo 'it'\"'\"'s'; echo $((6*7)); exit 4");
+    r.cwd = Some("/tmp".into());
+    r.env.insert("GREETING".into(), "hello 'world'".into());
+    let res = backend.run(&r).await.expect("run");
+    assert_eq!(res.stdout, "/tmp\nhello 'world'\nit's\n42\n", "{res:?}");
+    assert_eq!(res.exit_code, Some(4));
+
+    let wrong = SshBackend {
+        known_hosts: sshd.key.with_extension("none"),
+        ..backend
+    };
+    let res = wrong.run(&req("echo should-not-run")).await.expect("run");
+    assert!(
+        !res.ok && !res.stdout.contains("should-not-run"),
+        "unknown host key must be refused: {res:?}"
+    );
+}
+
+#[test]
+fn missing_programs_are_typed_errors() {
+    let sandbox = SandboxBackend::default();
+    let args = sandbox.bwrap_args("/w", "echo hi");
+    for flag in [
+        "--unshare-all",
+        "--ro-bind",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+    ] {
+        assert!(args.iter().any(|a| a == flag), "{flag}");
+    }
+    assert!(!args.iter().any(|a| a == "--share-net"));
+    let e = ExecError::ProgramMissing {
+        program: "bwrap".into(),
+        hint: "install bubblewrap".into(),
+    };
+    assert!(e.to_string().contains("bwrap"));
+    assert_eq!(toolhost::exec::shell_quote("it's"), "'it'\\''s'");
+}
