@@ -12,6 +12,9 @@
 //! | every sandbox limit and its default | [`limits`] |
 //! | the WIT world bindings, one module per version | [`bindings`] |
 //! | the WIT-free `Tool` trait and the registry | [`registry`] |
+//! | named bundles of tools | [`toolsets`] |
+//! | the call pipeline, hooks, events, batches | [`dispatch`] |
+//! | the `toolhost.toml` configuration | [`config`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -29,12 +32,15 @@
 pub mod bindings;
 pub mod cache;
 pub mod component;
+pub mod config;
+pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod identity;
 pub mod limits;
 pub mod registry;
 pub mod sandbox;
+pub mod toolsets;
 
 pub use component::{LoadOptions, LoadedComponent, WasmTool};
 pub use engine::{Engine, EngineConfig};
