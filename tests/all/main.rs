@@ -1,1 +1,10 @@
 fn main() {}
+
+mod support;
+
+mod config;
+mod dispatch;
+mod fixtures;
+mod lazy;
+mod registry;
+mod toolsets;

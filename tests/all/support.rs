@@ -23,7 +23,10 @@ pub const PLUGINS: &[&str] = &[
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
 }
 
 /// The folder the plugins are built into. A separate target folder, so that
@@ -63,7 +66,11 @@ pub fn plugin_path(name: &str) -> PathBuf {
         other => format!("{}.wasm", other.replace('-', "_")),
     };
     let path = build_plugins().join(file);
-    assert!(path.exists(), "plugin {name} was built but {} is missing", path.display());
+    assert!(
+        path.exists(),
+        "plugin {name} was built but {} is missing",
+        path.display()
+    );
     path
 }
 

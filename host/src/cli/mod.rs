@@ -1,8 +1,10 @@
 //! The command-line interface: one module per subcommand.
 
 mod call;
+mod call_tool;
 mod hash;
 mod inspect;
+mod tools;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +28,10 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Call one tool of a component, in a fresh sandbox, and print its result.
     Call(call::CallArgs),
+    /// Print the tool definitions the model would see, as JSON.
+    Tools(tools::ToolsArgs),
+    /// Call a tool through the full dispatch pipeline of the configured registry.
+    CallTool(call_tool::CallToolArgs),
 }
 
 /// Options every command that loads components shares.
@@ -82,6 +88,8 @@ pub fn main() -> ExitCode {
             Command::Hash(args) => hash::run(args),
             Command::Inspect(args) => inspect::run(args).await,
             Command::Call(args) => call::run(args).await,
+            Command::Tools(args) => tools::run(args).await,
+            Command::CallTool(args) => call_tool::run(args).await,
         }
     });
     match result {
