@@ -61,6 +61,9 @@ pub enum ErrorCode {
     Cancelled,
     /// The tool exists but is unavailable right now (its check failed).
     Unavailable,
+    /// Lazy mode: the tool exists but is not active in this session yet
+    /// (activate it with `tool_search(name=...)`).
+    NotActive,
     /// A configuration file or value is wrong.
     Config,
     /// Reading or writing a file failed.
@@ -93,6 +96,7 @@ impl ErrorCode {
             ErrorCode::ApprovalRequired => "approval_required",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::NotActive => "not_active",
             ErrorCode::Config => "config",
             ErrorCode::Io => "io",
             ErrorCode::Internal => "internal",

@@ -16,6 +16,9 @@
 //! | spilling large results to files | [`spill`] |
 //! | dangerous-command detection and the approval flow | [`approval`] |
 //! | running commands: local, bubblewrap sandbox, ssh; background processes | [`exec`] |
+//! | named bundles of tools | [`toolsets`] |
+//! | the call pipeline, hooks, events, batches | [`dispatch`] |
+//! | the `toolhost.toml` configuration | [`config`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -35,6 +38,8 @@ pub mod bindings;
 pub mod cache;
 pub mod capabilities;
 pub mod component;
+pub mod config;
+pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod exec;
@@ -43,6 +48,7 @@ pub mod limits;
 pub mod registry;
 pub mod sandbox;
 pub mod spill;
+pub mod toolsets;
 
 pub use component::{LoadOptions, LoadedComponent, WasmTool};
 pub use engine::{Engine, EngineConfig};

@@ -7,16 +7,22 @@ mod approval_flow;
 mod cache;
 mod capabilities;
 mod cli;
+mod config;
 mod detect_adversarial;
 mod detect_corpus;
+mod dispatch;
 mod exec;
 mod exec_tool;
+mod fixtures;
+mod lazy;
 mod limits;
 mod loading;
 mod nested;
 mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
+mod registry;
+mod toolsets;
 
 use std::sync::{Arc, OnceLock};
 

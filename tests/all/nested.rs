@@ -187,3 +187,65 @@ async fn a_nested_call_gets_the_callers_remaining_deadline() {
     );
     assert!(err.message().contains("timeout"), "{}", err.message());
 }
+
+#[tokio::test]
+async fn through_the_dispatcher_a_nested_call_passes_the_pipeline_again() {
+    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::registry::{ComponentRegistration, Registry};
+
+    let grants = Grants {
+        tools: vec!["greet".into()],
+        ..Default::default()
+    };
+    let caller = engine()
+        .load_file(
+            &support::plugin_path("caller"),
+            LoadOptions {
+                grants,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let hello = engine()
+        .load_file(&support::plugin_path("hello"), LoadOptions::default())
+        .await
+        .unwrap();
+    let mut registry = Registry::new();
+    registry
+        .register_component(&caller, &ComponentRegistration::default())
+        .unwrap();
+    registry
+        .register_component(&hello, &ComponentRegistration::default())
+        .unwrap();
+    let dispatcher = Dispatcher::builder(registry).build().unwrap();
+    let mut events = dispatcher.subscribe();
+    let ctx = DispatchContext::new(Session::trusted("s"));
+
+    let ok = dispatcher
+        .dispatch(
+            "relay",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(ok.content, r#""Hello, Ada!""#, "{ok:?}");
+    let (first, second) = (events.recv().await.unwrap(), events.recv().await.unwrap());
+    assert_eq!((first.name.as_str(), second.name.as_str()), ("greet", "relay"));
+    assert_eq!(
+        first.parent_call_id,
+        Some(second.call_id),
+        "the nested call names its parent"
+    );
+
+    // The nested call's arguments are validated against greet's schema.
+    let bad = dispatcher
+        .dispatch(
+            "relay",
+            json!({"name": "greet", "arguments": {"nom": "Ada"}}),
+            &ctx,
+        )
+        .await;
+    assert!(bad.is_error());
+    assert!(bad.content.contains("invalid_arguments"), "{}", bad.content);
+}

@@ -1,9 +1,11 @@
 //! The command-line interface: one module per subcommand.
 
 mod call;
+mod call_tool;
 mod check_command;
 mod hash;
 mod inspect;
+mod tools;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +33,10 @@ enum Command {
     /// Print the dangerous-command detector's verdict on a command as JSON
     /// (`dangerous`, `categories`, `matches`), without running it.
     CheckCommand(check_command::CheckCommandArgs),
+    /// Print the tool definitions the model would see, as JSON.
+    Tools(tools::ToolsArgs),
+    /// Call a tool through the full dispatch pipeline of the configured registry.
+    CallTool(call_tool::CallToolArgs),
 }
 
 /// Options every command that loads components shares.
@@ -88,6 +94,8 @@ pub fn main() -> ExitCode {
             Command::Inspect(args) => inspect::run(args).await,
             Command::Call(args) => call::run(args).await,
             Command::CheckCommand(args) => check_command::run(args),
+            Command::Tools(args) => tools::run(args).await,
+            Command::CallTool(args) => call_tool::run(args).await,
         }
     });
     match result {

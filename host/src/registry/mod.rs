@@ -1,10 +1,302 @@
 //! # The tool registry
 //!
-//! Holds every tool the host offers, whatever its source.
+//! Holds every tool the host offers, whatever its source, and decides who
+//! may see it.
+//!
+//! | type | role |
+//! |---|---|
+//! | [`Tool`], [`ToolSpec`], [`FnTool`], [`BlockingFnTool`] | the WIT-free tool interface |
+//! | [`Registry`] | the entries, keyed by name; registration, filtering, merging |
+//! | [`ToolEntry`], [`ToolSource`], [`ToolAudience`], [`Registration`] | one registered tool |
+//! | [`Check`] | availability checks ([`availability`](Check)) |
+//! | [`Registry::list_schemas`], [`Registry::definitions`] | schema output ([`schemas`](Registry::definitions)) |
+//! | [`lazy`] | the lazy mode's `tool_search` |
+//!
+//! Registration is fail-closed: [`Registry::register`] makes a trusted-only
+//! built-in, [`Registry::register_public`] is the only way to a public one,
+//! and MCP and WASM tools are always trusted-only. Duplicate names are
+//! rejected; [`Registry::replace`] swaps a handler and keeps the metadata.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolhost::registry::{FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
+//!
+//! let echo = |name: &str| FnTool::new(
+//!     ToolSpec::new(name, "Echoes.", json!({"type": "object"})),
+//!     |args, _| async move { Ok(ToolOutput::json(&args)) },
+//! );
+//! let mut registry = Registry::new();
+//! registry.register(echo("private_echo")).unwrap();
+//! registry.register_public(echo("public_echo")).unwrap();
+//! assert!(registry.register(echo("public_echo")).is_err());
+//!
+//! let public = registry.clone_for_audience(ToolAudience::Public);
+//! assert_eq!(public.names(), ["public_echo"]);
+//! assert_eq!(registry.list_schemas()[0]["source"], "builtin");
+//! ```
 
+mod availability;
+mod entry;
+pub mod lazy;
+mod schemas;
 mod tool;
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use availability::{Check, CheckCache};
+pub use entry::{Registration, SchemaPatch, ToolAudience, ToolEntry, ToolSource};
+pub use schemas::openai_definition;
 pub use tool::{
     BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, Tool, ToolCaller, ToolCallerHandle, ToolHints,
     ToolOutput, ToolSpec, Usage,
 };
+
+use crate::component::LoadedComponent;
+use crate::error::{Error, ErrorCode, Result};
+use crate::identity::ComponentHash;
+
+/// How a component's tools are registered.
+#[derive(Debug, Clone, Default)]
+pub struct ComponentRegistration {
+    /// The toolset of its tools. Default: `wasm-HASH12` (its short hash).
+    pub toolset: Option<String>,
+    /// Whether its tools may override built-ins of the same name (the
+    /// operator's opt-in, `allow_tool_override` in the config). Tools of
+    /// other components or MCP servers are never overridden.
+    pub allow_tool_override: bool,
+}
+
+/// The tools, keyed by name (listed in name order). Cheap to clone: entries
+/// are shared.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    entries: BTreeMap<String, Arc<ToolEntry>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Registers a trusted-only built-in. Its toolset defaults to its name.
+    ///
+    /// # Errors
+    ///
+    /// `duplicate_tool` when the name is taken (naming both owners);
+    /// `invalid_arguments` when its parameter schema is not a JSON Schema.
+    pub fn register(&mut self, tool: impl Into<Registration>) -> Result<()> {
+        self.add(tool.into(), ToolSource::Builtin, ToolAudience::Trusted, None)
+    }
+
+    /// Registers a built-in reviewed as safe for public (untrusted) turns.
+    /// This is the only way to a public tool.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::register`].
+    pub fn register_public(&mut self, tool: impl Into<Registration>) -> Result<()> {
+        self.add(tool.into(), ToolSource::Builtin, ToolAudience::Public, None)
+    }
+
+    /// Registers a trusted-only tool of MCP server `server`; its toolset
+    /// defaults to `mcp-SERVER`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::register`].
+    pub fn register_mcp(&mut self, tool: impl Into<Registration>, server: impl Into<String>) -> Result<()> {
+        let server = server.into();
+        let mut reg = tool.into();
+        reg.toolset.get_or_insert_with(|| format!("mcp-{server}"));
+        self.add(reg, ToolSource::Mcp { server }, ToolAudience::Trusted, None)
+    }
+
+    /// Registers every tool of `component`, trusted-only and tagged with its
+    /// hash, and returns their names. All or nothing: on error, none is
+    /// registered.
+    ///
+    /// # Errors
+    ///
+    /// `duplicate_tool` when a name is taken (unless it is a built-in and
+    /// `options.allow_tool_override` is set).
+    pub fn register_component(
+        &mut self,
+        component: &Arc<LoadedComponent>,
+        options: &ComponentRegistration,
+    ) -> Result<Vec<String>> {
+        let hash = component.hash();
+        let toolset = options
+            .toolset
+            .clone()
+            .unwrap_or_else(|| format!("wasm-{}", hash.short()));
+        let mut staged = self.clone();
+        let mut names = Vec::new();
+        for tool in component.wasm_tools() {
+            names.push(tool.spec().name.clone());
+            let reg = Registration::new(tool).toolset(toolset.clone());
+            let source = ToolSource::Wasm { component_hash: hash };
+            staged.add(
+                reg,
+                source,
+                ToolAudience::Trusted,
+                Some(options.allow_tool_override),
+            )?;
+        }
+        *self = staged;
+        Ok(names)
+    }
+
+    fn add(
+        &mut self,
+        reg: Registration,
+        source: ToolSource,
+        audience: ToolAudience,
+        allow_override: Option<bool>,
+    ) -> Result<()> {
+        let name = reg.handler.spec().name.clone();
+        if let Some(existing) = self.entries.get(&name) {
+            let overridable = allow_override == Some(true) && existing.source == ToolSource::Builtin;
+            if !overridable {
+                return Err(duplicate(&name, existing, &source));
+            }
+            tracing::info!(tool = %name, by = %source, "plugin overrides a built-in (allow_tool_override)");
+        }
+        let entry = ToolEntry::build(reg, name.clone(), source, audience)?;
+        self.entries.insert(name, Arc::new(entry));
+        Ok(())
+    }
+
+    /// Replaces the handler of tool `name` (an intentional wrapper): the
+    /// source, audience, toolset and metadata stay those of the original.
+    ///
+    /// # Errors
+    ///
+    /// `unknown_tool` when there is no such tool; `invalid_arguments` when
+    /// the new tool's name differs or its schema is invalid.
+    pub fn replace(&mut self, name: &str, tool: impl Tool) -> Result<()> {
+        let handler: Arc<dyn Tool> = Arc::new(tool);
+        if handler.spec().name != name {
+            return Err(Error::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "cannot replace `{name}` with a tool named `{}`",
+                    handler.spec().name
+                ),
+            ));
+        }
+        let existing = self.entries.get(name).ok_or_else(|| unknown(name))?;
+        let entry = existing.with_handler(handler)?;
+        self.entries.insert(name.to_string(), Arc::new(entry));
+        Ok(())
+    }
+
+    /// Adds every entry of `other`.
+    ///
+    /// # Errors
+    ///
+    /// `duplicate_tool` when a name is in both; nothing is merged then.
+    pub fn merge(&mut self, other: &Registry) -> Result<()> {
+        if let Some((name, theirs)) = other.entries.iter().find(|(n, _)| self.entries.contains_key(*n)) {
+            return Err(duplicate(name, &self.entries[name], &theirs.source));
+        }
+        self.entries
+            .extend(other.entries.iter().map(|(k, v)| (k.clone(), Arc::clone(v))));
+        Ok(())
+    }
+
+    /// A copy without any MCP tool.
+    pub fn clone_without_mcp(&self) -> Registry {
+        self.filtered(|e| !matches!(e.source, ToolSource::Mcp { .. }))
+    }
+
+    /// Removes every MCP tool; returns how many were removed.
+    pub fn unregister_mcp(&mut self) -> usize {
+        self.remove_where(|e| matches!(e.source, ToolSource::Mcp { .. }))
+    }
+
+    /// Removes every tool of the component with `hash` (and nothing else);
+    /// returns how many were removed.
+    pub fn unregister_component(&mut self, hash: ComponentHash) -> usize {
+        self.remove_where(|e| e.source == ToolSource::Wasm { component_hash: hash })
+    }
+
+    /// A copy with only the tools a turn of `audience` may use: for
+    /// [`ToolAudience::Public`], only the tools registered public.
+    pub fn clone_for_audience(&self, audience: ToolAudience) -> Registry {
+        self.filtered(|e| audience.may_use(e.audience))
+    }
+
+    fn filtered(&self, keep: impl Fn(&ToolEntry) -> bool) -> Registry {
+        Registry {
+            entries: self
+                .entries
+                .iter()
+                .filter(|(_, e)| keep(e))
+                .map(|(k, v)| (k.clone(), Arc::clone(v)))
+                .collect(),
+        }
+    }
+
+    fn remove_where(&mut self, remove: impl Fn(&ToolEntry) -> bool) -> usize {
+        let before = self.entries.len();
+        self.entries.retain(|_, e| !remove(e));
+        before - self.entries.len()
+    }
+
+    /// The entry named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {
+        self.entries.get(name)
+    }
+
+    /// Whether a tool named `name` is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
+    /// Every entry, in name order.
+    pub fn entries(&self) -> impl Iterator<Item = &Arc<ToolEntry>> {
+        self.entries.values()
+    }
+
+    /// Every tool name, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.entries.keys().map(String::as_str).collect()
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The names of the toolsets the entries belong to (the dynamic
+    /// toolsets: one per built-in group, MCP server and component).
+    pub fn toolset_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.entries.values().map(|e| e.toolset.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
+
+fn duplicate(name: &str, existing: &ToolEntry, newcomer: &ToolSource) -> Error {
+    Error::new(
+        ErrorCode::DuplicateTool,
+        format!(
+            "tool `{name}` is already registered by {} (toolset `{}`); {newcomer} cannot register it too. \
+             Rename one of them, use `replace` for an intentional wrapper, or, for a plugin overriding a \
+             built-in, set `allow_tool_override = true` for that plugin",
+            existing.source, existing.toolset
+        ),
+    )
+}
+
+pub(crate) fn unknown(name: &str) -> Error {
+    Error::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}"))
+}

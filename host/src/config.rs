@@ -1,0 +1,280 @@
+//! # Configuration
+//!
+//! The host's TOML configuration (`toolhost.toml`): plugins, toolsets and
+//! the registry mode. Every section rejects unknown keys; an error names the
+//! file, line, column and key.
+//!
+//! ```toml
+//! [tools]
+//! registry_mode = "full"          # or "lazy"
+//! enabled_toolsets = ["hello"]    # or disabled_toolsets = [...]; not both
+//! batch_concurrency = 8
+//!
+//! [[plugins]]
+//! path = "plugins/hello.wasm"     # relative to this file's folder
+//! hash = "blake3:..."             # optional pin
+//! toolset = "hello"               # default: the file name without `.wasm`
+//! allow_tool_override = false     # may its tools override built-ins?
+//! [plugins.limits]                # see `LimitsOverride`
+//! timeout_ms = 2000
+//!
+//! [toolsets.web]                  # a defined (composite) toolset
+//! includes = ["http", "time"]
+//! tools = ["extra_tool"]
+//! ```
+//!
+//! ```
+//! use toolhost::config::Config;
+//! use toolhost::registry::lazy::RegistryMode;
+//!
+//! let config = Config::parse("[tools]\nregistry_mode = \"lazy\"\n", "toolhost.toml".as_ref()).unwrap();
+//! assert_eq!(config.tools.registry_mode, RegistryMode::Lazy);
+//!
+//! let err = Config::parse("[tools]\nregistry_mode = \"lazy\"\nfoo = 1\n", "toolhost.toml".as_ref()).unwrap_err();
+//! assert!(err.message().contains("toolhost.toml:3:1"), "{err}");
+//! assert!(err.message().contains("key `foo`"), "{err}");
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::capabilities::Grants;
+use crate::component::{LoadOptions, LoadedComponent};
+use crate::dispatch::{Dispatcher, DispatcherBuilder};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::identity::ComponentHash;
+use crate::limits::LimitsOverride;
+use crate::registry::lazy::RegistryMode;
+use crate::registry::{ComponentRegistration, Registry};
+use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[tools]`: the registry mode and toolset selection.
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// `[[plugins]]`: WebAssembly components to load.
+    #[serde(default)]
+    pub plugins: Vec<PluginConfig>,
+    /// `[toolsets.NAME]`: defined toolsets.
+    #[serde(default)]
+    pub toolsets: BTreeMap<String, ToolsetDef>,
+    /// The folder relative plugin paths are resolved against (the file's).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// The `[tools]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// `"full"` (default) or `"lazy"`.
+    #[serde(default)]
+    pub registry_mode: RegistryMode,
+    /// Only these toolsets.
+    pub enabled_toolsets: Option<Vec<String>>,
+    /// All toolsets but these.
+    #[serde(default)]
+    pub disabled_toolsets: Vec<String>,
+    /// How many calls of a batch run at once (default 8).
+    pub batch_concurrency: Option<usize>,
+}
+
+/// One `[[plugins]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// The component file, relative to the config file's folder.
+    pub path: PathBuf,
+    /// The hash its bytes must have.
+    pub hash: Option<ComponentHash>,
+    /// The toolset of its tools (default: the file name without `.wasm`).
+    pub toolset: Option<String>,
+    /// Whether its tools may override built-ins of the same name.
+    #[serde(default)]
+    pub allow_tool_override: bool,
+    /// Limits for every call of its tools.
+    #[serde(default)]
+    pub limits: LimitsOverride,
+    /// What the operator grants it (`[plugins.grants]`): directories
+    /// (relative host paths are relative to this file's folder), environment
+    /// variables, tools it may call. See [`crate::capabilities`].
+    #[serde(default)]
+    pub grants: Grants,
+}
+
+impl Config {
+    /// Reads and parses the file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// `io` when it cannot be read; `config` as [`Config::parse`].
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses `text`, read from `origin` (used in messages and as the base
+    /// of relative paths).
+    ///
+    /// # Errors
+    ///
+    /// `config`, as `ORIGIN:LINE:COLUMN: key `KEY`: MESSAGE`, for invalid
+    /// TOML, unknown keys and wrong types; also when both
+    /// `enabled_toolsets` and `disabled_toolsets` are set.
+    pub fn parse(text: &str, origin: &Path) -> Result<Config> {
+        let mut config: Config = toml::from_str(text).map_err(|e| located(text, origin, &e))?;
+        if config.tools.enabled_toolsets.is_some() && !config.tools.disabled_toolsets.is_empty() {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!(
+                    "{}: [tools] sets both `enabled_toolsets` and `disabled_toolsets`; use one of them",
+                    origin.display()
+                ),
+            ));
+        }
+        config.base_dir = origin.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(config)
+    }
+
+    /// The toolset selection of `[tools]`.
+    pub fn selection(&self) -> ToolsetSelection {
+        ToolsetSelection {
+            enabled: self.tools.enabled_toolsets.clone(),
+            disabled: self.tools.disabled_toolsets.clone(),
+        }
+    }
+
+    /// The defined toolsets (presets included).
+    ///
+    /// # Errors
+    ///
+    /// `config` when a definition redefines a preset.
+    pub fn toolsets(&self) -> Result<Toolsets> {
+        let mut toolsets = Toolsets::new();
+        for (name, def) in &self.toolsets {
+            toolsets.define(name, def.clone())?;
+        }
+        Ok(toolsets)
+    }
+
+    /// Loads every plugin into `engine` and registers its tools.
+    ///
+    /// # Errors
+    ///
+    /// A load error or duplicate name, prefixed with the plugin's path.
+    pub async fn load_plugins(
+        &self,
+        engine: &Engine,
+        registry: &mut Registry,
+    ) -> Result<Vec<Arc<LoadedComponent>>> {
+        let mut loaded = Vec::new();
+        for plugin in &self.plugins {
+            let path = self.base_dir.join(&plugin.path);
+            let context = format!("plugin {}", path.display());
+            let mut grants = plugin.grants.clone();
+            for dir in &mut grants.dirs {
+                dir.host = self.base_dir.join(&dir.host);
+            }
+            let load = LoadOptions {
+                expected_hash: plugin.hash,
+                limits: plugin.limits,
+                grants,
+            };
+            let component = engine
+                .load_file(&path, load)
+                .await
+                .map_err(|e| e.context(&context))?;
+            let options = ComponentRegistration {
+                toolset: plugin.toolset.clone().or_else(|| default_toolset(&plugin.path)),
+                allow_tool_override: plugin.allow_tool_override,
+            };
+            registry
+                .register_component(&component, &options)
+                .map_err(|e| e.context(&context))?;
+            loaded.push(component);
+        }
+        Ok(loaded)
+    }
+
+    /// Applies the mode, toolsets, selection and batch size to `builder`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::toolsets`].
+    pub fn configure(&self, mut builder: DispatcherBuilder) -> Result<DispatcherBuilder> {
+        builder = builder
+            .mode(self.tools.registry_mode)
+            .toolsets(self.toolsets()?)
+            .selection(self.selection());
+        if let Some(n) = self.tools.batch_concurrency {
+            builder = builder.batch_concurrency(n);
+        }
+        Ok(builder)
+    }
+
+    /// Loads the plugins into `registry` and builds a dispatcher serving it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::load_plugins`] and [`DispatcherBuilder::build`].
+    pub async fn dispatcher(&self, engine: &Engine, mut registry: Registry) -> Result<Dispatcher> {
+        self.load_plugins(engine, &mut registry).await?;
+        self.configure(Dispatcher::builder(registry))?.build()
+    }
+}
+
+fn default_toolset(path: &Path) -> Option<String> {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// `ORIGIN:LINE:COL: key `KEY`: MESSAGE` from a TOML error's span.
+fn located(text: &str, origin: &Path, error: &toml::de::Error) -> Error {
+    let message = error.message().trim();
+    let Some(span) = error.span() else {
+        return Error::new(ErrorCode::Config, format!("{}: {message}", origin.display()));
+    };
+    let start = span.start.min(text.len());
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    let line_text = text[line_start..].lines().next().unwrap_or("");
+    let key = line_text
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .or_else(|| Some(line_text.trim().trim_matches(|c| c == '[' || c == ']')))
+        .filter(|k| !k.is_empty());
+    let key = key.map(|k| format!("key `{k}`: ")).unwrap_or_default();
+    Error::new(
+        ErrorCode::Config,
+        format!("{}:{line}:{column}: {key}{message}", origin.display()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_type_names_key_and_line() {
+        let text = "[tools]\n\n[[plugins]]\npath = \"a.wasm\"\nallow_tool_override = \"yes\"\n";
+        let err = Config::parse(text, Path::new("c.toml")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Config);
+        assert!(err.message().starts_with("c.toml:5:"), "{err}");
+        assert!(err.message().contains("key `allow_tool_override`"), "{err}");
+    }
+
+    #[test]
+    fn both_selections_rejected() {
+        let text = "[tools]\nenabled_toolsets = [\"a\"]\ndisabled_toolsets = [\"b\"]\n";
+        assert!(Config::parse(text, Path::new("c.toml")).is_err());
+    }
+}

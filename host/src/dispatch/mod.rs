@@ -1,0 +1,444 @@
+//! # Dispatch
+//!
+//! A [`Dispatcher`] serves a [`Registry`] to agent sessions: it builds each
+//! turn's definitions and runs the model's calls through one pipeline.
+//!
+//! | step | where |
+//! |---|---|
+//! | host-application tools, intercepted first | [`DispatcherBuilder::intercept`] |
+//! | pre-call hooks (block, rewrite) | [`hooks`](PreDecision) |
+//! | lookup, audience, toolsets, lazy activation, availability, argument validation | [`Dispatcher::dispatch`] |
+//! | execution with cancellation and a deadline | [`DispatchContext`] |
+//! | post-call hooks, the event, the JSON result | [`ToolCallEvent`], [`ToolResult`] |
+//! | error wrapping | [`Failure`] |
+//! | concurrent batches | [`Dispatcher::dispatch_batch`] |
+//!
+//! The registry sits behind a lock and can change while serving
+//! ([`Dispatcher::update_registry`], [`Dispatcher::load_component`]); each
+//! change bumps a generation that [`Dispatcher::subscribe_changes`] reports.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
+//! use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut registry = Registry::new();
+//! registry.register(FnTool::new(
+//!     ToolSpec::new("add", "Adds.", json!({"type": "object", "required": ["a", "b"]})),
+//!     |args, _| async move { Ok(ToolOutput::json(&json!(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)))) },
+//! )).unwrap();
+//! let dispatcher = Dispatcher::builder(registry).build().unwrap();
+//! let ctx = DispatchContext::new(Session::trusted("s1"));
+//!
+//! assert_eq!(dispatcher.dispatch("add", json!({"a": 2, "b": 3}), &ctx).await.content, "5");
+//! let missing = dispatcher.dispatch("nope", json!({}), &ctx).await;
+//! assert_eq!(missing.json()["error"], "Unknown tool: nope");
+//! # });
+//! ```
+
+mod batch;
+mod errors;
+mod events;
+mod hooks;
+mod nested;
+mod pipeline;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use batch::{DEFAULT_BATCH_CONCURRENCY, ToolCall};
+pub use errors::Failure;
+pub use events::{CallOutcome, ToolCallEvent};
+pub use hooks::{CallInfo, PostHook, PreDecision, PreHook};
+
+use crate::component::{LoadOptions, LoadedComponent};
+use crate::engine::Engine;
+use crate::error::{ErrorCode, Result};
+use crate::identity::ComponentHash;
+use crate::limits::LimitsOverride;
+use crate::registry::lazy::{self, RegistryMode};
+use crate::registry::{CallId, ComponentRegistration, Registry, Tool, ToolAudience, openai_definition};
+use crate::toolsets::{ToolsetSelection, Toolsets};
+
+/// One agent session: its audience and, in lazy mode, the tools it has
+/// activated. Shared by `Arc` between turns.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    audience: ToolAudience,
+    activated: Mutex<BTreeSet<String>>,
+}
+
+impl Session {
+    /// A session of `audience`.
+    pub fn new(id: impl Into<String>, audience: ToolAudience) -> Arc<Session> {
+        Arc::new(Session {
+            id: id.into(),
+            audience,
+            activated: Mutex::default(),
+        })
+    }
+
+    /// A trusted session (owner or operator turns).
+    pub fn trusted(id: impl Into<String>) -> Arc<Session> {
+        Session::new(id, ToolAudience::Trusted)
+    }
+
+    /// A public session (untrusted origins): it sees and calls public tools only.
+    pub fn public(id: impl Into<String>) -> Arc<Session> {
+        Session::new(id, ToolAudience::Public)
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session's audience.
+    pub fn audience(&self) -> ToolAudience {
+        self.audience
+    }
+
+    /// The tools activated so far (lazy mode).
+    pub fn activated(&self) -> BTreeSet<String> {
+        self.activated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn activate(&self, name: &str) {
+        let mut set = self.activated.lock().unwrap_or_else(PoisonError::into_inner);
+        set.insert(name.to_string());
+    }
+
+    fn is_active(&self, name: &str) -> bool {
+        let set = self.activated.lock().unwrap_or_else(PoisonError::into_inner);
+        set.contains(name)
+    }
+}
+
+/// What a dispatched call carries besides its name and arguments.
+#[derive(Debug, Clone)]
+pub struct DispatchContext {
+    /// The session the call belongs to.
+    pub session: Arc<Session>,
+    /// The calling call (a tool calling a tool), if any.
+    pub parent_call_id: Option<CallId>,
+    /// The instant the call must finish by; past it the call fails with
+    /// `timeout`.
+    pub deadline: Option<Instant>,
+    /// Cancelling it ends the call with `cancelled`.
+    pub cancel: CancellationToken,
+    /// Sandbox limits asked for the call.
+    pub limits: LimitsOverride,
+    /// How many calls enclose this one (0 for the model's own calls).
+    pub depth: u32,
+}
+
+impl DispatchContext {
+    /// A context for `session`, with no deadline.
+    pub fn new(session: Arc<Session>) -> Self {
+        DispatchContext {
+            session,
+            parent_call_id: None,
+            deadline: None,
+            cancel: CancellationToken::new(),
+            limits: LimitsOverride::default(),
+            depth: 0,
+        }
+    }
+}
+
+/// A call's result: always JSON text, an error object on failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The call's id.
+    pub call_id: CallId,
+    /// The tool's JSON result, or `{"error": ..., "error_code": ...}`.
+    pub content: String,
+    /// The error code when the call failed.
+    pub error_code: Option<ErrorCode>,
+}
+
+impl ToolResult {
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.error_code.is_some()
+    }
+
+    /// The content parsed as JSON (`null` if a tool returned non-JSON text).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.content).unwrap_or(Value::Null)
+    }
+}
+
+struct Inner {
+    registry: RwLock<Arc<Registry>>,
+    toolsets: Toolsets,
+    selection: ToolsetSelection,
+    mode: RegistryMode,
+    host_tools: HashMap<String, Arc<dyn Tool>>,
+    pre_hooks: Vec<PreHook>,
+    post_hooks: Vec<PostHook>,
+    events: broadcast::Sender<ToolCallEvent>,
+    generation: watch::Sender<u64>,
+    next_call_id: AtomicU64,
+    batch_concurrency: usize,
+}
+
+/// Serves a registry to sessions; cheap to clone (a shared handle).
+#[derive(Clone)]
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("mode", &self.inner.mode)
+            .field("tools", &self.registry().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Dispatcher`].
+pub struct DispatcherBuilder {
+    registry: Registry,
+    toolsets: Toolsets,
+    selection: ToolsetSelection,
+    mode: RegistryMode,
+    host_tools: HashMap<String, Arc<dyn Tool>>,
+    pre_hooks: Vec<PreHook>,
+    post_hooks: Vec<PostHook>,
+    batch_concurrency: usize,
+}
+
+impl std::fmt::Debug for DispatcherBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatcherBuilder")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DispatcherBuilder {
+    /// The toolset definitions (default: presets only).
+    pub fn toolsets(mut self, toolsets: Toolsets) -> Self {
+        self.toolsets = toolsets;
+        self
+    }
+
+    /// Which toolsets sessions use (default: all).
+    pub fn selection(mut self, selection: ToolsetSelection) -> Self {
+        self.selection = selection;
+        self
+    }
+
+    /// Full or lazy mode (default: full).
+    pub fn mode(mut self, mode: RegistryMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Has `tool` answer calls of its name before anything else (no hooks,
+    /// no lookup): for host-application tools that need the application's
+    /// own state. Register its schema in the registry too if the model
+    /// should see it.
+    pub fn intercept(mut self, tool: impl Tool) -> Self {
+        self.host_tools.insert(tool.spec().name.clone(), Arc::new(tool));
+        self
+    }
+
+    /// Adds a pre-call hook (run in the order added).
+    pub fn pre_hook(
+        mut self,
+        hook: impl Fn(&CallInfo, &Value) -> PreDecision + Send + Sync + 'static,
+    ) -> Self {
+        self.pre_hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds a post-call hook (run in the order added).
+    pub fn post_hook(mut self, hook: impl Fn(&CallInfo, &mut ToolResult) + Send + Sync + 'static) -> Self {
+        self.post_hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// How many calls of a batch run at once (default
+    /// [`DEFAULT_BATCH_CONCURRENCY`]; at least 1).
+    pub fn batch_concurrency(mut self, n: usize) -> Self {
+        self.batch_concurrency = n.max(1);
+        self
+    }
+
+    /// The dispatcher.
+    ///
+    /// # Errors
+    ///
+    /// `config` when the selection names an unknown toolset or the toolset
+    /// definitions have a cycle.
+    pub fn build(self) -> Result<Dispatcher> {
+        self.toolsets.validate(&self.registry)?;
+        self.toolsets.select(&self.selection, &self.registry)?;
+        let (events, _) = broadcast::channel(1024);
+        Ok(Dispatcher {
+            inner: Arc::new(Inner {
+                registry: RwLock::new(Arc::new(self.registry)),
+                toolsets: self.toolsets,
+                selection: self.selection,
+                mode: self.mode,
+                host_tools: self.host_tools,
+                pre_hooks: self.pre_hooks,
+                post_hooks: self.post_hooks,
+                events,
+                generation: watch::Sender::new(0),
+                next_call_id: AtomicU64::new(1),
+                batch_concurrency: self.batch_concurrency,
+            }),
+        })
+    }
+}
+
+impl Dispatcher {
+    /// A builder serving `registry`.
+    pub fn builder(registry: Registry) -> DispatcherBuilder {
+        DispatcherBuilder {
+            registry,
+            toolsets: Toolsets::new(),
+            selection: ToolsetSelection::default(),
+            mode: RegistryMode::Full,
+            host_tools: HashMap::new(),
+            pre_hooks: Vec::new(),
+            post_hooks: Vec::new(),
+            batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
+        }
+    }
+
+    /// A snapshot of the registry.
+    pub fn registry(&self) -> Arc<Registry> {
+        Arc::clone(&self.inner.registry.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Changes the registry: `change` runs on a copy, which replaces the
+    /// registry only if it succeeds. Calls in flight keep their snapshot.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `change` returns.
+    pub fn update_registry<T>(&self, change: impl FnOnce(&mut Registry) -> Result<T>) -> Result<T> {
+        let mut guard = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut copy = Registry::clone(&guard);
+        let out = change(&mut copy)?;
+        *guard = Arc::new(copy);
+        drop(guard);
+        self.inner.generation.send_modify(|g| *g += 1);
+        Ok(out)
+    }
+
+    /// Loads the component at `path` and registers its tools.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::load_file`] and [`Registry::register_component`].
+    pub async fn load_component(
+        &self,
+        engine: &Engine,
+        path: &Path,
+        load: LoadOptions,
+        options: &ComponentRegistration,
+    ) -> Result<Arc<LoadedComponent>> {
+        let component = engine.load_file(path, load).await?;
+        self.update_registry(|r| r.register_component(&component, options))?;
+        Ok(component)
+    }
+
+    /// Removes every tool of component `hash`; returns how many went.
+    pub fn unload_component(&self, hash: ComponentHash) -> usize {
+        self.update_registry(|r| Ok(r.unregister_component(hash)))
+            .unwrap_or(0)
+    }
+
+    /// A receiver of the registry's generation, bumped on every change
+    /// (for MCP `list_changed` notifications).
+    pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
+        self.inner.generation.subscribe()
+    }
+
+    /// A receiver of every call's [`ToolCallEvent`].
+    pub fn subscribe(&self) -> broadcast::Receiver<ToolCallEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// The registry mode.
+    pub fn mode(&self) -> RegistryMode {
+        self.inner.mode
+    }
+
+    /// The agent's iteration limit for `base` in this mode (tripled in lazy mode).
+    pub fn iteration_limit(&self, base: u32) -> u32 {
+        self.inner.mode.iteration_limit(base)
+    }
+
+    /// The toolset definitions.
+    pub fn toolsets(&self) -> &Toolsets {
+        &self.inner.toolsets
+    }
+
+    /// Whether toolset `name` has an available tool for `audience`.
+    ///
+    /// # Errors
+    ///
+    /// `config` for an unknown toolset.
+    pub fn is_toolset_available(&self, name: &str, audience: ToolAudience) -> Result<bool> {
+        self.inner
+            .toolsets
+            .is_toolset_available(name, &self.registry(), audience)
+    }
+
+    /// The names the session's toolset selection picks.
+    fn selected(&self, registry: &Registry) -> Result<BTreeSet<String>> {
+        self.inner.toolsets.select(&self.inner.selection, registry)
+    }
+
+    /// The definitions the model sees this turn (OpenAI format). Full mode:
+    /// every selected, visible, available tool. Lazy mode: `tool_search`,
+    /// then the tools the session activated that pass the same filters.
+    ///
+    /// # Errors
+    ///
+    /// `config` when the selection no longer resolves (a toolset vanished).
+    pub fn definitions(&self, session: &Session) -> Result<Vec<Value>> {
+        let registry = self.registry();
+        let selected = self.selected(&registry)?;
+        let mut defs = registry.definitions(session.audience, Some(&selected));
+        if self.inner.mode == RegistryMode::Lazy {
+            let activated = session.activated();
+            let hidden = defs.len();
+            defs.retain(|d| {
+                d["function"]["name"]
+                    .as_str()
+                    .is_some_and(|n| activated.contains(n))
+            });
+            let search = openai_definition(&lazy::tool_search_spec(hidden - defs.len()));
+            defs.insert(0, search);
+        }
+        Ok(defs)
+    }
+}
+
+pub(crate) fn is_lazy_search(mode: RegistryMode, name: &str) -> bool {
+    mode == RegistryMode::Lazy && name == lazy::TOOL_SEARCH
+}

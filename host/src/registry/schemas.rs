@@ -1,0 +1,96 @@
+//! # Schema output
+//!
+//! Two views of the registry:
+//!
+//! - [`Registry::list_schemas`], for UIs and diagnostics: every tool with
+//!   its source metadata (`source`, `mcpServer`, `componentHash`,
+//!   `audience`);
+//! - [`Registry::definitions`], for the model: OpenAI function definitions
+//!   built from the schema alone, after the audience filter, the optional
+//!   tool-name selection (resolved toolsets) and the availability checks,
+//!   with the schemas that list other tools patched to name only the tools
+//!   that passed.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::Registry;
+use super::availability::CheckCache;
+use super::entry::{ToolAudience, ToolEntry, ToolSource};
+use super::tool::ToolSpec;
+
+/// The OpenAI function-calling definition of `spec`:
+/// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+/// Built from the schema alone; registry metadata never leaks into it.
+pub fn openai_definition(spec: &ToolSpec) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        }
+    })
+}
+
+impl Registry {
+    /// Every tool's schema with its source metadata, in name order.
+    pub fn list_schemas(&self) -> Vec<Value> {
+        self.entries().map(|e| schema_with_source(e)).collect()
+    }
+
+    /// The entries a turn of `audience` would be offered, restricted to
+    /// `selection` when given, whose availability check passes (each
+    /// distinct check runs once).
+    pub fn available_entries(
+        &self,
+        audience: ToolAudience,
+        selection: Option<&BTreeSet<String>>,
+    ) -> Vec<&std::sync::Arc<ToolEntry>> {
+        let mut cache = CheckCache::new();
+        self.entries()
+            .filter(|e| audience.may_use(e.audience))
+            .filter(|e| selection.is_none_or(|s| s.contains(&e.name)))
+            .filter(|e| cache.passes(e.check.as_ref()))
+            .collect()
+    }
+
+    /// The definitions the model sees (OpenAI format), in name order: see
+    /// the module documentation for the filters applied.
+    pub fn definitions(&self, audience: ToolAudience, selection: Option<&BTreeSet<String>>) -> Vec<Value> {
+        let entries = self.available_entries(audience, selection);
+        let visible: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+        entries
+            .iter()
+            .map(|e| openai_definition(&e.patched_spec(&visible)))
+            .collect()
+    }
+}
+
+fn schema_with_source(entry: &ToolEntry) -> Value {
+    let spec = entry.spec();
+    let mut schema = json!({
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": spec.parameters,
+        "source": entry.source.kind(),
+        "audience": entry.audience.as_str(),
+        "toolset": entry.toolset,
+    });
+    match &entry.source {
+        ToolSource::Builtin => {}
+        ToolSource::Mcp { server } => schema["mcpServer"] = json!(server),
+        ToolSource::Wasm { component_hash } => schema["componentHash"] = json!(component_hash.to_string()),
+    }
+    if !spec.hints.is_empty() {
+        schema["annotations"] = json!(spec.hints);
+    }
+    if let Some(emoji) = &entry.emoji {
+        schema["emoji"] = json!(emoji);
+    }
+    if !entry.requires_env.is_empty() {
+        schema["requiresEnv"] = json!(entry.requires_env);
+    }
+    schema
+}
