@@ -4,6 +4,7 @@ mod support;
 
 mod config;
 mod dispatch;
+mod example;
 mod fixtures;
 mod lazy;
 mod registry;
