@@ -11,6 +11,7 @@ mod config;
 mod detect_adversarial;
 mod detect_corpus;
 mod dispatch;
+mod example;
 mod exec;
 mod exec_tool;
 mod fixtures;

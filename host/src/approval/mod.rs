@@ -13,7 +13,7 @@
 //! | [`BlockedResult`] | the JSON returned to the model when a call does not run |
 //!
 //! ```
-//! use approval_dev::approval::{ApprovalGate, ApprovalPolicy, Decision};
+//! use toolhost::approval::{ApprovalGate, ApprovalPolicy, Decision};
 //!
 //! # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! # rt.block_on(async {

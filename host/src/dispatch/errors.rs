@@ -1,26 +1,6 @@
 //! # Error wrapping
 //!
-//! Every failed call returns well-formed JSON with `"error"` and a
-//! machine-readable `"error_code"`. The `"error"` string takes one of the
-//! seed's three forms, chosen here and nowhere else:
-//!
-//! | failure | `error` | `error_code` |
-//! |---|---|---|
-//! | no such tool (or not in the session's toolsets) | `Unknown tool: NAME` | `unknown_tool` |
-//! | the handler ran and failed: its own error, a sandbox limit, a trap, a timeout, a panic | `Tool execution failed: KIND: MESSAGE` | KIND (the handler's code, e.g. `timeout`, `trap`, `tool_failed`; `internal` for a panic) |
-//! | the pipeline refused or could not run the call: audience denied, tool not active (lazy), unavailable, invalid arguments, a hook's block, cancellation | `Error executing NAME: MESSAGE` | the reason (`audience_denied`, `not_active`, `unavailable`, `invalid_arguments`, `blocked`, `cancelled`, ...) |
-//!
-//! An unknown tool's error may add `"suggestions"` (the closest names) and,
-//! in lazy mode, a `"hint"` saying how to activate them.
-//!
-//! ```
-//! use toolhost::dispatch::Failure;
-//! use toolhost::{Error, ErrorCode};
-//!
-//! let json = Failure::Handler(Error::new(ErrorCode::Timeout, "ran past 2s")).to_json("sleep");
-//! assert_eq!(json["error"], "Tool execution failed: timeout: ran past 2s");
-//! assert_eq!(json["error_code"], "timeout");
-//! ```
+//! Where a failed call's JSON is made: see [`Failure`] for the three levels.
 
 use serde_json::{Value, json};
 
@@ -28,6 +8,28 @@ use crate::error::{Error, ErrorCode};
 use crate::registry::lazy::TOOL_SEARCH;
 
 /// Why a call produced no result, by wrapping level.
+///
+/// Every failed call returns well-formed JSON with `"error"` and a
+/// machine-readable `"error_code"`. The `"error"` string takes one of the
+/// seed's three forms, chosen here and nowhere else:
+///
+/// | failure | `error` | `error_code` |
+/// |---|---|---|
+/// | no such tool (or not in the session's toolsets) | `Unknown tool: NAME` | `unknown_tool` |
+/// | the handler ran and failed: its own error, a sandbox limit, a trap, a timeout, a panic | `Tool execution failed: KIND: MESSAGE` | KIND (the handler's code, e.g. `timeout`, `trap`, `tool_failed`; `internal` for a panic) |
+/// | the pipeline refused or could not run the call: audience denied, tool not active (lazy), unavailable, invalid arguments, a hook's block, cancellation | `Error executing NAME: MESSAGE` | the reason (`audience_denied`, `not_active`, `unavailable`, `invalid_arguments`, `blocked`, `cancelled`, ...) |
+///
+/// An unknown tool's error may add `"suggestions"` (the closest names) and,
+/// in lazy mode, a `"hint"` saying how to activate them.
+///
+/// ```
+/// use toolhost::dispatch::Failure;
+/// use toolhost::{Error, ErrorCode};
+///
+/// let json = Failure::Handler(Error::new(ErrorCode::Timeout, "ran past 2s")).to_json("sleep");
+/// assert_eq!(json["error"], "Tool execution failed: timeout: ran past 2s");
+/// assert_eq!(json["error_code"], "timeout");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Failure {

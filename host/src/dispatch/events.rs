@@ -22,7 +22,10 @@ pub enum CallOutcome {
     Error(ErrorCode),
 }
 
-/// One finished call.
+/// One finished call. Published to the subscribers of
+/// [`Dispatcher::subscribe`](super::Dispatcher::subscribe) (a broadcast
+/// channel: a slow subscriber loses the oldest events and never blocks a
+/// call) and to `tracing` (target `toolhost::dispatch`, level info).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCallEvent {
     /// The call's id.

@@ -36,7 +36,9 @@ pub struct CallInfo {
     pub audience: ToolAudience,
 }
 
-/// A pre-call hook's decision.
+/// A pre-call hook's decision. Pre-call hooks run before the lookup;
+/// a block reaches the caller as `Error executing NAME: MESSAGE`, code
+/// `blocked`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PreDecision {
     /// Go on with the arguments as they are.
@@ -50,5 +52,6 @@ pub enum PreDecision {
 /// A pre-call hook.
 pub type PreHook = Arc<dyn Fn(&CallInfo, &Value) -> PreDecision + Send + Sync>;
 
-/// A post-call hook: may inspect and rewrite the result.
+/// A post-call hook: sees every result (successful or not, except those of
+/// intercepted host-application tools) and may rewrite it.
 pub type PostHook = Arc<dyn Fn(&CallInfo, &mut ToolResult) + Send + Sync>;

@@ -14,9 +14,9 @@
 //! cap keeps its head and tail around a `[... N bytes cut ...]` marker.
 //!
 //! ```no_run
-//! use approval_dev::exec::{Backend, ExecRequest, LocalBackend};
+//! use toolhost::exec::{Backend, ExecRequest, LocalBackend};
 //!
-//! # async fn demo() -> Result<(), approval_dev::exec::ExecError> {
+//! # async fn demo() -> Result<(), toolhost::exec::ExecError> {
 //! let result = LocalBackend::default().run(&ExecRequest::new("echo hi")).await?;
 //! assert_eq!(result.stdout, "hi\n");
 //! # Ok(()) }

@@ -22,7 +22,7 @@
 //! long or deep. [`detect`] never panics.
 //!
 //! ```
-//! use approval_dev::approval::{detect, Category};
+//! use toolhost::approval::{detect, Category};
 //!
 //! let v = detect("cd /tmp && sh -c 'rm -rf build'");
 //! assert!(v.dangerous);
