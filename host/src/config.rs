@@ -50,6 +50,7 @@ use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
 use crate::registry::lazy::RegistryMode;
 use crate::registry::{ComponentRegistration, Registry};
+use crate::spill::SpillConfig;
 use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
 
 /// The whole configuration file.
@@ -65,9 +66,81 @@ pub struct Config {
     /// `[toolsets.NAME]`: defined toolsets.
     #[serde(default)]
     pub toolsets: BTreeMap<String, ToolsetDef>,
+    /// `[storage]`: the managed storage folder.
+    #[serde(default)]
+    pub storage: StorageConfig,
+    /// `[spill]`: large results saved to files (off unless the section is
+    /// present).
+    pub spill: Option<SpillConfig>,
+    /// `[exec]`: the `exec` and `process` built-ins (off unless present).
+    pub exec: Option<ExecConfig>,
+    /// Commands approved for good ("always"), written back atomically by the
+    /// approval flow. Patterns: `category:command`, `category:prefix *`,
+    /// `category`, `tool:NAME`.
+    #[serde(default)]
+    pub command_allowlist: Vec<String>,
+    /// Programs that may never run, whatever the spelling of their path.
+    #[serde(default)]
+    pub command_denylist: Vec<String>,
+    /// Glob patterns of tool names whose calls need approval.
+    #[serde(default)]
+    pub require_approval: Vec<String>,
     /// The folder relative plugin paths are resolved against (the file's).
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// The file the config was read from, if any (the approval flow writes
+    /// "always" approvals back to it).
+    #[serde(skip)]
+    pub origin: Option<PathBuf>,
+}
+
+/// The `[storage]` section: where toolhost keeps what it manages (spilled
+/// results, process receipts, and whatever plugin grants point into it).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    /// The folder, relative to the config file (default `.toolhost`). It is
+    /// created at start-up.
+    #[serde(default = "default_storage_dir")]
+    pub dir: PathBuf,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            dir: default_storage_dir(),
+        }
+    }
+}
+
+fn default_storage_dir() -> PathBuf {
+    PathBuf::from(".toolhost")
+}
+
+/// The `[exec]` section: shell commands behind the approval gate.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecConfig {
+    /// `local` (default) or `sandbox` (bubblewrap: only the working
+    /// directory writable, no network unless `network = true`).
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    /// For the sandbox backend: allow the network.
+    #[serde(default)]
+    pub network: bool,
+    /// The working directory (relative to the config file; default its folder).
+    pub cwd: Option<PathBuf>,
+    /// Parent environment variables passed to commands (none by default).
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
+    /// The default timeout, in milliseconds (default 60 000).
+    pub timeout_ms: Option<u64>,
+    /// Output kept per command, in bytes (default 64 KiB).
+    pub output_bytes: Option<usize>,
+}
+
+fn default_backend() -> String {
+    "local".into()
 }
 
 /// The `[tools]` section.
@@ -140,7 +213,11 @@ impl Config {
                 ),
             ));
         }
-        config.base_dir = origin.parent().map(Path::to_path_buf).unwrap_or_default();
+        config.base_dir = match origin.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        config.origin = Some(origin.to_path_buf());
         Ok(config)
     }
 
@@ -217,6 +294,20 @@ impl Config {
         if let Some(n) = self.tools.batch_concurrency {
             builder = builder.batch_concurrency(n);
         }
+        if let Some(spill) = self.spill_config() {
+            // Errors are never spilled; a spill that cannot be written leaves
+            // the result as it is rather than lose it.
+            builder = builder.post_hook(move |info, result| {
+                if result.is_error() {
+                    return;
+                }
+                match spill.spill(&info.name, info.call_id, &result.content) {
+                    Ok(Some(replacement)) => result.content = replacement,
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(tool = %info.name, error = %e, "could not spill a large result"),
+                }
+            });
+        }
         Ok(builder)
     }
 
@@ -225,9 +316,153 @@ impl Config {
     /// # Errors
     ///
     /// As [`Config::load_plugins`] and [`DispatcherBuilder::build`].
-    pub async fn dispatcher(&self, engine: &Engine, mut registry: Registry) -> Result<Dispatcher> {
+    pub async fn dispatcher(&self, engine: &Engine, registry: Registry) -> Result<Dispatcher> {
+        self.dispatcher_with_approver(engine, registry, None).await
+    }
+
+    /// As [`Config::dispatcher`], with `approver` asked when a command is
+    /// flagged (for example the CLI's interactive prompt).
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::dispatcher`].
+    pub async fn dispatcher_with_approver(
+        &self,
+        engine: &Engine,
+        mut registry: Registry,
+        approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<Dispatcher> {
+        self.prepare_storage()?;
+        self.register_builtins(&mut registry, approver)?;
         self.load_plugins(engine, &mut registry).await?;
         self.configure(Dispatcher::builder(registry))?.build()
+    }
+
+    /// The managed storage folder, resolved against the config file's folder.
+    pub fn storage_dir(&self) -> PathBuf {
+        self.base_dir.join(&self.storage.dir)
+    }
+
+    /// Creates the managed storage folder (and its `spill`, `receipts`
+    /// folders), so grants and spills pointing into it work on a fresh
+    /// checkout.
+    ///
+    /// # Errors
+    ///
+    /// `io` when a folder cannot be created.
+    pub fn prepare_storage(&self) -> Result<()> {
+        let dir = self.storage_dir();
+        for sub in ["", "spill", "receipts"] {
+            let path = dir.join(sub);
+            std::fs::create_dir_all(&path)
+                .map_err(|e| Error::io(format!("cannot create the storage folder {}", path.display()), e))?;
+        }
+        for plugin in &self.plugins {
+            for grant in &plugin.grants.dirs {
+                let host = self.base_dir.join(&grant.host);
+                if host.starts_with(&dir) {
+                    std::fs::create_dir_all(&host)
+                        .map_err(|e| Error::io(format!("cannot create {}", host.display()), e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The spill settings, with the folder resolved (a relative `dir` is
+    /// relative to the config file).
+    pub fn spill_config(&self) -> Option<SpillConfig> {
+        self.spill.clone().map(|mut s| {
+            s.dir = self.base_dir.join(&s.dir);
+            s
+        })
+    }
+
+    /// Registers the configured built-ins (`exec` and `process` when
+    /// `[exec]` is present), gated by the approval settings, asking
+    /// `callback` when a command is flagged (none: flagged commands are
+    /// denied).
+    ///
+    /// # Errors
+    ///
+    /// `config` for an unknown backend; `duplicate_tool` as
+    /// [`Registry::register`].
+    pub fn register_builtins(
+        &self,
+        registry: &mut Registry,
+        callback: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<()> {
+        use crate::approval::{ApprovalGate, ApprovalPolicy, ToolApprovalRules};
+        use crate::exec::{
+            Backend, BackgroundManager, ExecSettings, ExecTool, LocalBackend, ProcessTool, ReceiptStore,
+            SandboxBackend,
+        };
+        let Some(exec) = &self.exec else { return Ok(()) };
+        let cwd = exec
+            .cwd
+            .as_ref()
+            .map(|c| self.base_dir.join(c))
+            .unwrap_or_else(|| self.base_dir.clone());
+        let backend: Arc<dyn Backend> = match exec.backend.as_str() {
+            "local" => Arc::new(LocalBackend {
+                default_cwd: Some(cwd.clone()),
+            }),
+            "sandbox" => Arc::new(SandboxBackend {
+                network: exec.network,
+                default_cwd: Some(cwd.clone()),
+            }),
+            other => {
+                return Err(Error::new(
+                    ErrorCode::Config,
+                    format!("[exec] backend = {other:?}: use \"local\" or \"sandbox\""),
+                ));
+            }
+        };
+        let policy = ApprovalPolicy {
+            denylist: self.command_denylist.clone(),
+            tools: ToolApprovalRules::new(self.require_approval.clone()),
+            ..ApprovalPolicy::default()
+        };
+        let mut gate = ApprovalGate::new(policy);
+        if let Some(origin) = &self.origin {
+            let allowlist = crate::approval::Allowlist::load(origin)
+                .map_err(|e| Error::new(ErrorCode::Config, format!("command_allowlist: {e}")))?;
+            gate = gate.with_allowlist(allowlist);
+        }
+        if let Some(callback) = callback {
+            gate = gate.with_callback(callback);
+        }
+        let receipts = ReceiptStore::new(
+            self.storage_dir().join("receipts"),
+            std::time::Duration::from_secs(7 * 24 * 3600),
+            500,
+        );
+        let background = Arc::new(BackgroundManager::new(Arc::clone(&backend), receipts));
+        let mut settings = ExecSettings {
+            default_cwd: Some(cwd),
+            env_passthrough: exec.env_passthrough.clone(),
+            ..ExecSettings::default()
+        };
+        if let Some(ms) = exec.timeout_ms {
+            settings.default_timeout = std::time::Duration::from_millis(ms);
+        }
+        if let Some(bytes) = exec.output_bytes {
+            settings.output_cap = bytes;
+        }
+        let gate = Arc::new(gate);
+        registry.register(
+            crate::registry::Registration::new(ExecTool::new(
+                backend,
+                gate,
+                Arc::clone(&background),
+                settings,
+            ))
+            .toolset("exec")
+            .emoji("💻"),
+        )?;
+        registry
+            .register(crate::registry::Registration::new(ProcessTool::new(background)).toolset("exec"))?;
+        Ok(())
     }
 }
 

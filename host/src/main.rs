@@ -4,5 +4,15 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    // SAFETY: restoring the default SIGPIPE disposition happens before any
+    // other thread exists, and only changes how a closed stdout ends the
+    // process (quietly, as for other command-line tools) instead of a panic
+    // in `println!`.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigDfl,
+        );
+    }
     cli::main()
 }

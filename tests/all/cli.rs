@@ -114,3 +114,94 @@ fn without_room_for_the_pool_the_engine_falls_back_to_on_demand_allocation() {
     );
     assert_eq!(stdout(&out), r#""Hello, Ada!""#);
 }
+
+#[test]
+fn the_default_config_serves_the_standard_plugins() {
+    for name in ["files", "memory", "time", "calc"] {
+        support::plugin_path(name);
+    }
+    let config = support::workspace_root().join("toolhost.toml");
+    let out = toolhost(&["tools", "--config", &config.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let defs: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = defs
+        .iter()
+        .map(|d| d["function"]["name"].as_str().unwrap())
+        .collect();
+    for tool in [
+        "list_files",
+        "file_info",
+        "read_file",
+        "code_read",
+        "write_file",
+        "move_file",
+        "delete_file",
+        "glob_files",
+        "grep",
+        "memory_create",
+        "memory_update",
+        "memory_get",
+        "memory_search",
+        "memory_delete",
+        "memory_list_titles",
+        "current_datetime",
+        "calculate_expression",
+        "exec",
+        "process",
+    ] {
+        assert!(names.contains(&tool), "{tool} missing from {names:?}");
+    }
+    assert!(
+        support::workspace_root().join(".toolhost/memory").is_dir(),
+        "managed storage is created"
+    );
+}
+
+#[test]
+fn a_large_result_is_spilled_and_readable_back() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), "line of text\n".repeat(10_000)).unwrap();
+    let config = format!(
+        r#"[spill]
+dir = ".toolhost/spill"
+shown_as = ".toolhost/spill"
+threshold_bytes = 4096
+
+[[plugins]]
+path = "{}"
+[plugins.grants]
+dirs = [{{ host = ".", guest = "/workspace", mode = "rw" }}]
+"#,
+        support::plugin_path("files").display()
+    );
+    let config_path = dir.path().join("toolhost.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let config_arg = config_path.display().to_string();
+    let out = toolhost(&[
+        "call-tool",
+        "read_file",
+        r#"{"path":"big.txt"}"#,
+        "--config",
+        &config_arg,
+    ]);
+    let spilled: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(spilled["spilled"], true, "{spilled}");
+    let path = spilled["path"].as_str().unwrap();
+    let back = toolhost(&[
+        "call-tool",
+        "code_read",
+        &serde_json::json!({"path": path, "start_line": 1, "num_lines": 1}).to_string(),
+        "--config",
+        &config_arg,
+    ]);
+    assert!(stdout(&back).contains("line of text"), "{}", stdout(&back));
+    // Errors are never spilled.
+    let err = toolhost(&[
+        "call-tool",
+        "read_file",
+        r#"{"path":"missing.txt"}"#,
+        "--config",
+        &config_arg,
+    ]);
+    assert!(stdout(&err).contains("error_code"), "{}", stdout(&err));
+}

@@ -52,7 +52,14 @@ impl ConfigArgs {
             .engine
             .engine()
             .map_err(|e| Error::new(toolhost::ErrorCode::Config, format!("{e:#}")))?;
-        let dispatcher = config.dispatcher(&engine, Registry::new()).await?;
+        // Flagged commands are put to the user when there is a terminal to
+        // ask on; otherwise (headless) they are denied.
+        let approver = toolhost::approval::CliPrompt::stdio()
+            .ok()
+            .map(|p| std::sync::Arc::new(p) as std::sync::Arc<dyn toolhost::approval::ApprovalCallback>);
+        let dispatcher = config
+            .dispatcher_with_approver(&engine, Registry::new(), approver)
+            .await?;
         let audience = match self.audience {
             Audience::Trusted => ToolAudience::Trusted,
             Audience::Public => ToolAudience::Public,
