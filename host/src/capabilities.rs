@@ -10,6 +10,8 @@
 //! |---|---|---|---|
 //! | a directory | `dir /guest/path` | [`DirGrant`] (host folder, guest path, read-only or read-write) | a preopened directory; the host side is a capability handle (cap-std), so no path (`..`, absolute, symlink) can leave it |
 //! | an environment variable | `env NAME` | its name in [`Grants::env`] | the host's value, under the same name |
+//! | outbound HTTP | `http HOST` (`*`, `*.example.com`, a name or an address) | [`HttpGrant`]s in [`Grants::http`] | `wasi:http/outgoing-handler`, filtered: see [`crate::http`] |
+//! | a secret | `secret NAME` | a [`SecretGrant`] in [`Grants::secrets`] | a request header the host adds for the granted hosts; the guest never sees the value |
 //!
 //! What a component declares but is not granted is simply absent (the guest
 //! sees no such directory or variable); what is granted but not declared is
@@ -21,6 +23,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::http::{HttpAccess, HttpGrant, SecretGrant};
 
 /// The name of the custom section holding a component's declarations.
 pub const SECTION: &str = "toolhost:capabilities";
@@ -32,6 +35,10 @@ pub struct Declared {
     pub dirs: Vec<String>,
     /// Environment variable names it wants to read.
     pub env: Vec<String>,
+    /// Host patterns it wants to send HTTP requests to.
+    pub http: Vec<String>,
+    /// Names of secrets it wants sent with its requests.
+    pub secrets: Vec<String>,
 }
 
 impl Declared {
@@ -60,6 +67,8 @@ impl Declared {
         }
         declared.dirs.dedup();
         declared.env.dedup();
+        declared.http.dedup();
+        declared.secrets.dedup();
         Ok(declared)
     }
 
@@ -70,6 +79,8 @@ impl Declared {
             match kind {
                 "dir" if !value.is_empty() => self.dirs.push(value),
                 "env" if !value.is_empty() => self.env.push(value),
+                "http" if !value.is_empty() => self.http.push(value),
+                "secret" if !value.is_empty() => self.secrets.push(value),
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -83,7 +94,7 @@ impl Declared {
 
     /// True when nothing is declared.
     pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty() && self.env.is_empty()
+        self.dirs.is_empty() && self.env.is_empty() && self.http.is_empty() && self.secrets.is_empty()
     }
 }
 
@@ -121,6 +132,12 @@ pub struct Grants {
     /// Environment variable names passed through from the host.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Destinations for outbound HTTP.
+    #[serde(default)]
+    pub http: Vec<HttpGrant>,
+    /// Secrets injected as request headers.
+    #[serde(default)]
+    pub secrets: Vec<SecretGrant>,
 }
 
 /// The capabilities a component actually gets: declared ∩ granted.
@@ -131,6 +148,8 @@ pub struct Effective {
     /// Environment variables, with the values they had at load.
     #[serde(serialize_with = "names_only")]
     pub env: Vec<(String, String)>,
+    /// Outbound HTTP: declared hosts, granted rules, and secrets.
+    pub http: HttpAccess,
     /// Declared capabilities that were not granted (for the load log).
     pub not_granted: Vec<String>,
 }
@@ -146,7 +165,8 @@ impl Effective {
     /// # Errors
     ///
     /// `config` when a granted host directory does not exist or is not a
-    /// directory.
+    /// directory, or an `http` or `secrets` grant is invalid;
+    /// `invalid_component` when a declared `http` host is not a host pattern.
     pub fn resolve(declared: &Declared, grants: &Grants) -> Result<Effective> {
         let mut effective = Effective::default();
         for guest in &declared.dirs {
@@ -175,6 +195,10 @@ impl Effective {
                 effective.not_granted.push(format!("env {name}"));
             }
         }
+        let (http, not_granted) =
+            HttpAccess::resolve(&declared.http, &declared.secrets, &grants.http, &grants.secrets)?;
+        effective.http = http;
+        effective.not_granted.extend(not_granted);
         Ok(effective)
     }
 }
@@ -189,6 +213,7 @@ mod tests {
         let declared = Declared {
             dirs: vec!["/data".into(), "/other".into()],
             env: vec!["HOME".into(), "PATH".into()],
+            ..Default::default()
         };
         let grants = Grants {
             dirs: vec![
@@ -204,6 +229,7 @@ mod tests {
                 },
             ],
             env: vec!["PATH".into(), "UNDECLARED".into()],
+            ..Default::default()
         };
         let eff = Effective::resolve(&declared, &grants).unwrap();
         assert_eq!(eff.dirs.len(), 1);
@@ -218,12 +244,14 @@ mod tests {
     #[test]
     fn declarations_parse_strictly() {
         let mut d = Declared::default();
-        d.parse("dir /a\nenv X\n\n").unwrap();
+        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN").unwrap();
         assert_eq!(
             d,
             Declared {
                 dirs: vec!["/a".into()],
-                env: vec!["X".into()]
+                env: vec!["X".into()],
+                http: vec!["*".into()],
+                secrets: vec!["TOKEN".into()],
             }
         );
         assert!(d.parse("net everything").is_err());

@@ -45,6 +45,8 @@ pub enum ErrorCode {
     UnsupportedWorld,
     /// The component imports interfaces the host does not provide.
     MissingImports,
+    /// The component imports an interface whose capability is not granted.
+    CapabilityNotGranted,
     /// The component's bytes do not have the pinned hash.
     HashMismatch,
     /// A tool name is registered already.
@@ -83,6 +85,7 @@ impl ErrorCode {
             ErrorCode::InvalidComponent => "invalid_component",
             ErrorCode::UnsupportedWorld => "unsupported_world",
             ErrorCode::MissingImports => "missing_imports",
+            ErrorCode::CapabilityNotGranted => "capability_not_granted",
             ErrorCode::HashMismatch => "hash_mismatch",
             ErrorCode::DuplicateTool => "duplicate_tool",
             ErrorCode::AudienceDenied => "audience_denied",

@@ -15,6 +15,9 @@
 //! | [`output_bytes`](Limits::output_bytes) | 1 MiB of result JSON | `output_too_large` |
 //! | [`stderr_bytes`](Limits::stderr_bytes) | 64 KiB of captured stderr/stdout | excess dropped |
 //! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
+//! | [`http_requests`](Limits::http_requests) | 32 outbound HTTP requests per call | `connection-limit-reached` to the guest |
+//! | [`http_response_bytes`](Limits::http_response_bytes) | 16 MiB of response bodies per call | `HTTP-response-body-size` to the guest |
+//! | [`http_timeout`](Limits::http_timeout) | 30 s per request, capped by the call's deadline | a timeout error code to the guest |
 //!
 //! The WebAssembly stack limit is the one limit wasmtime fixes per engine
 //! rather than per store, so it lives in
@@ -46,6 +49,12 @@ pub struct Limits {
     pub stderr_bytes: u64,
     /// How many `host.log` records a call may emit.
     pub log_records: u32,
+    /// How many outbound HTTP requests a call may send.
+    pub http_requests: u32,
+    /// How many bytes of HTTP response bodies a call may receive, in all.
+    pub http_response_bytes: u64,
+    /// How long one HTTP request may take (never past the call's deadline).
+    pub http_timeout: Duration,
 }
 
 impl Limits {
@@ -59,6 +68,9 @@ impl Limits {
         output_bytes: 1 << 20,
         stderr_bytes: 64 << 10,
         log_records: 1_000,
+        http_requests: 32,
+        http_response_bytes: 16 << 20,
+        http_timeout: Duration::from_secs(30),
     };
 
     /// Returns these limits with every value `overrides` sets replaced.
@@ -72,6 +84,9 @@ impl Limits {
             output_bytes,
             stderr_bytes,
             log_records,
+            http_requests,
+            http_response_bytes,
+            http_timeout_ms,
         } = *overrides;
         if let Some(v) = fuel {
             self.fuel = v;
@@ -96,6 +111,15 @@ impl Limits {
         }
         if let Some(v) = log_records {
             self.log_records = v;
+        }
+        if let Some(v) = http_requests {
+            self.http_requests = v;
+        }
+        if let Some(v) = http_response_bytes {
+            self.http_response_bytes = v;
+        }
+        if let Some(v) = http_timeout_ms {
+            self.http_timeout = Duration::from_millis(v);
         }
         self
     }
@@ -128,6 +152,12 @@ pub struct LimitsOverride {
     pub stderr_bytes: Option<u64>,
     /// See [`Limits::log_records`].
     pub log_records: Option<u32>,
+    /// See [`Limits::http_requests`].
+    pub http_requests: Option<u32>,
+    /// See [`Limits::http_response_bytes`].
+    pub http_response_bytes: Option<u64>,
+    /// See [`Limits::http_timeout`], in milliseconds.
+    pub http_timeout_ms: Option<u64>,
 }
 
 impl LimitsOverride {
@@ -142,6 +172,9 @@ impl LimitsOverride {
             output_bytes: over.output_bytes.or(self.output_bytes),
             stderr_bytes: over.stderr_bytes.or(self.stderr_bytes),
             log_records: over.log_records.or(self.log_records),
+            http_requests: over.http_requests.or(self.http_requests),
+            http_response_bytes: over.http_response_bytes.or(self.http_response_bytes),
+            http_timeout_ms: over.http_timeout_ms.or(self.http_timeout_ms),
         }
     }
 }

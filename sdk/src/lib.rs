@@ -102,15 +102,19 @@ pub mod __private {
 ///
 /// ```ignore
 /// toolhost_sdk::capabilities! {
-///     dirs: ["/workspace"],  // guest paths of directories to preopen
-///     env: ["TZ"],           // environment variables to read
+///     dirs: ["/workspace"],       // guest paths of directories to preopen
+///     env: ["TZ"],                // environment variables to read
+///     http: ["api.example.com"],  // hosts to send HTTP to (`*`, `*.example.com`)
+///     secrets: ["GITHUB"],        // secrets the host may add to requests
 /// }
 /// ```
+///
+/// Every section is optional.
 #[macro_export]
 macro_rules! capabilities {
-    ($(dirs: [$($dir:literal),* $(,)?])? $(,)? $(env: [$($env:literal),* $(,)?])? $(,)?) => {
+    ($($kind:ident: [$($value:literal),* $(,)?]),* $(,)?) => {
         const _: () = {
-            const TEXT: &str = concat!($($("dir ", $dir, "\n",)*)? $($("env ", $env, "\n",)*)?);
+            const TEXT: &str = concat!($($($crate::__capability_line!($kind), $value, "\n",)*)*);
             const LEN: usize = TEXT.len();
             const fn bytes() -> [u8; LEN] {
                 let src = TEXT.as_bytes();
@@ -126,6 +130,31 @@ macro_rules! capabilities {
             #[used]
             static DECLARED: [u8; LEN] = bytes();
         };
+    };
+}
+
+/// The declaration line's keyword for a [`capabilities!`] section.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __capability_line {
+    (dirs) => {
+        "dir "
+    };
+    (env) => {
+        "env "
+    };
+    (http) => {
+        "http "
+    };
+    (secrets) => {
+        "secret "
+    };
+    ($other:ident) => {
+        compile_error!(concat!(
+            "unknown capability `",
+            stringify!($other),
+            "`: use dirs, env, http or secrets"
+        ))
     };
 }
 

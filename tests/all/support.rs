@@ -21,6 +21,7 @@ pub const PLUGINS: &[&str] = &[
     "bad-name",
     "missing-import",
     "command-hello",
+    "http-plugin",
 ];
 
 /// The workspace root.
