@@ -6,6 +6,7 @@ mod support;
 mod cache;
 mod capabilities;
 mod cli;
+mod http;
 mod limits;
 mod loading;
 

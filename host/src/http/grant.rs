@@ -47,7 +47,8 @@ impl HttpGrant {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretGrant {
-    /// The name the component declares (`secret NAME`).
+    /// The name the component declares (`secret NAME`, or `secret *` for
+    /// any granted secret).
     pub name: String,
     /// The host process's environment variable holding the value.
     pub value_env: String,
@@ -141,7 +142,14 @@ impl HttpAccess {
             rules,
             secrets: Vec::new(),
         };
-        for name in declared_secrets {
+        // `secret *` (a generic client such as the http plugin) takes
+        // whichever secrets the operator grants.
+        let names: Vec<&String> = if declared_secrets.iter().any(|n| n == "*") {
+            secrets.iter().map(|s| &s.name).collect()
+        } else {
+            declared_secrets.iter().collect()
+        };
+        for name in names {
             let Some(grant) = secrets.iter().find(|s| &s.name == name) else {
                 not_granted.push(format!("secret {name}"));
                 continue;

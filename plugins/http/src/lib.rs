@@ -15,6 +15,7 @@ mod render;
 
 toolhost_sdk::capabilities! {
     http: ["*"],
+    secrets: ["*"],
 }
 
 /// The longest a request may take unless the call says otherwise.
