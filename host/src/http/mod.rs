@@ -45,6 +45,7 @@
 //! # Ok::<(), toolhost::Error>(())
 //! ```
 
+mod address;
 mod grant;
 mod policy;
 mod secrets;
