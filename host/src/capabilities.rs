@@ -11,6 +11,8 @@
 //! | a directory | `dirs /guest/path` | [`DirGrant`] (host folder, guest path, read-only or read-write) | a preopened directory; the host side is a capability handle (cap-std), so no path (`..`, absolute, symlink) can leave it |
 //! | an environment variable | `env NAME` | its name in [`Grants::env`] | the host's value, under the same name |
 //! | calling a tool | `tools NAME` | its name in [`Grants::tools`] | `toolhost:plugin/tools.call` may call it, through the dispatch pipeline |
+//! | outbound HTTP | `http HOST` (`*`, `*.example.com`, a name or an address) | [`HttpGrant`]s in [`Grants::http`] | `wasi:http/outgoing-handler`, filtered: see [`crate::http`] |
+//! | a secret | `secret NAME` | a [`SecretGrant`] in [`Grants::secrets`] | a request header the host adds for the granted hosts; the guest never sees the value |
 //!
 //! What a component declares but is not granted is simply absent (the guest
 //! sees no such directory or variable); what is granted but not declared is
@@ -22,6 +24,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::http::{HttpAccess, HttpGrant, SecretGrant};
 
 /// The name of the custom section holding a component's declarations.
 pub const SECTION: &str = "toolhost:capabilities";
@@ -35,6 +38,10 @@ pub struct Declared {
     pub env: Vec<String>,
     /// Names of tools it wants to call.
     pub tools: Vec<String>,
+    /// Host patterns it wants to send HTTP requests to.
+    pub http: Vec<String>,
+    /// Names of secrets it wants sent with its requests.
+    pub secrets: Vec<String>,
 }
 
 impl Declared {
@@ -64,6 +71,8 @@ impl Declared {
         declared.dirs.dedup();
         declared.env.dedup();
         declared.tools.dedup();
+        declared.http.dedup();
+        declared.secrets.dedup();
         Ok(declared)
     }
 
@@ -72,9 +81,11 @@ impl Declared {
             let (kind, value) = line.split_once(' ').unwrap_or((line, ""));
             let value = value.trim().to_string();
             match kind {
-                "dirs" if !value.is_empty() => self.dirs.push(value),
+                "dir" | "dirs" if !value.is_empty() => self.dirs.push(value),
                 "env" if !value.is_empty() => self.env.push(value),
-                "tools" if !value.is_empty() => self.tools.push(value),
+                "tool" | "tools" if !value.is_empty() => self.tools.push(value),
+                "http" if !value.is_empty() => self.http.push(value),
+                "secret" if !value.is_empty() => self.secrets.push(value),
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -88,7 +99,11 @@ impl Declared {
 
     /// True when nothing is declared.
     pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty() && self.env.is_empty() && self.tools.is_empty()
+        self.dirs.is_empty()
+            && self.env.is_empty()
+            && self.tools.is_empty()
+            && self.http.is_empty()
+            && self.secrets.is_empty()
     }
 }
 
@@ -129,6 +144,12 @@ pub struct Grants {
     /// Names of tools the plugin may call.
     #[serde(default)]
     pub tools: Vec<String>,
+    /// Destinations for outbound HTTP.
+    #[serde(default)]
+    pub http: Vec<HttpGrant>,
+    /// Secrets injected as request headers.
+    #[serde(default)]
+    pub secrets: Vec<SecretGrant>,
 }
 
 /// The capabilities a component actually gets: declared ∩ granted.
@@ -141,6 +162,8 @@ pub struct Effective {
     pub env: Vec<(String, String)>,
     /// Tools it may call.
     pub tools: Vec<String>,
+    /// Outbound HTTP: declared hosts, granted rules, and secrets.
+    pub http: HttpAccess,
     /// Declared capabilities that were not granted (for the load log).
     pub not_granted: Vec<String>,
 }
@@ -156,7 +179,8 @@ impl Effective {
     /// # Errors
     ///
     /// `config` when a granted host directory does not exist or is not a
-    /// directory.
+    /// directory, or an `http` or `secrets` grant is invalid;
+    /// `invalid_component` when a declared `http` host is not a host pattern.
     pub fn resolve(declared: &Declared, grants: &Grants) -> Result<Effective> {
         let mut effective = Effective::default();
         for guest in &declared.dirs {
@@ -192,6 +216,10 @@ impl Effective {
                 effective.not_granted.push(format!("tool {name}"));
             }
         }
+        let (http, not_granted) =
+            HttpAccess::resolve(&declared.http, &declared.secrets, &grants.http, &grants.secrets)?;
+        effective.http = http;
+        effective.not_granted.extend(not_granted);
         Ok(effective)
     }
 }
@@ -207,6 +235,7 @@ mod tests {
             dirs: vec!["/data".into(), "/other".into()],
             env: vec!["HOME".into(), "PATH".into()],
             tools: vec!["greet".into(), "wipe".into()],
+            ..Default::default()
         };
         let grants = Grants {
             dirs: vec![
@@ -223,6 +252,7 @@ mod tests {
             ],
             env: vec!["PATH".into(), "UNDECLARED".into()],
             tools: vec!["greet".into(), "undeclared".into()],
+            ..Default::default()
         };
         let eff = Effective::resolve(&declared, &grants).unwrap();
         assert_eq!(eff.dirs.len(), 1);
@@ -238,13 +268,15 @@ mod tests {
     #[test]
     fn declarations_parse_strictly() {
         let mut d = Declared::default();
-        d.parse("dirs /a\nenv X\n\n").unwrap();
+        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet").unwrap();
         assert_eq!(
             d,
             Declared {
                 dirs: vec!["/a".into()],
                 env: vec!["X".into()],
-                tools: vec![],
+                tools: vec!["greet".into()],
+                http: vec!["*".into()],
+                secrets: vec!["TOKEN".into()],
             }
         );
         assert!(d.parse("net everything").is_err());

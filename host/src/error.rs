@@ -39,7 +39,8 @@ pub enum ErrorCode {
     UnknownTool,
     /// The result is larger than the call's output limit.
     OutputTooLarge,
-    /// A plugin used a capability it was not granted (or did not declare).
+    /// A plugin used, or imports an interface for, a capability it was not
+    /// granted (or did not declare).
     CapabilityNotGranted,
     /// The bytes are not a valid WebAssembly component.
     InvalidComponent,

@@ -11,6 +11,7 @@
 //! | the per-call sandbox: WASI, limiter, captured output | [`sandbox`] |
 //! | every sandbox limit and its default | [`limits`] |
 //! | capabilities: declared by a component, granted by the operator | [`capabilities`] |
+//! | outbound HTTP: host policy, secrets, budgets | [`http`] |
 //! | the WIT world bindings, one module per version | [`bindings`] |
 //! | the WIT-free `Tool` trait and the registry | [`registry`] |
 //! | spilling large results to files | [`spill`] |
@@ -43,6 +44,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod exec;
+pub mod http;
 pub mod identity;
 pub mod limits;
 pub mod registry;

@@ -16,6 +16,9 @@
 //! | [`stderr_bytes`](Limits::stderr_bytes) | 64 KiB of captured stderr/stdout | excess dropped |
 //! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
 //! | [`call_depth`](Limits::call_depth) | 4 nested tool calls (a tool calling a tool calling …) | `blocked` |
+//! | [`http_requests`](Limits::http_requests) | 32 outbound HTTP requests per call | `connection-limit-reached` to the guest |
+//! | [`http_response_bytes`](Limits::http_response_bytes) | 16 MiB of response bodies per call | `HTTP-response-body-size` to the guest |
+//! | [`http_timeout`](Limits::http_timeout) | 30 s per request, capped by the call's deadline | a timeout error code to the guest |
 //!
 //! The WebAssembly stack limit is the one limit wasmtime fixes per engine
 //! rather than per store, so it lives in
@@ -49,6 +52,12 @@ pub struct Limits {
     pub log_records: u32,
     /// How deep tool calls may nest through `toolhost:plugin/tools`.
     pub call_depth: u32,
+    /// How many outbound HTTP requests a call may send.
+    pub http_requests: u32,
+    /// How many bytes of HTTP response bodies a call may receive, in all.
+    pub http_response_bytes: u64,
+    /// How long one HTTP request may take (never past the call's deadline).
+    pub http_timeout: Duration,
 }
 
 impl Limits {
@@ -63,6 +72,9 @@ impl Limits {
         stderr_bytes: 64 << 10,
         log_records: 1_000,
         call_depth: 4,
+        http_requests: 32,
+        http_response_bytes: 16 << 20,
+        http_timeout: Duration::from_secs(30),
     };
 
     /// Returns these limits with every value `overrides` sets replaced.
@@ -77,6 +89,9 @@ impl Limits {
             stderr_bytes,
             log_records,
             call_depth,
+            http_requests,
+            http_response_bytes,
+            http_timeout_ms,
         } = *overrides;
         if let Some(v) = fuel {
             self.fuel = v;
@@ -104,6 +119,15 @@ impl Limits {
         }
         if let Some(v) = call_depth {
             self.call_depth = v;
+        }
+        if let Some(v) = http_requests {
+            self.http_requests = v;
+        }
+        if let Some(v) = http_response_bytes {
+            self.http_response_bytes = v;
+        }
+        if let Some(v) = http_timeout_ms {
+            self.http_timeout = Duration::from_millis(v);
         }
         self
     }
@@ -138,6 +162,12 @@ pub struct LimitsOverride {
     pub log_records: Option<u32>,
     /// See [`Limits::call_depth`].
     pub call_depth: Option<u32>,
+    /// See [`Limits::http_requests`].
+    pub http_requests: Option<u32>,
+    /// See [`Limits::http_response_bytes`].
+    pub http_response_bytes: Option<u64>,
+    /// See [`Limits::http_timeout`], in milliseconds.
+    pub http_timeout_ms: Option<u64>,
 }
 
 impl LimitsOverride {
@@ -153,6 +183,9 @@ impl LimitsOverride {
             stderr_bytes: over.stderr_bytes.or(self.stderr_bytes),
             log_records: over.log_records.or(self.log_records),
             call_depth: over.call_depth.or(self.call_depth),
+            http_requests: over.http_requests.or(self.http_requests),
+            http_response_bytes: over.http_response_bytes.or(self.http_response_bytes),
+            http_timeout_ms: over.http_timeout_ms.or(self.http_timeout_ms),
         }
     }
 }

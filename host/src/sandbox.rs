@@ -3,11 +3,13 @@
 //! The state every call's fresh `Store` holds ([`SandboxState`]), the limiter
 //! that enforces memory, table and instance limits, the capped pipes that
 //! capture the guest's stdout and stderr, and the one [`Linker`] that provides
-//! WASI preview 2 (deny-by-default) and the `toolhost:plugin/host` interface.
+//! WASI preview 2 (deny-by-default), `wasi:http` (filtered by
+//! [`crate::http`]) and the `toolhost:plugin/host` interface.
 //!
 //! What a guest gets by default: no preopened directories, no environment
 //! variables, no arguments, no network (sockets exist but every address is
-//! refused, and name lookup is off), an empty stdin, and stdout/stderr that
+//! refused, and name lookup is off; outbound HTTP goes only to granted
+//! hosts), an empty stdin, and stdout/stderr that
 //! go to a capped buffer logged through `tracing` after the call. Clocks and
 //! randomness are real.
 
@@ -19,11 +21,13 @@ use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::v0_1_0;
 use crate::bindings::v0_1_0::toolhost::plugin::types::ToolError as WitToolError;
 use crate::capabilities::{DirMode, Effective};
 use crate::error::{Error, ErrorCode, Result};
+use crate::http::HttpHooks;
 use crate::identity::ComponentHash;
 use crate::limits::Limits;
 use crate::registry::CallContext;
@@ -35,6 +39,8 @@ const MAX_LOG_MESSAGE: usize = 4096;
 pub struct SandboxState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http_ctx: WasiHttpCtx,
+    pub(crate) http: HttpHooks,
     pub(crate) limiter: Limiter,
     pub(crate) stdout: CappedPipe,
     pub(crate) stderr: CappedPipe,
@@ -57,7 +63,8 @@ pub struct SandboxState {
 }
 
 impl SandboxState {
-    /// A fresh state with deny-by-default WASI for a call under `limits`.
+    /// A fresh state with deny-by-default WASI for a call under `limits`
+    /// that must end by `deadline`.
     pub(crate) fn new(
         limits: &Limits,
         capabilities: &Effective,
@@ -98,6 +105,8 @@ impl SandboxState {
         Ok(SandboxState {
             wasi,
             table: ResourceTable::new(),
+            http_ctx: WasiHttpCtx::new(),
+            http: HttpHooks::new(&capabilities.http, limits, deadline),
             limiter: Limiter::new(limits),
             stdout,
             stderr,
@@ -131,6 +140,16 @@ impl WasiView for SandboxState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for SandboxState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
         }
     }
 }
@@ -246,6 +265,7 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<SandboxState>> 
     let mut linker = Linker::new(engine);
     let err = |e: wasmtime::Error| Error::internal(format!("cannot build the linker: {e:#}"));
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(err)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(err)?;
     v0_1_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(&mut linker, |s| s).map_err(err)?;
     Ok(linker)
 }
@@ -280,6 +300,8 @@ pub(crate) const PROVIDED_INTERFACES: &[&str] = &[
     "wasi:sockets/tcp",
     "wasi:sockets/tcp-create-socket",
     "wasi:sockets/ip-name-lookup",
+    "wasi:http/types",
+    "wasi:http/outgoing-handler",
     "toolhost:plugin/host",
     "toolhost:plugin/tools",
     "toolhost:plugin/types",
@@ -530,7 +552,8 @@ mod tests {
         assert!(is_provided("wasi:io/streams@0.2.9"));
         assert!(is_provided("toolhost:plugin/host@0.1.0"));
         assert!(!is_provided("wasi:io/streams@0.3.0"));
-        assert!(!is_provided("wasi:http/outgoing-handler@0.2.3"));
+        assert!(is_provided("wasi:http/outgoing-handler@0.2.3"));
+        assert!(!is_provided("wasi:http/incoming-handler@0.2.3"));
         assert!(!is_provided("example:missing/thing@1.0.0"));
     }
 }

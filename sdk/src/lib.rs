@@ -107,11 +107,6 @@ pub mod __private {
         one_of(name, &["read_only", "destructive", "idempotent", "open_world"])
     }
 
-    /// Whether `name` is a capability kind `capabilities!` knows.
-    pub const fn capability_is_known(name: &str) -> bool {
-        one_of(name, &["dirs", "env", "tools"])
-    }
-
     const fn one_of(name: &str, known: &[&str]) -> bool {
         let mut i = 0;
         while i < known.len() {
@@ -159,22 +154,20 @@ pub mod __private {
 ///
 /// ```ignore
 /// toolhost_sdk::capabilities! {
-///     dirs: ["/workspace"],  // guest paths of directories to preopen
-///     env: ["TZ"],           // environment variables to read
+///     dirs: ["/workspace"],       // guest paths of directories to preopen
+///     env: ["TZ"],                // environment variables to read
+///     http: ["api.example.com"],  // hosts to send HTTP to (`*`, `*.example.com`)
+///     secrets: ["GITHUB"],        // secrets the host may add to requests
 ///     tools: ["calculate_expression"], // tools to call with `tools::call`
 /// }
 /// ```
+///
+/// Every section is optional.
 #[macro_export]
 macro_rules! capabilities {
-    ($($key:ident: [$($value:literal),* $(,)?]),* $(,)?) => {
+    ($($kind:ident: [$($value:literal),* $(,)?]),* $(,)?) => {
         const _: () = {
-            $(
-                ::std::assert!(
-                    $crate::__private::capability_is_known(stringify!($key)),
-                    "unknown capability kind: use dirs, env or tools",
-                );
-            )*
-            const TEXT: &str = concat!($($(stringify!($key), " ", $value, "\n",)*)*);
+            const TEXT: &str = concat!($($($crate::__capability_line!($kind), $value, "\n",)*)*);
             const LEN: usize = TEXT.len();
             const fn bytes() -> [u8; LEN] {
                 let src = TEXT.as_bytes();
@@ -190,6 +183,34 @@ macro_rules! capabilities {
             #[used]
             static DECLARED: [u8; LEN] = bytes();
         };
+    };
+}
+
+/// The declaration line's keyword for a [`capabilities!`] section.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __capability_line {
+    (dirs) => {
+        "dir "
+    };
+    (env) => {
+        "env "
+    };
+    (http) => {
+        "http "
+    };
+    (secrets) => {
+        "secret "
+    };
+    (tools) => {
+        "tool "
+    };
+    ($other:ident) => {
+        compile_error!(concat!(
+            "unknown capability `",
+            stringify!($other),
+            "`: use dirs, env, http or secrets"
+        ))
     };
 }
 

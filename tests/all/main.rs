@@ -15,6 +15,7 @@ mod example;
 mod exec;
 mod exec_tool;
 mod fixtures;
+mod http;
 mod lazy;
 mod limits;
 mod loading;

@@ -25,6 +25,7 @@ pub const PLUGINS: &[&str] = &[
     "files",
     "memory",
     "time",
+    "http-plugin",
 ];
 
 /// The workspace root.

@@ -35,6 +35,11 @@ pub(crate) struct CallArgs {
     /// The component must also declare it.
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
+    /// Grant outbound HTTP to a destination: `[scheme://]host[:port]`
+    /// (https and the default port unless given). The component must also
+    /// declare the host.
+    #[arg(long = "http", value_name = "URL")]
+    http: Vec<String>,
     /// Refuse the component unless its hash is this (`blake3:...`).
     #[arg(long)]
     expect_hash: Option<String>,
@@ -73,6 +78,13 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
     let grants = Grants {
         dirs: args.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
         env: args.env.clone(),
+        http: args
+            .http
+            .iter()
+            .cloned()
+            .map(toolhost::http::HttpGrant::Url)
+            .collect(),
+        secrets: Vec::new(),
         ..Default::default()
     };
     let options = LoadOptions {

@@ -73,7 +73,7 @@ impl LoadedComponent {
             };
         }
         let limits = self.effective_limits(&ctx.limits);
-        let (result, usage) = self
+        let (result, usage, http_notes) = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
                 plugin
                     .toolhost_plugin_tool()
@@ -100,17 +100,25 @@ impl LoadedComponent {
             Ok(Err(WitToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
             }
-            Ok(Err(WitToolError::Failed(message))) => {
-                Err(Error::new(ErrorCode::ToolFailed, self.with_grant_hint(message)))
-            }
+            Ok(Err(WitToolError::Failed(message))) => Err(Error::new(
+                ErrorCode::ToolFailed,
+                self.with_grant_hint(message, &http_notes),
+            )),
             Err(e) => Err(e),
         };
         CallOutcome { result, usage }
     }
 
     /// A failure may come from a capability the plugin asked for but was not
-    /// granted (the guest only sees "no such file"): say so, naming them.
-    fn with_grant_hint(&self, message: String) -> String {
+    /// granted (the guest only sees "no such file" or `HTTP-request-denied`):
+    /// say so, naming them and every outbound request the host refused.
+    fn with_grant_hint(&self, mut message: String, http_notes: &[String]) -> String {
+        if !http_notes.is_empty() {
+            message = format!(
+                "{message} (note: the host refused outbound HTTP: {})",
+                http_notes.join("; ")
+            );
+        }
         let missing = &self.capabilities.not_granted;
         if missing.is_empty() {
             return message;
@@ -124,7 +132,7 @@ impl LoadedComponent {
     /// Runs `list-tools` in a sandbox with the component's limits.
     pub(super) async fn list_tools(&self) -> Result<Vec<WitToolSpec>> {
         let limits = self.effective_limits(&LimitsOverride::default());
-        let (result, _) = self
+        let (result, _, _) = self
             .run(limits, None, &CallContext::default(), async |store, plugin| {
                 plugin.toolhost_plugin_tool().call_list_tools(store).await
             })
@@ -147,7 +155,7 @@ impl LoadedComponent {
         tool: Option<String>,
         ctx: &CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &v0_1_0::Plugin) -> wasmtime::Result<R>,
-    ) -> (Result<R>, Usage) {
+    ) -> (Result<R>, Usage, Vec<String>) {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
         if let Some(d) = ctx.deadline {
@@ -156,7 +164,7 @@ impl LoadedComponent {
         let engine = &self.engine.inner;
         let state = match SandboxState::new(&limits, &self.capabilities, self.hash, tool, ctx, deadline_at) {
             Ok(state) => state,
-            Err(e) => return (Err(e), Usage::default()),
+            Err(e) => return (Err(e), Usage::default(), Vec::new()),
         };
         let mut store = Store::new(&engine.wasmtime, state);
         store.limiter(|s| &mut s.limiter);
@@ -164,6 +172,7 @@ impl LoadedComponent {
             return (
                 Err(Error::internal(format!("cannot set fuel: {e:#}"))),
                 Usage::default(),
+                Vec::new(),
             );
         }
         // The deadline in epoch ticks. Each tick the callback yields to tokio
@@ -214,6 +223,6 @@ impl LoadedComponent {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr)),
         };
-        (result, usage)
+        (result, usage, state.http.notes())
     }
 }

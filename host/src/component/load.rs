@@ -55,6 +55,9 @@ impl Engine {
     /// - `unsupported_world`: it does not export a served `toolhost:plugin/tool`;
     /// - `missing_imports`: it imports interfaces the host does not provide
     ///   (all of them are listed);
+    /// - `capability_not_granted`: it imports an interface whose capability
+    ///   it is not granted (`wasi:http/outgoing-handler` without an `http`
+    ///   host both declared and granted);
     /// - `config`: its memory limit exceeds the engine's ceiling;
     /// - a call error if `list-tools` itself traps or runs out of a limit.
     pub async fn load(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
@@ -91,6 +94,7 @@ impl Engine {
             .map_err(|e| Error::internal(format!("the compile task failed: {e}")))??;
 
         let (world, imports) = self.check_world(&component)?;
+        check_granted(&imports, &declared, &capabilities)?;
         let instance_pre = self.inner.linker.instantiate_pre(&component).map_err(|e| {
             Error::new(
                 ErrorCode::MissingImports,
@@ -185,6 +189,39 @@ impl Engine {
         }
         Ok((world, imports))
     }
+}
+
+/// Refuses a component that imports an interface it may not use: today,
+/// `wasi:http/outgoing-handler` without a declared and granted `http` host.
+fn check_granted(imports: &[String], declared: &Declared, capabilities: &Effective) -> Result<()> {
+    let needs_http: Vec<&str> = imports
+        .iter()
+        .map(String::as_str)
+        .filter(|i| i.split('@').next() == Some(crate::http::OUTGOING_HANDLER))
+        .collect();
+    if needs_http.is_empty() || capabilities.http.is_usable() {
+        return Ok(());
+    }
+    let why = if declared.http.is_empty() {
+        "it declares no `http` hosts (toolhost_sdk::capabilities! { http: [...] })".to_string()
+    } else {
+        format!(
+            "it declares {} but its grants have no `http` hosts",
+            declared
+                .http
+                .iter()
+                .map(|h| format!("`http {h}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Err(Error::new(
+        ErrorCode::CapabilityNotGranted,
+        format!(
+            "the component imports {} (outbound HTTP), which is not granted to it: {why}; grant hosts in its [plugins.grants], e.g. http = [\"https://api.example.com\"], or remove the import",
+            needs_http.join(", ")
+        ),
+    ))
 }
 
 fn check_header(bytes: &[u8]) -> Result<()> {
