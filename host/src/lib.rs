@@ -12,6 +12,7 @@
 //! | every sandbox limit and its default | [`limits`] |
 //! | the WIT world bindings, one module per version | [`bindings`] |
 //! | the WIT-free `Tool` trait and the registry | [`registry`] |
+//! | the MCP client bridge and server | [`mcp`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -33,6 +34,7 @@ pub mod engine;
 pub mod error;
 pub mod identity;
 pub mod limits;
+pub mod mcp;
 pub mod registry;
 pub mod sandbox;
 

@@ -7,6 +7,8 @@ mod cache;
 mod cli;
 mod limits;
 mod loading;
+mod mcp_client;
+mod mcp_server;
 
 use std::sync::{Arc, OnceLock};
 

@@ -3,6 +3,7 @@
 mod call;
 mod hash;
 mod inspect;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Call one tool of a component, in a fresh sandbox, and print its result.
     Call(call::CallArgs),
+    /// Serve components' tools as an MCP server, over stdio or streamable HTTP.
+    Serve(serve::ServeArgs),
 }
 
 /// Options every command that loads components shares.
@@ -82,6 +85,7 @@ pub fn main() -> ExitCode {
             Command::Hash(args) => hash::run(args),
             Command::Inspect(args) => inspect::run(args).await,
             Command::Call(args) => call::run(args).await,
+            Command::Serve(args) => serve::run(args).await,
         }
     });
     match result {
