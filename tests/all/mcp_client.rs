@@ -242,3 +242,45 @@ fn config_parses_both_transports() {
         toml::from_str("[[servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\n[[servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"y\"\n").unwrap();
     assert_eq!(dup.validate().unwrap_err().code(), ErrorCode::Config);
 }
+
+#[tokio::test]
+async fn a_timeout_cancels_the_call_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let sleepy = plugin_file("sleepy").display().to_string();
+    let config = toolhost_server(
+        "th",
+        &["--plugin", &sleepy, "--grace-ms", "20000"],
+        Some(&pid_file),
+    );
+    let connection = McpConnection::start(config);
+    let state = wait_for(&connection, "toolhost serve", |s| s.available).await;
+    let ctx = CallContext {
+        deadline: Some(std::time::Instant::now() + Duration::from_millis(300)),
+        ..CallContext::default()
+    };
+    let err = tool(&state, "mcp__th__sleep")
+        .call(json!({"ms": 15000}), ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Timeout, "{err}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Were the call still running, SIGTERM would wait for it (grace 20 s).
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let started = std::time::Instant::now();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    while std::path::Path::new(&format!("/proc/{pid}/stat")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the server still runs the cancelled call"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

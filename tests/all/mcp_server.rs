@@ -396,3 +396,34 @@ fn sigterm_lets_in_flight_calls_finish() {
 pub fn plugin_file(name: &str) -> PathBuf {
     support::plugin_path(name)
 }
+
+#[tokio::test]
+async fn unloading_a_component_does_not_drop_its_in_flight_call() {
+    use toolhost::mcp::{Audience, LocalCatalog, ToolCatalog};
+    use toolhost::registry::CallContext;
+
+    let catalog = LocalCatalog::new(Audience::Trusted);
+    let sleepy = crate::load("sleepy").await;
+    let generation = *catalog.changes().borrow();
+    assert_eq!(catalog.load_component(&sleepy, false).unwrap(), ["sleep"]);
+    assert_eq!(*catalog.changes().borrow(), generation + 1);
+    let call = {
+        let catalog = std::sync::Arc::clone(&catalog);
+        tokio::spawn(async move {
+            catalog
+                .call("sleep", json!({"ms": 400}), CallContext::default())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(catalog.unload_component(sleepy.hash()).unwrap(), ["sleep"]);
+    assert_eq!(*catalog.changes().borrow(), generation + 2);
+    assert!(catalog.list().is_empty());
+    let out = call.await.unwrap().expect("the in-flight call finishes");
+    assert_eq!(out.content, "\"awake\"");
+    let err = catalog
+        .call("sleep", json!({"ms": 1}), CallContext::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), toolhost::ErrorCode::UnknownTool);
+}
