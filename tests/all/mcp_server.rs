@@ -427,3 +427,25 @@ async fn unloading_a_component_does_not_drop_its_in_flight_call() {
         .unwrap_err();
     assert_eq!(err.code(), toolhost::ErrorCode::UnknownTool);
 }
+
+#[test]
+fn plugin_output_never_reaches_the_protocol_stream() {
+    let mut server = StdioServer::start(&["--plugin", &plugin("chatty"), "--plugin", &plugin("hello")]);
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "chatter", "arguments": {"lines": 200}}}));
+    // `recv` fails on any stdout line that is not JSON-RPC.
+    let answer = server.recv();
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"]["content"][0]["text"], "\"done\"", "{answer}");
+    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let list = server.recv();
+    let greet = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "greet")
+        .unwrap();
+    assert_eq!(greet["annotations"]["readOnlyHint"], true, "{greet}");
+    assert_eq!(greet["annotations"]["idempotentHint"], true, "{greet}");
+    drop(server.child.stdin.take());
+    assert!(server.wait(Duration::from_secs(10)).success());
+}

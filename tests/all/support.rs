@@ -20,6 +20,7 @@ pub const PLUGINS: &[&str] = &[
     "bad-name",
     "missing-import",
     "command-hello",
+    "chatty",
 ];
 
 /// The workspace root.
