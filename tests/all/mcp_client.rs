@@ -284,3 +284,32 @@ async fn a_timeout_cancels_the_call_on_the_server() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn a_name_collision_after_sanitizing_is_a_clear_error() {
+    let python = support::peer_python().display().to_string();
+    let script = support::peer_script("colliding_server.py").display().to_string();
+    let config = McpServerConfig::stdio("py", python.clone(), vec![script.clone()]);
+    let connection = McpConnection::start(config);
+    let state = wait_for(&connection, "the listing error", |s| s.error.is_some()).await;
+    assert!(
+        !state.available && state.tools.is_empty(),
+        "nothing is dropped or replaced silently"
+    );
+    let error = state.error.unwrap();
+    assert!(
+        error.contains("read.file") && error.contains("read_file") && error.contains("mcp__py__read_file"),
+        "{error}"
+    );
+
+    // Keeping only one of them resolves it.
+    let mut config = McpServerConfig::stdio("py", python, vec![script]);
+    config.disabled_tools = vec!["read.file".into()];
+    let connection = McpConnection::start(config);
+    let state = wait_for(&connection, "the server", |s| s.available).await;
+    let out = tool(&state, "mcp__py__read_file")
+        .call(json!({"path": "x"}), CallContext::default())
+        .await
+        .unwrap();
+    assert!(out.content.contains("underscore:x"), "{}", out.content);
+}
