@@ -215,6 +215,15 @@ async fn a_server_that_cannot_start_is_unavailable_not_fatal() {
     assert!(state.error.unwrap().contains("cannot start"));
 }
 
+#[tokio::test]
+async fn a_disabled_server_is_never_started() {
+    let mut config = McpServerConfig::stdio("off", "/nonexistent/mcp-server", vec![]);
+    config.enabled = false;
+    let connection = McpConnection::start(config);
+    let state = wait_for(&connection, "the refusal", |s| s.error.is_some()).await;
+    assert!(state.error.unwrap().contains("disabled"));
+}
+
 #[test]
 fn config_parses_both_transports() {
     let config: toolhost::mcp::McpConfig = toml::from_str(

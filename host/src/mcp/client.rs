@@ -243,7 +243,8 @@ pub struct McpConnection {
 
 impl McpConnection {
     /// Starts connecting to `config`'s server in the background (on the
-    /// current tokio runtime) and keeps it connected.
+    /// current tokio runtime) and keeps it connected. A disabled or invalid
+    /// entry never connects: its state says why.
     pub fn start(config: McpServerConfig) -> McpConnection {
         let (state_tx, state) = watch::channel(McpState::default());
         let shutdown = CancellationToken::new();
@@ -396,6 +397,18 @@ fn publish(
 }
 
 async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shutdown: CancellationToken) {
+    let refusal = match config.validate() {
+        Err(e) => Some(e.to_string()),
+        Ok(()) if !config.enabled => Some(format!(
+            "MCP server {:?} is disabled (enabled = false)",
+            config.name
+        )),
+        Ok(()) => None,
+    };
+    if let Some(why) = refusal {
+        publish(&state, false, Vec::new(), Some(why));
+        return;
+    }
     let (peer_tx, peer_slot) = watch::channel(None);
     let mut backoff = BACKOFF_MIN;
     while !shutdown.is_cancelled() {
