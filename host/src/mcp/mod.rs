@@ -32,6 +32,7 @@ pub mod client;
 pub mod config;
 pub mod naming;
 pub mod server;
+mod tool;
 
 pub use catalog::{Audience, LocalCatalog, ToolCatalog};
 pub use client::{McpConnection, McpState, McpTool};
