@@ -268,7 +268,8 @@ mod tests {
     #[test]
     fn declarations_parse_strictly() {
         let mut d = Declared::default();
-        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet").unwrap();
+        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet")
+            .unwrap();
         assert_eq!(
             d,
             Declared {

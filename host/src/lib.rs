@@ -20,6 +20,7 @@
 //! | named bundles of tools | [`toolsets`] |
 //! | the call pipeline, hooks, events, batches | [`dispatch`] |
 //! | the `toolhost.toml` configuration | [`config`] |
+//! | the MCP client bridge and server | [`mcp`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -47,6 +48,7 @@ pub mod exec;
 pub mod http;
 pub mod identity;
 pub mod limits;
+pub mod mcp;
 pub mod registry;
 pub mod sandbox;
 pub mod spill;

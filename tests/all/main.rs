@@ -19,6 +19,8 @@ mod http;
 mod lazy;
 mod limits;
 mod loading;
+mod mcp_client;
+mod mcp_server;
 mod nested;
 mod plugin_files;
 mod plugin_memory;

@@ -26,6 +26,7 @@ pub const PLUGINS: &[&str] = &[
     "memory",
     "time",
     "http-plugin",
+    "chatty",
 ];
 
 /// The workspace root.
@@ -84,4 +85,48 @@ pub fn plugin_path(name: &str) -> PathBuf {
 /// The bytes of plugin `name`'s component.
 pub fn plugin_bytes(name: &str) -> Vec<u8> {
     std::fs::read(plugin_path(name)).expect("read plugin")
+}
+
+/// The folder the MCP peers are installed in by `tests/peers/install-mcp`.
+pub fn peers_dir() -> PathBuf {
+    workspace_root().join("target").join("peers")
+}
+
+fn peer(relative: &str, what: &str) -> PathBuf {
+    let path = peers_dir().join(relative);
+    assert!(
+        path.exists(),
+        "{what} is not installed at {}: run tests/peers/install-mcp (tests/setup runs it)",
+        path.display()
+    );
+    path
+}
+
+/// The `mcp-server-everything` binary (npm `@modelcontextprotocol/server-everything`).
+pub fn server_everything() -> PathBuf {
+    peer(
+        "node_modules/.bin/mcp-server-everything",
+        "@modelcontextprotocol/server-everything",
+    )
+}
+
+/// The venv python that has the `mcp` SDK (PyPI `mcp`).
+pub fn peer_python() -> PathBuf {
+    peer("venv/bin/python", "the Python mcp SDK")
+}
+
+/// The path of a script in `tests/peers/`.
+pub fn peer_script(name: &str) -> PathBuf {
+    workspace_root().join("tests").join("peers").join(name)
+}
+
+/// The `toolhost` binary under test.
+pub fn toolhost_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_toolhost"))
+}
+
+/// The compile cache folder the tests share (so `toolhost serve` in a test
+/// does not recompile the plugins).
+pub fn cache_dir() -> PathBuf {
+    workspace_root().join("target").join("test-compile-cache")
 }

@@ -5,6 +5,7 @@ mod call_tool;
 mod check_command;
 mod hash;
 mod inspect;
+mod serve;
 mod tools;
 
 use std::path::PathBuf;
@@ -37,6 +38,8 @@ enum Command {
     Tools(tools::ToolsArgs),
     /// Call a tool through the full dispatch pipeline of the configured registry.
     CallTool(call_tool::CallToolArgs),
+    /// Serve components' tools as an MCP server, over stdio or streamable HTTP.
+    Serve(serve::ServeArgs),
 }
 
 /// Options every command that loads components shares.
@@ -96,6 +99,7 @@ pub fn main() -> ExitCode {
             Command::CheckCommand(args) => check_command::run(args),
             Command::Tools(args) => tools::run(args).await,
             Command::CallTool(args) => call_tool::run(args).await,
+            Command::Serve(args) => serve::run(args).await,
         }
     });
     match result {

@@ -1,0 +1,165 @@
+//! `toolhost serve --stdio` as a per-session MCP server: how long from spawn
+//! to an answered `initialize`, and how much server CPU one `tools/call` of a
+//! trivial WASM tool (`hello`'s `greet`) costs.
+//!
+//! The client is deliberately light (raw JSON-RPC lines over pipes), so what
+//! is measured is the server. Server CPU is read from `/proc/PID/stat`
+//! (utime + stime) before and after the calls.
+//!
+//! ```text
+//! cargo bench --bench mcp                 # release build
+//! cargo bench --profile dev --bench mcp   # quicker to build, slower code
+//! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench --bench mcp
+//! ```
+//! Targets: spawn-to-initialized under 20 ms, server CPU under 60 us per call.
+
+#[path = "../../tests/all/support.rs"]
+#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Server {
+    fn spawn(plugin: &str, cache: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["serve", "--stdio", "--cache-dir", cache, "--plugin", plugin])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn toolhost serve");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Server {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    fn request(&mut self, message: &str) -> &str {
+        self.stdin.write_all(message.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+        self.line.clear();
+        assert!(
+            self.stdout.read_line(&mut self.line).unwrap() > 0,
+            "server closed stdout"
+        );
+        &self.line
+    }
+
+    fn initialize(&mut self) {
+        let answer = self.request(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
+        );
+        assert!(answer.contains("serverInfo"), "{answer}");
+        self.stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .unwrap();
+    }
+
+    /// utime + stime of the server, in clock ticks.
+    fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // Fields after the `(comm)`: state is field 3; utime and stime are 14 and 15.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+fn clock_ticks_per_second() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let plugin = support::plugin_path("hello").display().to_string();
+    let cache = support::workspace_root()
+        .join("target")
+        .join("test-compile-cache");
+    let cache = cache.display().to_string();
+    let spawns = env_usize("MCP_BENCH_SPAWNS", 20);
+    let calls = env_usize("MCP_BENCH_CALLS", 2000);
+
+    // Warm the compile cache once so every measured spawn loads precompiled code.
+    let mut warm = Server::spawn(&plugin, &cache);
+    warm.initialize();
+    warm.close();
+
+    let mut times = Vec::with_capacity(spawns);
+    for _ in 0..spawns {
+        let start = Instant::now();
+        let mut server = Server::spawn(&plugin, &cache);
+        server.initialize();
+        times.push(start.elapsed());
+        server.close();
+    }
+    times.sort();
+    let mean = times.iter().sum::<Duration>() / spawns as u32;
+    println!(
+        "mcp/spawn_to_initialized: n={spawns} mean={:.2} ms p50={:.2} ms p90={:.2} ms min={:.2} ms",
+        mean.as_secs_f64() * 1e3,
+        percentile(&times, 0.5).as_secs_f64() * 1e3,
+        percentile(&times, 0.9).as_secs_f64() * 1e3,
+        times[0].as_secs_f64() * 1e3,
+    );
+
+    let mut server = Server::spawn(&plugin, &cache);
+    server.initialize();
+    let call = |id: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"greet","arguments":{{"name":"Ada"}}}}}}"#
+        )
+    };
+    for id in 1..=50 {
+        let answer = server.request(&call(id));
+        assert!(answer.contains("Hello, Ada!"), "{answer}");
+    }
+    let ticks_before = server.cpu_ticks();
+    let start = Instant::now();
+    for id in 0..calls {
+        server.request(&call(100 + id));
+    }
+    let wall = start.elapsed();
+    let ticks = server.cpu_ticks() - ticks_before;
+    let cpu = Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second() as f64);
+    println!(
+        "mcp/call_greet: n={calls} server_cpu_per_call={:.1} us wall_per_call={:.1} us (cpu ticks: {ticks})",
+        cpu.as_secs_f64() * 1e6 / calls as f64,
+        wall.as_secs_f64() * 1e6 / calls as f64,
+    );
+    server.close();
+}

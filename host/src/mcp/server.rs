@@ -1,0 +1,357 @@
+//! # Serving tools over MCP
+//!
+//! [`McpServer`] is an rmcp [`ServerHandler`] over any [`ToolCatalog`]: each
+//! tool's JSON Schema becomes the MCP input schema and its hints the
+//! annotations; a tool error comes back as an `isError` result whose text is
+//! the error JSON (`{"error", "error_code"}`); a change of the catalog's
+//! generation sends `notifications/tools/list_changed`.
+//!
+//! [`serve_stdio`] and [`serve_http`] run it. Both shut down gracefully when
+//! their `shutdown` token is cancelled: new calls are refused, calls in flight
+//! get up to `grace` to finish, then the transport closes. Over HTTP
+//! ([`HttpOptions`]), a non-loopback address needs a bearer token, the `Host`
+//! header must be a loopback name unless a token is set, and a request with an
+//! `Origin` header is refused unless that origin is allowed (loopback origins
+//! and those in [`HttpOptions::allowed_origins`]).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpToolDef, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::ToolCatalog;
+use crate::error::{Error, ErrorCode, Result};
+use crate::registry::{CallContext, ToolSpec};
+
+/// An MCP server over a [`ToolCatalog`]. Cheap to clone; clones share the
+/// in-flight call count used for graceful shutdown.
+#[derive(Clone)]
+pub struct McpServer {
+    catalog: Arc<dyn ToolCatalog>,
+    state: Arc<Shared>,
+}
+
+struct Shared {
+    next_call_id: AtomicU64,
+    in_flight: AtomicUsize,
+    draining: AtomicBool,
+    idle: Notify,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("in_flight", &self.in_flight())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Decrements the in-flight count when a call ends, however it ends.
+struct InFlight(Arc<Shared>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl McpServer {
+    /// A server for `catalog`.
+    pub fn new(catalog: Arc<dyn ToolCatalog>) -> Self {
+        McpServer {
+            catalog,
+            state: Arc::new(Shared {
+                next_call_id: AtomicU64::new(1),
+                in_flight: AtomicUsize::new(0),
+                draining: AtomicBool::new(false),
+                idle: Notify::new(),
+            }),
+        }
+    }
+
+    /// The number of tool calls running now.
+    pub fn in_flight(&self) -> usize {
+        self.state.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Refuses new calls, then waits until no call is running or `grace`
+    /// has passed. Returns the number of calls still running.
+    pub async fn drain(&self, grace: Duration) -> usize {
+        self.state.draining.store(true, Ordering::Release);
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let idle = self.state.idle.notified();
+            let running = self.in_flight();
+            if running == 0 {
+                return 0;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                return self.in_flight();
+            }
+        }
+    }
+
+    fn enter(&self) -> Option<InFlight> {
+        self.state.in_flight.fetch_add(1, Ordering::AcqRel);
+        let guard = InFlight(Arc::clone(&self.state));
+        (!self.state.draining.load(Ordering::Acquire)).then_some(guard)
+    }
+}
+
+/// The MCP description of a tool spec.
+pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
+    let schema = match &spec.parameters {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::from_iter([("type".to_string(), Value::from("object"))]),
+    };
+    let mut tool = McpToolDef::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    if !spec.hints.is_empty() {
+        let mut annotations = ToolAnnotations::new();
+        annotations.read_only_hint = spec.hints.read_only;
+        annotations.destructive_hint = spec.hints.destructive;
+        annotations.idempotent_hint = spec.hints.idempotent;
+        annotations.open_world_hint = spec.hints.open_world;
+        tool = tool.with_annotations(annotations);
+    }
+    tool
+}
+
+fn error_result(error: &Error) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(error.to_json().to_string())])
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.catalog.list().iter().map(mcp_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(_guard) = self.enter() else {
+            let e = Error::new(ErrorCode::Unavailable, "the server is shutting down");
+            return Ok(error_result(&e).into());
+        };
+        let ctx = CallContext {
+            call_id: self.state.next_call_id.fetch_add(1, Ordering::Relaxed),
+            cancel: context.ct.clone(),
+            ..CallContext::default()
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = self.catalog.call(&request.name, arguments, ctx);
+        let result = tokio::select! {
+            r = call => r,
+            () = context.ct.cancelled() => Err(Error::new(ErrorCode::Cancelled, "the client cancelled the call")),
+        };
+        Ok(match result {
+            Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.content)]),
+            Err(e) => error_result(&e),
+        }
+        .into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut changes = self.catalog.changes();
+        changes.mark_unchanged();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Serves `server` on this process's stdin and stdout until stdin closes or
+/// `shutdown` is cancelled (then calls in flight get `grace` to finish).
+///
+/// # Errors
+///
+/// [`ErrorCode::Io`] if the MCP session cannot start (e.g. stdin closed
+/// before `initialize`).
+pub async fn serve_stdio(server: McpServer, shutdown: CancellationToken, grace: Duration) -> Result<()> {
+    let transport = rmcp::transport::stdio_pipes();
+    let ct = CancellationToken::new();
+    let start = server.clone().serve_with_ct(transport, ct.clone());
+    let running = tokio::select! {
+        r = start => r.map_err(|e| Error::new(ErrorCode::Io, format!("MCP session did not start: {e}")))?,
+        () = shutdown.cancelled() => return Ok(()),
+    };
+    let mut done = tokio::spawn(running.waiting());
+    tokio::select! {
+        _ = &mut done => return Ok(()),
+        () = shutdown.cancelled() => {}
+    }
+    finish(&server, grace).await;
+    ct.cancel();
+    let _ = done.await;
+    Ok(())
+}
+
+/// Drains `server`, then gives the transport a moment to write the answers
+/// of the calls that just finished.
+async fn finish(server: &McpServer, grace: Duration) {
+    let had_calls = server.in_flight() > 0;
+    let left = server.drain(grace).await;
+    if left > 0 {
+        tracing::warn!(
+            calls = left,
+            "shutting down with calls still running after the grace period"
+        );
+    }
+    if had_calls {
+        tokio::time::sleep(FLUSH_DELAY).await;
+    }
+}
+
+/// How long answers get to reach the transport after the last call ends.
+const FLUSH_DELAY: Duration = Duration::from_millis(100);
+
+/// How [`serve_http`] listens.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Every request must carry `Authorization: Bearer TOKEN`. Required when
+    /// the listener is not on a loopback address.
+    pub bearer_token: Option<String>,
+    /// Browser origins allowed besides the loopback ones, e.g.
+    /// `https://app.example.com:443` (`:*` for any port).
+    pub allowed_origins: Vec<String>,
+    /// The HTTP path of the endpoint.
+    pub path: String,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            bearer_token: None,
+            allowed_origins: Vec::new(),
+            path: "/mcp".into(),
+        }
+    }
+}
+
+/// Serves `server` over streamable HTTP on `listener` until `shutdown` is
+/// cancelled (then calls in flight get `grace` to finish).
+///
+/// # Errors
+///
+/// [`ErrorCode::Config`] if the listener is not on a loopback address and no
+/// bearer token is set; [`ErrorCode::Io`] if serving fails.
+pub async fn serve_http(
+    server: McpServer,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    grace: Duration,
+) -> Result<()> {
+    let addr: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| Error::io("reading the listener's address", e))?;
+    let token = options.bearer_token.clone().filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!(
+                "serving MCP on {addr}, which is not a loopback address, needs a bearer token (--token or TOOLHOST_MCP_TOKEN)"
+            ),
+        ));
+    }
+    let mut origins: Vec<String> = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    origins.extend(options.allowed_origins.iter().cloned());
+    let rmcp_ct = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_cancellation_token(rmcp_ct.clone());
+    if token.is_some() {
+        // The token, not the Host name, is what protects a public listener.
+        config = config.disable_allowed_hosts();
+    }
+    let factory_server = server.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(factory_server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new()
+        .route_service(&options.path, service)
+        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer));
+    let drained = CancellationToken::new();
+    let graceful = {
+        let (server, shutdown, drained, rmcp_ct) =
+            (server.clone(), shutdown.clone(), drained.clone(), rmcp_ct.clone());
+        async move {
+            shutdown.cancelled().await;
+            finish(&server, grace).await;
+            rmcp_ct.cancel();
+            drained.cancel();
+        }
+    };
+    axum::serve(listener, router)
+        .with_graceful_shutdown(graceful)
+        .await
+        .map_err(|e| Error::io("serving MCP over HTTP", e))
+}
+
+async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
+    if let Some(token) = token.as_deref() {
+        let given = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(http::header::WWW_AUTHENTICATE, "Bearer")],
+                "a valid bearer token is required",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,70 @@
+"""Drives an MCP server with the official Python SDK's client and prints what
+it saw as one JSON object on stdout. Run by the Rust tests (tests/all/mcp_server.rs).
+
+usage: mcp_client.py stdio COMMAND ARGS...   (spawns the server)
+       mcp_client.py http URL [TOKEN]
+Then reads a JSON list of steps on stdin, e.g.
+  [{"call": "greet", "args": {"name": "Ada"}}, {"list": true}]
+"""
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def tool_json(t):
+    ann = t.annotations.model_dump(exclude_none=True, by_alias=True) if t.annotations else None
+    return {"name": t.name, "description": t.description, "input_schema": t.input_schema, "annotations": ann}
+
+
+async def run(session, steps, notes):
+    init = await session.initialize()
+    out = {"server_name": init.server_info.name, "steps": []}
+    for step in steps:
+        if "list" in step:
+            tools = (await session.list_tools()).tools
+            out["steps"].append({"tools": [tool_json(t) for t in tools]})
+        elif "call" in step:
+            r = await session.call_tool(step["call"], step.get("args", {}))
+            texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
+            out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts)})
+        elif "wait_list_changed" in step:
+            for _ in range(100):
+                if notes:
+                    break
+                await asyncio.sleep(0.05)
+            out["steps"].append({"list_changed": len(notes)})
+    return out
+
+
+async def main():
+    mode = sys.argv[1]
+    steps = json.loads(sys.stdin.read() or "[]")
+    notes = []
+
+    async def on_message(message):
+        name = type(getattr(message, "root", message)).__name__
+        if "ToolListChanged" in name or "ToolListChanged" in type(message).__name__:
+            notes.append(1)
+
+    if mode == "stdio":
+        params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, message_handler=on_message) as session:
+                out = await run(session, steps, notes)
+    else:
+        url = sys.argv[2]
+        headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
+            async with streamable_http_client(url, http_client=client) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write, message_handler=on_message) as session:
+                    out = await run(session, steps, notes)
+    print(json.dumps(out))
+
+
+asyncio.run(main())
