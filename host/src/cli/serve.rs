@@ -23,6 +23,10 @@ pub(crate) struct ServeArgs {
     /// 127.0.0.1:8080). A non-loopback ADDR needs --token.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// A config file whose [[plugins]] (with their pins, limits and grants)
+    /// are served to the trusted audience.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// A component whose tools are served to the trusted audience only.
     #[arg(long = "plugin", value_name = "PATH")]
     plugins: Vec<PathBuf>,
@@ -58,6 +62,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         _ => Audience::Trusted,
     };
     let catalog = LocalCatalog::new(audience);
+    if let Some(path) = &args.config {
+        let config = toolhost::config::Config::load(path)?;
+        config.prepare_storage()?;
+        let mut registry = toolhost::registry::Registry::new();
+        for component in config.load_plugins(&engine, &mut registry).await? {
+            catalog.load_component(&component, false)?;
+        }
+    }
     for (paths, public) in [(&args.plugins, false), (&args.public_plugins, true)] {
         for path in paths {
             catalog
