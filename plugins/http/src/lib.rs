@@ -131,8 +131,11 @@ fn http_request(args: HttpRequest) -> Result<HttpResponse, ToolError> {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("location"))
             .map(|(_, v)| v.clone());
-        if args.follow_redirects && (300..400).contains(&response.status) {
-            if let Some(location) = location {
+        if args.follow_redirects
+            && (300..400).contains(&response.status)
+            && let Some(location) = location
+        {
+            {
                 if redirects.len() as u32 >= max_redirects {
                     return Err(ToolError::failed(format!(
                         "more than {max_redirects} redirects (last to {location}); raise max_redirects or follow them yourself"
