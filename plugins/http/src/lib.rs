@@ -135,26 +135,23 @@ fn http_request(args: HttpRequest) -> Result<HttpResponse, ToolError> {
             && (300..400).contains(&response.status)
             && let Some(location) = location
         {
-            {
-                if redirects.len() as u32 >= max_redirects {
-                    return Err(ToolError::failed(format!(
-                        "more than {max_redirects} redirects (last to {location}); raise max_redirects or follow them yourself"
-                    )));
-                }
-                let next = url.join(&location).map_err(|e| {
-                    ToolError::failed(format!("the redirect to {location:?} is not a URL: {e}"))
-                })?;
-                // 303, and 301/302 after POST, turn into GET without a body.
-                if response.status == 303
-                    || (matches!(response.status, 301 | 302) && method == HttpMethod::Post)
-                {
-                    method = HttpMethod::Get;
-                    body = None;
-                }
-                redirects.push(next.to_string());
-                url = next;
-                continue;
+            if redirects.len() as u32 >= max_redirects {
+                return Err(ToolError::failed(format!(
+                    "more than {max_redirects} redirects (last to {location}); raise max_redirects or follow them yourself"
+                )));
             }
+            let next = url
+                .join(&location)
+                .map_err(|e| ToolError::failed(format!("the redirect to {location:?} is not a URL: {e}")))?;
+            // 303, and 301/302 after POST, turn into GET without a body.
+            if response.status == 303 || (matches!(response.status, 301 | 302) && method == HttpMethod::Post)
+            {
+                method = HttpMethod::Get;
+                body = None;
+            }
+            redirects.push(next.to_string());
+            url = next;
+            continue;
         }
         return Ok(finish(response, url, redirects, args.render_html.unwrap_or(true)));
     }
