@@ -92,3 +92,18 @@ pub async fn call_json(
         .result
         .map(|text| serde_json::from_str(&text).expect("a tool result is JSON"))
 }
+
+/// Calls `tool` and returns its JSON result, panicking with the error if it fails.
+pub async fn call_ok(c: &LoadedComponent, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    call_json(c, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool}({args}) failed: {e}"))
+}
+
+/// Calls `tool` and returns its error, panicking if it succeeds.
+pub async fn call_err(c: &LoadedComponent, tool: &str, args: serde_json::Value) -> toolhost::Error {
+    match call_json(c, tool, args.clone()).await {
+        Ok(v) => panic!("{tool}({args}) should fail, got {v}"),
+        Err(e) => e,
+    }
+}

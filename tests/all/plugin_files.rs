@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use toolhost::capabilities::DirMode;
 use toolhost::{ErrorCode, LoadedComponent};
 
-use crate::{call_json, load, load_with_dir};
+use crate::{call_err as err, call_ok as ok, load, load_with_dir};
 
 /// A workspace with a small tree in it, and the plugin granted it read-write.
 async fn workspace() -> (tempfile::TempDir, Arc<LoadedComponent>) {
@@ -25,19 +25,6 @@ async fn workspace() -> (tempfile::TempDir, Arc<LoadedComponent>) {
     fs::write(root.join(".hidden"), "secret hello\n").unwrap();
     let c = load_with_dir("files", root, "/workspace", DirMode::Rw).await;
     (dir, c)
-}
-
-async fn ok(c: &LoadedComponent, tool: &str, args: Value) -> Value {
-    call_json(c, tool, args.clone())
-        .await
-        .unwrap_or_else(|e| panic!("{tool}({args}) failed: {e}"))
-}
-
-async fn err(c: &LoadedComponent, tool: &str, args: Value) -> toolhost::Error {
-    match call_json(c, tool, args.clone()).await {
-        Ok(v) => panic!("{tool}({args}) should fail, got {v}"),
-        Err(e) => e,
-    }
 }
 
 fn paths(list: &Value) -> Vec<&str> {

@@ -12,25 +12,12 @@ use serde_json::{Value, json};
 use toolhost::capabilities::DirMode;
 use toolhost::{ErrorCode, LoadedComponent};
 
-use crate::{call_json, load, load_with_dir, support};
+use crate::{call_err as err, call_ok as ok, load, load_with_dir, support};
 
 async fn store() -> (tempfile::TempDir, Arc<LoadedComponent>) {
     let dir = tempfile::tempdir().unwrap();
     let c = load_with_dir("memory", dir.path(), "/memory", DirMode::Rw).await;
     (dir, c)
-}
-
-async fn ok(c: &LoadedComponent, tool: &str, args: Value) -> Value {
-    call_json(c, tool, args.clone())
-        .await
-        .unwrap_or_else(|e| panic!("{tool}({args}) failed: {e}"))
-}
-
-async fn err(c: &LoadedComponent, tool: &str, args: Value) -> toolhost::Error {
-    match call_json(c, tool, args.clone()).await {
-        Ok(v) => panic!("{tool}({args}) should fail, got {v}"),
-        Err(e) => e,
-    }
 }
 
 /// The names of the record files in `dir`.

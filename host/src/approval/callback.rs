@@ -5,15 +5,13 @@
 //! an [`ApprovalOutcome`]: a [`Choice`], or "pending" when the answer will
 //! come later through another channel.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use serde::{Deserialize, Serialize};
 
 use crate::approval::verdict::Verdict;
 
-/// A boxed, sendable future, as returned by the object-safe traits here.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed, sendable future, as returned by the object-safe traits here
+/// (the crate's one alias, shared with the registry's `Tool` trait).
+pub use crate::registry::BoxFuture;
 
 /// What the user decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
