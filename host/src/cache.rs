@@ -57,9 +57,7 @@ impl CompileCache {
     ///
     /// `io` when the folder cannot be created.
     pub fn open(root: &Path, engine: &wasmtime::Engine) -> Result<CompileCache> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        let dir = root.join(format!("{:016x}", hasher.finish()));
+        let dir = root.join(format!("{:016x}", compatibility_key(engine)));
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("cannot create the compile cache {}", dir.display()), e))?;
         Ok(CompileCache { dir })
@@ -156,4 +154,12 @@ impl CompileCache {
             Error::io(format!("cannot write {}", path.display()), e)
         })
     }
+}
+
+/// A digest of `engine`'s compatibility hash: engines with equal keys can run
+/// each other's compiled code.
+pub(crate) fn compatibility_key(engine: &wasmtime::Engine) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hasher.finish()
 }

@@ -7,10 +7,11 @@
 //!
 //! | limit | default | when exceeded |
 //! |---|---|---|
-//! | [`fuel`](Limits::fuel) | 5 000 000 000 units (≈ a few seconds of compute) | `out_of_fuel` |
+//! | [`fuel`](Limits::fuel) | 50 000 000 000 units: about 2 s of a tight loop (`toolhost call spin.wasm spin --fuel 50000000000 --timeout-ms 60000` stops after 1.9 s on these machines); code that waits on the host burns far less | `out_of_fuel` |
 //! | [`memory_bytes`](Limits::memory_bytes) | 128 MiB per linear memory | `memory_limit` |
 //! | [`table_elements`](Limits::table_elements) | 100 000 per table | `memory_limit` |
 //! | [`instances`](Limits::instances) | 64 core instances per call | `memory_limit` |
+//! | [`wasm_stack_bytes`](Limits::wasm_stack_bytes) | 1 MiB of WebAssembly stack | `stack_overflow` |
 //! | [`timeout`](Limits::timeout) | 10 s wall-clock | `timeout` |
 //! | [`output_bytes`](Limits::output_bytes) | 1 MiB of result JSON | `output_too_large` |
 //! | [`stderr_bytes`](Limits::stderr_bytes) | 64 KiB of captured stderr/stdout | excess dropped |
@@ -20,10 +21,13 @@
 //! | [`http_response_bytes`](Limits::http_response_bytes) | 16 MiB of response bodies per call | `HTTP-response-body-size` to the guest |
 //! | [`http_timeout`](Limits::http_timeout) | 30 s per request, capped by the call's deadline | a timeout error code to the guest |
 //!
-//! The WebAssembly stack limit is the one limit wasmtime fixes per engine
-//! rather than per store, so it lives in
-//! [`EngineConfig::max_wasm_stack`](crate::engine::EngineConfig::max_wasm_stack)
-//! (default 1 MiB; exceeding it is `stack_overflow`).
+//! Wasmtime fixes the stack limit per wasmtime engine rather than per store;
+//! the [engine](crate::engine#stack-tiers) keeps one per stack size in use, so
+//! it is overridable like the others, between 16 KiB and the engine's
+//! [`max_wasm_stack`](crate::engine::EngineConfig::max_wasm_stack) ceiling
+//! (8 MiB by default), with at most
+//! [`MAX_STACK_TIERS`](crate::engine::MAX_STACK_TIERS) sizes besides the
+//! default in use at once.
 
 use std::time::Duration;
 
@@ -41,6 +45,8 @@ pub struct Limits {
     /// The largest number of core instances (and, separately, of memories and
     /// of tables) the component may create.
     pub instances: u32,
+    /// The WebAssembly stack the call may use, in bytes.
+    pub wasm_stack_bytes: usize,
     /// The wall-clock time the call may take, from the start of instantiation.
     pub timeout: Duration,
     /// The largest result, in bytes of JSON text.
@@ -63,10 +69,11 @@ pub struct Limits {
 impl Limits {
     /// The documented defaults (see the module documentation).
     pub const DEFAULT: Limits = Limits {
-        fuel: 5_000_000_000,
+        fuel: 50_000_000_000,
         memory_bytes: 128 << 20,
         table_elements: 100_000,
         instances: 64,
+        wasm_stack_bytes: 1 << 20,
         timeout: Duration::from_secs(10),
         output_bytes: 1 << 20,
         stderr_bytes: 64 << 10,
@@ -84,6 +91,7 @@ impl Limits {
             memory_mb,
             table_elements,
             instances,
+            wasm_stack_kb,
             timeout_ms,
             output_bytes,
             stderr_bytes,
@@ -104,6 +112,9 @@ impl Limits {
         }
         if let Some(v) = instances {
             self.instances = v;
+        }
+        if let Some(v) = wasm_stack_kb {
+            self.wasm_stack_bytes = usize::try_from(v.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
         }
         if let Some(v) = timeout_ms {
             self.timeout = Duration::from_millis(v);
@@ -152,6 +163,8 @@ pub struct LimitsOverride {
     pub table_elements: Option<u64>,
     /// See [`Limits::instances`].
     pub instances: Option<u32>,
+    /// See [`Limits::wasm_stack_bytes`], in KiB.
+    pub wasm_stack_kb: Option<u64>,
     /// See [`Limits::timeout`], in milliseconds.
     pub timeout_ms: Option<u64>,
     /// See [`Limits::output_bytes`].
@@ -178,6 +191,7 @@ impl LimitsOverride {
             memory_mb: over.memory_mb.or(self.memory_mb),
             table_elements: over.table_elements.or(self.table_elements),
             instances: over.instances.or(self.instances),
+            wasm_stack_kb: over.wasm_stack_kb.or(self.wasm_stack_kb),
             timeout_ms: over.timeout_ms.or(self.timeout_ms),
             output_bytes: over.output_bytes.or(self.output_bytes),
             stderr_bytes: over.stderr_bytes.or(self.stderr_bytes),

@@ -480,7 +480,10 @@ pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Lim
         ),
         Some(Trap::StackOverflow) => Error::new(
             ErrorCode::StackOverflow,
-            "the plugin exhausted its WebAssembly stack (unbounded recursion?); make the recursion bounded or raise the engine's `max_wasm_stack`",
+            format!(
+                "the plugin exhausted its WebAssembly stack ({} KiB; unbounded recursion?); make the recursion bounded or raise `wasm_stack_kb` for this plugin",
+                limits.wasm_stack_bytes >> 10
+            ),
         ),
         Some(trap) => {
             let mut message = format!("the plugin trapped: {trap}");

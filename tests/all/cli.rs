@@ -56,8 +56,27 @@ fn call_prints_the_result_and_exits_zero() {
 fn call_errors_are_json_on_stdout_with_a_non_zero_exit() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["call", &plugin("spin"), "spin", "--timeout-ms", "200"],
+            &[
+                "call",
+                &plugin("spin"),
+                "spin",
+                "--timeout-ms",
+                "200",
+                "--fuel",
+                "1000000000000000",
+            ],
             "timeout",
+        ),
+        (
+            &[
+                "call",
+                &plugin("deep"),
+                "recurse",
+                r#"{"depth":1000}"#,
+                "--stack-kb",
+                "64",
+            ],
+            "stack_overflow",
         ),
         (
             &["call", &plugin("spin"), "spin", "--fuel", "1000000"],

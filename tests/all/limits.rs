@@ -3,13 +3,17 @@
 
 use std::time::{Duration, Instant};
 
-use toolhost::{ErrorCode, LimitsOverride, LoadedComponent};
+use toolhost::{ErrorCode, LimitsOverride, LoadOptions, LoadedComponent};
 
 use crate::load;
 
+/// A wall-clock limit of `timeout_ms`, with fuel enough that the clock, not
+/// the fuel, is what stops a spinning guest (the default fuel lasts well
+/// under a second of a tight loop on a fast machine).
 fn limits(timeout_ms: u64) -> LimitsOverride {
     LimitsOverride {
         timeout_ms: Some(timeout_ms),
+        fuel: Some(u64::MAX / 2),
         ..Default::default()
     }
 }
@@ -274,4 +278,147 @@ async fn calc_is_exact_and_bounded() {
             .unwrap_err();
         assert_eq!(err.code(), code, "{expr}: {}", err.message());
     }
+}
+
+fn stack_kb(kb: u64) -> LimitsOverride {
+    LimitsOverride {
+        wasm_stack_kb: Some(kb),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn the_stack_limit_is_the_calls_own() {
+    let deep = load("deep").await;
+    let shallow = r#"{"depth":1000}"#;
+    let deeper = r#"{"depth":20000}"#;
+    // The default 1 MiB stack holds 1 000 frames but not 20 000.
+    assert_eq!(
+        call(&deep, "recurse", shallow, &Default::default())
+            .await
+            .unwrap(),
+        "1000"
+    );
+    let err = call(&deep, "recurse", deeper, &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StackOverflow, "{err}");
+    assert!(err.message().contains("1024 KiB"), "{err}");
+    // A call may ask for more, or for less.
+    assert_eq!(
+        call(&deep, "recurse", deeper, &stack_kb(4096)).await.unwrap(),
+        "20000"
+    );
+    let err = call(&deep, "recurse", shallow, &stack_kb(64)).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StackOverflow, "{err}");
+    assert!(err.message().contains("64 KiB"), "{err}");
+    // The default-stack calls are unaffected by the other sizes in use.
+    assert_eq!(
+        call(&deep, "recurse", shallow, &Default::default())
+            .await
+            .unwrap(),
+        "1000"
+    );
+    assert!(crate::engine().stack_tiers().contains(&(4096 << 10)));
+}
+
+#[tokio::test]
+async fn a_plugins_stack_limit_applies_to_its_calls_and_a_call_can_still_override_it() {
+    let options = LoadOptions {
+        limits: stack_kb(4096),
+        ..Default::default()
+    };
+    let deep = crate::engine()
+        .load_file(&crate::support::plugin_path("deep"), options)
+        .await
+        .unwrap();
+    assert_eq!(
+        deep.effective_limits(&Default::default()).wasm_stack_bytes,
+        4096 << 10
+    );
+    let deeper = r#"{"depth":20000}"#;
+    assert_eq!(
+        call(&deep, "recurse", deeper, &Default::default()).await.unwrap(),
+        "20000"
+    );
+    let err = call(&deep, "recurse", deeper, &stack_kb(1024)).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StackOverflow, "{err}");
+}
+
+#[tokio::test]
+async fn a_call_with_its_own_stack_is_still_stopped_at_its_deadline() {
+    let spin = load("spin").await;
+    let over = LimitsOverride {
+        wasm_stack_kb: Some(512),
+        ..limits(200)
+    };
+    let started = Instant::now();
+    let err = call(&spin, "spin", "{}", &over).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn stack_limits_out_of_range_are_refused_at_load_and_per_call() {
+    let path = crate::support::plugin_path("deep");
+    for kb in [1, 64 << 10] {
+        let options = LoadOptions {
+            limits: stack_kb(kb),
+            ..Default::default()
+        };
+        let err = crate::engine().load_file(&path, options).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Config, "{err}");
+        assert!(err.message().contains("wasm_stack_kb"), "{err}");
+        assert!(err.message().contains("max_wasm_stack"), "{err}");
+    }
+    let deep = load("deep").await;
+    let err = call(&deep, "recurse", r#"{"depth":1}"#, &stack_kb(64 << 10))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Config, "{err}");
+    hello_still_works().await;
+}
+
+#[tokio::test]
+async fn an_engine_serves_a_bounded_number_of_stack_sizes() {
+    let engine = toolhost::Engine::new(toolhost::EngineConfig {
+        pooling: false,
+        ..Default::default()
+    })
+    .unwrap();
+    let deep = engine
+        .load_file(&crate::support::plugin_path("deep"), LoadOptions::default())
+        .await
+        .unwrap();
+    let sizes: [usize; 4] = [128, 256, 512, 2048];
+    for kb in sizes {
+        assert_eq!(
+            call(&deep, "recurse", r#"{"depth":10}"#, &stack_kb(kb as u64))
+                .await
+                .unwrap(),
+            "10"
+        );
+    }
+    assert_eq!(engine.stack_tiers(), sizes.map(|kb| kb << 10));
+    let err = call(&deep, "recurse", r#"{"depth":10}"#, &stack_kb(3072))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Config, "{err}");
+    assert!(
+        err.message().contains("128 KiB, 256 KiB, 512 KiB, 2048 KiB"),
+        "{err}"
+    );
+    // Sizes in use, and the default, keep working.
+    assert_eq!(
+        call(&deep, "recurse", r#"{"depth":10}"#, &stack_kb(256))
+            .await
+            .unwrap(),
+        "10"
+    );
+    assert_eq!(
+        call(&deep, "recurse", r#"{"depth":10}"#, &Default::default())
+            .await
+            .unwrap(),
+        "10"
+    );
 }

@@ -27,6 +27,10 @@ pub(crate) struct CallArgs {
     /// The wall-clock limit, in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// The WebAssembly stack limit, in KiB (16 up to the engine's ceiling,
+    /// 8192 by default).
+    #[arg(long)]
+    stack_kb: Option<u64>,
     /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).
     /// The component must also declare it.
     #[arg(long = "dir", value_name = "HOST:GUEST[:rw]")]
@@ -97,6 +101,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         fuel: args.fuel,
         memory_mb: args.memory_mb,
         timeout_ms: args.timeout_ms,
+        wasm_stack_kb: args.stack_kb,
         ..Default::default()
     };
     let outcome = component

@@ -166,7 +166,11 @@ impl LoadedComponent {
             Ok(state) => state,
             Err(e) => return (Err(e), Usage::default(), Vec::new()),
         };
-        let mut store = Store::new(&engine.wasmtime, state);
+        let pre = match self.pre_for(limits.wasm_stack_bytes) {
+            Ok(pre) => pre,
+            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+        };
+        let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(limits.fuel) {
             return (
@@ -194,7 +198,7 @@ impl LoadedComponent {
         });
 
         let work = async {
-            let plugin = self.pre.instantiate_async(&mut store).await?;
+            let plugin = pre.instantiate_async(&mut store).await?;
             f(&mut store, &plugin).await
         };
         let outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work).await;

@@ -58,7 +58,8 @@ impl Engine {
     /// - `capability_not_granted`: it imports an interface whose capability
     ///   it is not granted (`wasi:http/outgoing-handler` without an `http`
     ///   host both declared and granted);
-    /// - `config`: its memory limit exceeds the engine's ceiling;
+    /// - `config`: its memory limit exceeds the engine's ceiling, or its
+    ///   stack limit is out of range or one size too many;
     /// - a call error if `list-tools` itself traps or runs out of a limit.
     pub async fn load(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
         let hash = ComponentHash::of(&bytes);
@@ -86,6 +87,12 @@ impl Engine {
                     ceiling >> 20
                 ),
             ));
+        }
+        if let Some(kb) = options.limits.wasm_stack_kb {
+            // Builds the stack tier now, so that a bad value fails the load.
+            let bytes = usize::try_from(kb.saturating_mul(1 << 10)).unwrap_or(usize::MAX);
+            self.stack_tier(bytes)
+                .map_err(|e| e.context("the plugin's wasm_stack_kb cannot be served"))?;
         }
         let engine = self.clone();
         let size_bytes = bytes.len();
@@ -122,6 +129,7 @@ impl Engine {
             capabilities,
             cache,
             pre,
+            tier_pres: Default::default(),
         };
         let specs = loaded
             .list_tools()

@@ -13,7 +13,8 @@ mod call;
 mod load;
 mod tool;
 
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
@@ -21,6 +22,7 @@ use crate::bindings::{WorldVersion, v0_1_0};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective};
 use crate::engine::Engine;
+use crate::error::{Error, Result};
 use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
 use crate::registry::ToolSpec;
@@ -42,7 +44,11 @@ pub struct LoadedComponent {
     declared: Declared,
     capabilities: Effective,
     cache: CacheOutcome,
+    /// Linked against the primary engine (the default stack limit).
     pre: v0_1_0::PluginPre<SandboxState>,
+    /// Linked against the engine's stack tiers, by stack size, built on
+    /// first use.
+    tier_pres: Mutex<Vec<(usize, v0_1_0::PluginPre<SandboxState>)>>,
 }
 
 impl std::fmt::Debug for LoadedComponent {
@@ -131,5 +137,41 @@ impl LoadedComponent {
             "capabilities": { "declared": self.declared, "granted": self.capabilities },
             "size_bytes": self.size_bytes,
         })
+    }
+}
+
+impl LoadedComponent {
+    /// The pre-linked component for calls with a stack limit of
+    /// `stack_bytes`: the primary one for the default stack, else one linked
+    /// against the engine's tier for that size (see
+    /// [`engine`](crate::engine#stack-tiers)), made on first use without
+    /// recompiling.
+    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, v0_1_0::PluginPre<SandboxState>>> {
+        let Some(tier) = self.engine.stack_tier(stack_bytes)? else {
+            return Ok(Cow::Borrowed(&self.pre));
+        };
+        let mut pres = self.tier_pres.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, pre)) = pres.iter().find(|(size, _)| *size == stack_bytes) {
+            return Ok(Cow::Owned(pre.clone()));
+        }
+        let primary = self.pre.instance_pre().component();
+        let bytes = primary
+            .serialize()
+            .map_err(|e| Error::internal(format!("cannot serialize the compiled component: {e:#}")))?;
+        // SAFETY: `bytes` were produced just now by `Component::serialize` in
+        // this process, from code this host compiled (or integrity-checked out
+        // of its cache), for an engine whose compatibility hash the tier's
+        // engine shares (checked when the tier was built).
+        let component = unsafe { wasmtime::component::Component::deserialize(&tier.wasmtime, &bytes) }
+            .map_err(|e| Error::internal(format!("cannot move the component to a stack tier: {e:#}")))?;
+        let instance_pre = tier
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| Error::internal(format!("cannot link the component in a stack tier: {e:#}")))?;
+        let pre = v0_1_0::PluginPre::new(instance_pre).map_err(|e| {
+            Error::internal(format!("cannot type-check the component in a stack tier: {e:#}"))
+        })?;
+        pres.push((stack_bytes, pre.clone()));
+        Ok(Cow::Owned(pre))
     }
 }

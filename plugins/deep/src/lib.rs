@@ -1,4 +1,5 @@
-//! Adversarial plugin: recurses until the stack runs out.
+//! Adversarial plugin: recurses until the stack runs out (`deep`), or exactly
+//! as deep as asked (`recurse`), to show the stack limit is the call's own.
 use std::hint::black_box;
 
 use schemars::JsonSchema;
@@ -19,4 +20,26 @@ fn deep(_: Deep) -> Result<u64, ToolError> {
     Ok(down(0, [1; 8]))
 }
 
-toolhost_sdk::plugin!(deep);
+/// Recurses `depth` calls deep, then returns `depth`.
+#[derive(Deserialize, JsonSchema)]
+struct Recurse {
+    /// How many nested calls to make.
+    depth: u64,
+}
+
+#[inline(never)]
+fn nest(n: u64, a: u64, b: u64, c: u64) -> u64 {
+    if n == 0 {
+        return a ^ b ^ c;
+    }
+    // Values live across the call, so every frame keeps them on the stack.
+    let r = nest(black_box(n - 1), b.wrapping_mul(3), c ^ n, a.rotate_left(7));
+    r.rotate_left(1) ^ a ^ b.wrapping_add(c)
+}
+
+fn recurse(args: Recurse) -> Result<u64, ToolError> {
+    black_box(nest(args.depth, 1, 2, 3));
+    Ok(args.depth)
+}
+
+toolhost_sdk::plugin!(deep, recurse);
