@@ -5,6 +5,10 @@
 //! file, line, column and key.
 //!
 //! ```toml
+//! require_approval = ["deploy*"]  # tool-name globs whose calls need approval
+//! command_denylist = ["mkfs"]     # programs exec never runs, however spelled
+//! command_allowlist = []          # "always" approvals, written back by the gate
+//!
 //! [tools]
 //! registry_mode = "full"          # or "lazy"
 //! enabled_toolsets = ["hello"]    # or disabled_toolsets = [...]; not both
@@ -321,7 +325,9 @@ impl Config {
     }
 
     /// As [`Config::dispatcher`], with `approver` asked when a command is
-    /// flagged (for example the CLI's interactive prompt).
+    /// flagged or a call matches `require_approval` (for example the CLI's
+    /// interactive prompt). One gate serves both, so session approvals and
+    /// the count of denials in a row are shared.
     ///
     /// # Errors
     ///
@@ -333,9 +339,12 @@ impl Config {
         approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
     ) -> Result<Dispatcher> {
         self.prepare_storage()?;
-        self.register_builtins(&mut registry, approver)?;
+        let gate = self.approval_gate(approver)?;
+        self.register_builtins(&mut registry, &gate)?;
         self.load_plugins(engine, &mut registry).await?;
-        self.configure(Dispatcher::builder(registry))?.build()
+        self.configure(Dispatcher::builder(registry))?
+            .approval(gate)
+            .build()
     }
 
     /// The managed storage folder, resolved against the config file's folder.
@@ -378,10 +387,39 @@ impl Config {
         })
     }
 
+    /// The approval gate the config describes: `command_denylist`,
+    /// `require_approval`, the `command_allowlist` of the config file (for
+    /// "always" approvals, written back atomically) and `callback` to ask
+    /// (none: whatever needs approval is denied, fail-closed).
+    ///
+    /// # Errors
+    ///
+    /// `config` when the allowlist in the config file cannot be read.
+    pub fn approval_gate(
+        &self,
+        callback: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<Arc<crate::approval::ApprovalGate>> {
+        use crate::approval::{ApprovalGate, ApprovalPolicy, ToolApprovalRules};
+        let policy = ApprovalPolicy {
+            denylist: self.command_denylist.clone(),
+            tools: ToolApprovalRules::new(self.require_approval.clone()),
+            ..ApprovalPolicy::default()
+        };
+        let mut gate = ApprovalGate::new(policy);
+        if let Some(origin) = &self.origin {
+            let allowlist = crate::approval::Allowlist::load(origin)
+                .map_err(|e| Error::new(ErrorCode::Config, format!("command_allowlist: {e}")))?;
+            gate = gate.with_allowlist(allowlist);
+        }
+        if let Some(callback) = callback {
+            gate = gate.with_callback(callback);
+        }
+        Ok(Arc::new(gate))
+    }
+
     /// Registers the configured built-ins (`exec` and `process` when
-    /// `[exec]` is present), gated by the approval settings, asking
-    /// `callback` when a command is flagged (none: flagged commands are
-    /// denied).
+    /// `[exec]` is present), their commands judged by `gate` (see
+    /// [`Config::approval_gate`]).
     ///
     /// # Errors
     ///
@@ -390,9 +428,8 @@ impl Config {
     pub fn register_builtins(
         &self,
         registry: &mut Registry,
-        callback: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+        gate: &Arc<crate::approval::ApprovalGate>,
     ) -> Result<()> {
-        use crate::approval::{ApprovalGate, ApprovalPolicy, ToolApprovalRules};
         use crate::exec::{
             Backend, BackgroundManager, ExecSettings, ExecTool, LocalBackend, ProcessTool, ReceiptStore,
             SandboxBackend,
@@ -418,20 +455,6 @@ impl Config {
                 ));
             }
         };
-        let policy = ApprovalPolicy {
-            denylist: self.command_denylist.clone(),
-            tools: ToolApprovalRules::new(self.require_approval.clone()),
-            ..ApprovalPolicy::default()
-        };
-        let mut gate = ApprovalGate::new(policy);
-        if let Some(origin) = &self.origin {
-            let allowlist = crate::approval::Allowlist::load(origin)
-                .map_err(|e| Error::new(ErrorCode::Config, format!("command_allowlist: {e}")))?;
-            gate = gate.with_allowlist(allowlist);
-        }
-        if let Some(callback) = callback {
-            gate = gate.with_callback(callback);
-        }
         let receipts = ReceiptStore::new(
             self.storage_dir().join("receipts"),
             std::time::Duration::from_secs(7 * 24 * 3600),
@@ -449,11 +472,10 @@ impl Config {
         if let Some(bytes) = exec.output_bytes {
             settings.output_cap = bytes;
         }
-        let gate = Arc::new(gate);
         registry.register(
             crate::registry::Registration::new(ExecTool::new(
                 backend,
-                gate,
+                Arc::clone(gate),
                 Arc::clone(&background),
                 settings,
             ))

@@ -408,3 +408,29 @@ fn missing_programs_are_typed_errors() {
     assert!(e.to_string().contains("bwrap"));
     assert_eq!(toolhost::exec::shell_quote("it's"), "'it'\\''s'");
 }
+
+#[tokio::test]
+async fn receipts_are_private_to_their_owner_on_disk() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = parent.path().join("receipts");
+    // A folder made earlier with the usual permissions is tightened too.
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let m = manager(&dir, 100);
+    let h = m.start("s", &req("echo token=s3cret")).expect("start");
+    m.wait("s", &h).await.expect("wait");
+    let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    let receipts: Vec<_> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(receipts.len(), 1);
+    assert_eq!(mode(&receipts[0]), 0o600);
+    assert!(
+        std::fs::read_to_string(&receipts[0])
+            .expect("read")
+            .contains("s3cret")
+    );
+}

@@ -26,6 +26,7 @@ mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
 mod registry;
+mod tool_approval;
 mod toolsets;
 
 use std::sync::{Arc, OnceLock};

@@ -12,7 +12,7 @@ use crate::approval::callback::{ApprovalCallback, ApprovalOutcome, ApprovalReque
 
 /// The error of creating a prompt without a terminal.
 #[derive(Debug, thiserror::Error)]
-#[error("standard input is not a terminal; an interactive approval prompt cannot be used")]
+#[error("there is no terminal to ask on; an interactive approval prompt cannot be used")]
 pub struct NotATerminal;
 
 /// Reads approval choices from `R` and writes questions to `W`.
@@ -68,6 +68,30 @@ impl CliPrompt<std::io::BufReader<std::io::Stdin>, std::io::Stderr> {
             std::io::BufReader::new(std::io::stdin()),
             std::io::stderr(),
         ))
+    }
+}
+
+impl CliPrompt<std::io::BufReader<std::fs::File>, std::fs::File> {
+    /// A prompt on the process's controlling terminal (`/dev/tty`), for
+    /// servers whose standard input and output carry something else (the
+    /// MCP protocol of `serve --stdio`, for instance).
+    ///
+    /// # Errors
+    /// [`NotATerminal`] when the process has no controlling terminal (a
+    /// daemon, a container without a TTY, a child started with `setsid`).
+    pub fn tty() -> Result<Self, NotATerminal> {
+        let open = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/tty")
+        };
+        let reader = open().map_err(|_| NotATerminal)?;
+        if !reader.is_terminal() {
+            return Err(NotATerminal);
+        }
+        let writer = open().map_err(|_| NotATerminal)?;
+        Ok(CliPrompt::new(std::io::BufReader::new(reader), writer))
     }
 }
 

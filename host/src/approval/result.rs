@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::approval::verdict::Category;
+use crate::error::ErrorCode;
+use crate::registry::ToolOutput;
 
 /// How many denials in a row make the result tell the model to stop.
 pub const STOP_AFTER_DENIALS: u32 = 3;
@@ -102,11 +104,26 @@ impl BlockedResult {
         }
     }
 
-    /// The result as a JSON string (never fails).
+    /// `blocked`, or `approval_required` while the question is pending.
+    pub fn code(&self) -> ErrorCode {
+        match self.status {
+            BlockStatus::Blocked => ErrorCode::Blocked,
+            BlockStatus::ApprovalRequired => ErrorCode::ApprovalRequired,
+        }
+    }
+
+    /// The result as a JSON string, with its `error_code` (never fails).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| {
-            r#"{"status":"blocked","error":"BLOCKED: Do NOT retry this command or variations of it."}"#
-                .to_string()
-        })
+        let mut value = serde_json::to_value(self).unwrap_or_else(|_| {
+            serde_json::json!({"status": "blocked", "error": "BLOCKED: Do NOT retry this command or variations of it."})
+        });
+        value["error_code"] = serde_json::json!(self.code().as_str());
+        value.to_string()
+    }
+
+    /// The result as a tool's output: a refusal (see
+    /// [`ToolOutput::refused`]) whose content is [`BlockedResult::to_json`].
+    pub fn into_output(self) -> ToolOutput {
+        ToolOutput::refused(self.code(), self.to_json())
     }
 }

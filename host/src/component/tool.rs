@@ -36,8 +36,8 @@ impl Tool for WasmTool {
             let args = arguments.to_string();
             let outcome = self.component.call_with(&self.spec().name, &args, &ctx).await;
             outcome.result.map(|content| ToolOutput {
-                content,
                 usage: Some(outcome.usage),
+                ..ToolOutput::text(content)
             })
         })
     }

@@ -8,6 +8,7 @@
 //! | host-application tools, intercepted first | [`DispatcherBuilder::intercept`] |
 //! | pre-call hooks (block, rewrite) | [`hooks`](PreDecision) |
 //! | lookup, audience, toolsets, lazy activation, availability, argument validation | [`Dispatcher::dispatch`] |
+//! | `require_approval` rules: ask, or return the seed's `BLOCKED: …` result | [`DispatcherBuilder::approval`] |
 //! | execution with cancellation and a deadline | [`DispatchContext`] |
 //! | post-call hooks, the event, the JSON result | [`ToolCallEvent`], [`ToolResult`] |
 //! | error wrapping | [`Failure`] |
@@ -59,6 +60,7 @@ pub use errors::Failure;
 pub use events::{CallOutcome, ToolCallEvent};
 pub use hooks::{CallInfo, PostHook, PreDecision, PreHook};
 
+use crate::approval::ApprovalGate;
 use crate::component::{LoadOptions, LoadedComponent};
 use crate::engine::Engine;
 use crate::error::{ErrorCode, Result};
@@ -189,6 +191,7 @@ struct Inner {
     host_tools: HashMap<String, Arc<dyn Tool>>,
     pre_hooks: Vec<PreHook>,
     post_hooks: Vec<PostHook>,
+    approval: Option<Arc<ApprovalGate>>,
     events: broadcast::Sender<ToolCallEvent>,
     generation: watch::Sender<u64>,
     next_call_id: AtomicU64,
@@ -219,6 +222,7 @@ pub struct DispatcherBuilder {
     host_tools: HashMap<String, Arc<dyn Tool>>,
     pre_hooks: Vec<PreHook>,
     post_hooks: Vec<PostHook>,
+    approval: Option<Arc<ApprovalGate>>,
     batch_concurrency: usize,
 }
 
@@ -273,6 +277,18 @@ impl DispatcherBuilder {
         self
     }
 
+    /// Sends every call through `gate`'s tool rules (`require_approval`
+    /// patterns on tool names) once its arguments are final: a matching call
+    /// runs only when approved, and otherwise returns the gate's
+    /// `BLOCKED: …` result with `error_code` `blocked` (or
+    /// `approval_required` while an asynchronous answer is pending). This
+    /// applies to intercepted host-application tools and to nested calls too.
+    /// Default: no gate.
+    pub fn approval(mut self, gate: Arc<ApprovalGate>) -> Self {
+        self.approval = Some(gate);
+        self
+    }
+
     /// How many calls of a batch run at once (default
     /// [`DEFAULT_BATCH_CONCURRENCY`]; at least 1).
     pub fn batch_concurrency(mut self, n: usize) -> Self {
@@ -299,6 +315,7 @@ impl DispatcherBuilder {
                 host_tools: self.host_tools,
                 pre_hooks: self.pre_hooks,
                 post_hooks: self.post_hooks,
+                approval: self.approval,
                 events,
                 generation: watch::Sender::new(0),
                 next_call_id: AtomicU64::new(1),
@@ -319,6 +336,7 @@ impl Dispatcher {
             host_tools: HashMap::new(),
             pre_hooks: Vec::new(),
             post_hooks: Vec::new(),
+            approval: None,
             batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
         }
     }

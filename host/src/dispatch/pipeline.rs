@@ -11,6 +11,7 @@ use super::errors::{self, Failure};
 use super::events::{CallOutcome, ToolCallEvent};
 use super::hooks::{CallInfo, PreDecision};
 use super::{DispatchContext, Dispatcher, ToolResult, is_lazy_search};
+use crate::approval::Decision;
 use crate::error::{Error, ErrorCode};
 use crate::registry::lazy::{self, RegistryMode};
 use crate::registry::{
@@ -22,10 +23,11 @@ use crate::registry::{
 type Step<T> = std::result::Result<T, Failure>;
 
 impl Dispatcher {
-    /// Runs one call through the pipeline: host-application tools first;
-    /// then the pre-call hooks; lookup; the audience check; the session's
-    /// toolsets; lazy activation; availability; argument validation against
-    /// the tool's JSON Schema; execution under the context's cancellation
+    /// Runs one call through the pipeline: host-application tools first
+    /// (after the approval gate); then the pre-call hooks; lookup; the
+    /// audience check; the session's toolsets; lazy activation;
+    /// availability; argument validation against the tool's JSON Schema;
+    /// the approval gate's `require_approval` rules; execution under the context's cancellation
     /// and deadline (async handlers on the runtime, blocking ones on the
     /// blocking pool); the post-call hooks. Publishes a [`ToolCallEvent`].
     ///
@@ -42,14 +44,19 @@ impl Dispatcher {
             audience: ctx.session.audience(),
         };
         let (mut result, source, usage) = if let Some(host_tool) = self.inner.host_tools.get(name) {
-            let outcome = execute(
-                Arc::clone(host_tool),
-                arguments,
-                &info,
-                ctx,
-                self.nested_caller(ctx),
-            )
-            .await;
+            let outcome = match self.approve(&info, &arguments).await {
+                Ok(()) => {
+                    execute(
+                        Arc::clone(host_tool),
+                        arguments,
+                        &info,
+                        ctx,
+                        self.nested_caller(ctx),
+                    )
+                    .await
+                }
+                Err(refused) => Ok(refused),
+            };
             let (result, usage) = to_result(call_id, name, outcome);
             (result, Some(ToolSource::Builtin), usage)
         } else {
@@ -109,6 +116,9 @@ impl Dispatcher {
         if let Err(e) = entry.validate(&arguments) {
             return (Err(Failure::Pipeline(e)), source);
         }
+        if let Err(refused) = self.approve(info, &arguments).await {
+            return (Ok(refused), source);
+        }
         (
             execute(
                 Arc::clone(entry.handler()),
@@ -120,6 +130,19 @@ impl Dispatcher {
             .await,
             source,
         )
+    }
+
+    /// The approval gate's `require_approval` check, on the arguments exactly
+    /// as the tool will get them (after the pre-call hooks and validation).
+    /// `Err` is the seed's `BLOCKED: …` result, to return instead of running.
+    async fn approve(&self, info: &CallInfo, arguments: &Value) -> std::result::Result<(), ToolOutput> {
+        let Some(gate) = &self.inner.approval else {
+            return Ok(());
+        };
+        match gate.check_tool(&info.session_id, &info.name, arguments).await {
+            Decision::Allow(_) => Ok(()),
+            Decision::Block(blocked) => Err(blocked.into_output()),
+        }
     }
 
     /// Lookup, audience, toolsets, lazy activation and availability.
@@ -288,7 +311,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
             ToolResult {
                 call_id,
                 content: output.content,
-                error_code: None,
+                error_code: output.error_code,
             },
             output.usage,
         ),

@@ -1,6 +1,9 @@
 //! Result receipts of background processes: one JSON file per finished
 //! process, written atomically (temporary file, flush, rename), readable
 //! only by the session that started the process, pruned by age and count.
+//! A receipt holds the command's output, which may be sensitive: on Unix the
+//! folder is created `0700` and each receipt `0600`, so other local users
+//! cannot read them either.
 
 use std::fs;
 use std::io::Write;
@@ -81,11 +84,11 @@ impl ReceiptStore {
         if !valid_handle(&r.handle) {
             return Err(err(std::io::Error::other("invalid handle")));
         }
-        fs::create_dir_all(&self.dir).map_err(err)?;
+        private_dir(&self.dir).map_err(err)?;
         let tmp = self.dir.join(format!(".{}.tmp", r.handle));
         let bytes = serde_json::to_vec_pretty(r).map_err(|e| err(std::io::Error::other(e)))?;
         let write = || -> std::io::Result<()> {
-            let mut f = fs::File::create(&tmp)?;
+            let mut f = private_file(&tmp)?;
             f.write_all(&bytes)?;
             f.sync_all()?;
             fs::rename(&tmp, &path)?;
@@ -142,4 +145,29 @@ impl ReceiptStore {
             let _ = fs::remove_file(p);
         }
     }
+}
+
+/// Creates `dir` (and its parents) if missing, and makes `dir` itself
+/// private to its owner on Unix (even if it existed already).
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(dir)?.permissions().mode() & 0o777;
+        if mode != 0o700 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates (or truncates) `path`, readable and writable by the owner only on
+/// Unix.
+fn private_file(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }

@@ -117,7 +117,7 @@ impl ExecTool {
             .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))?;
         let session = session_of(&ctx);
         if let Decision::Block(blocked) = self.gate.check_command(&session, &args.command).await {
-            return Ok(ToolOutput::text(blocked.to_json()));
+            return Ok(blocked.into_output());
         }
         let mut timeout = args
             .timeout_ms

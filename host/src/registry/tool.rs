@@ -154,6 +154,11 @@ pub struct ToolOutput {
     pub content: String,
     /// Sandbox usage, for tools that run in a sandbox.
     pub usage: Option<Usage>,
+    /// Set when the call did not do its work and `content` already says why,
+    /// in the tool's own words (the approval gate's `BLOCKED: …` result, for
+    /// instance): dispatch reports the call as failed with this code and
+    /// passes `content` on unchanged, rather than wrap it as an error.
+    pub error_code: Option<crate::ErrorCode>,
 }
 
 impl ToolOutput {
@@ -162,6 +167,16 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             usage: None,
+            error_code: None,
+        }
+    }
+
+    /// A refusal: the call did not run, `content` (JSON text) says why, and
+    /// `code` is the error code dispatch reports. See [`ToolOutput::error_code`].
+    pub fn refused(code: crate::ErrorCode, content: impl Into<String>) -> Self {
+        ToolOutput {
+            error_code: Some(code),
+            ..ToolOutput::text(content)
         }
     }
 
