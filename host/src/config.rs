@@ -125,10 +125,13 @@ fn default_storage_dir() -> PathBuf {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecConfig {
-    /// `local` (default) or `sandbox` (bubblewrap: only the working
-    /// directory writable, no network unless `network = true`).
+    /// `local` (default), `sandbox` (bubblewrap: only the working
+    /// directory writable, no network unless `network = true`) or `ssh`
+    /// (on the host of the `[exec.ssh]` table).
     #[serde(default = "default_backend")]
     pub backend: String,
+    /// For the ssh backend: where and as whom to connect.
+    pub ssh: Option<SshConfig>,
     /// For the sandbox backend: allow the network.
     #[serde(default)]
     pub network: bool,
@@ -145,6 +148,38 @@ pub struct ExecConfig {
 
 fn default_backend() -> String {
     "local".into()
+}
+
+/// The `[exec.ssh]` table: the remote host of the `ssh` backend. Commands
+/// run non-interactively (`BatchMode`) with only this identity, and the host
+/// key is checked against `known_hosts`; `cwd` in `[exec]` is then a path on
+/// the remote host (default: the remote user's home).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshConfig {
+    /// Host name or address.
+    pub host: String,
+    /// Port (default 22).
+    #[serde(default = "default_ssh_port")]
+    pub port: u16,
+    /// Remote user.
+    pub user: String,
+    /// Private key file (relative to the config file).
+    pub identity_file: PathBuf,
+    /// Known-hosts file holding the host's key (relative to the config file).
+    pub known_hosts: PathBuf,
+    /// `strict` (default: only hosts already in `known_hosts`) or
+    /// `accept-new` (add unknown hosts, refuse changed keys).
+    #[serde(default = "default_host_key_check")]
+    pub host_key_check: String,
+}
+
+fn default_ssh_port() -> u16 {
+    22
+}
+
+fn default_host_key_check() -> String {
+    "strict".into()
 }
 
 /// The `[tools]` section.
@@ -431,27 +466,66 @@ impl Config {
         gate: &Arc<crate::approval::ApprovalGate>,
     ) -> Result<()> {
         use crate::exec::{
-            Backend, BackgroundManager, ExecSettings, ExecTool, LocalBackend, ProcessTool, ReceiptStore,
-            SandboxBackend,
+            Backend, BackgroundManager, ExecSettings, ExecTool, HostKeyCheck, LocalBackend, ProcessTool,
+            ReceiptStore, SandboxBackend, SshBackend,
         };
         let Some(exec) = &self.exec else { return Ok(()) };
-        let cwd = exec
-            .cwd
-            .as_ref()
-            .map(|c| self.base_dir.join(c))
-            .unwrap_or_else(|| self.base_dir.clone());
+        let mut cwd = Some(
+            exec.cwd
+                .as_ref()
+                .map(|c| self.base_dir.join(c))
+                .unwrap_or_else(|| self.base_dir.clone()),
+        );
+        if exec.ssh.is_some() && exec.backend != "ssh" {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!(
+                    "[exec.ssh] is set but backend = {:?}; set backend = \"ssh\" or remove [exec.ssh]",
+                    exec.backend
+                ),
+            ));
+        }
         let backend: Arc<dyn Backend> = match exec.backend.as_str() {
             "local" => Arc::new(LocalBackend {
-                default_cwd: Some(cwd.clone()),
+                default_cwd: cwd.clone(),
             }),
             "sandbox" => Arc::new(SandboxBackend {
                 network: exec.network,
-                default_cwd: Some(cwd.clone()),
+                default_cwd: cwd.clone(),
             }),
+            "ssh" => {
+                let Some(ssh) = &exec.ssh else {
+                    return Err(Error::new(
+                        ErrorCode::Config,
+                        "[exec] backend = \"ssh\" needs an [exec.ssh] table (host, user, identity_file, known_hosts)",
+                    ));
+                };
+                // A remote working directory is a remote path, as written.
+                cwd = exec.cwd.clone();
+                Arc::new(SshBackend {
+                    host: ssh.host.clone(),
+                    port: ssh.port,
+                    user: ssh.user.clone(),
+                    identity_file: self.base_dir.join(&ssh.identity_file),
+                    known_hosts: self.base_dir.join(&ssh.known_hosts),
+                    host_key_check: match ssh.host_key_check.as_str() {
+                        "strict" => HostKeyCheck::Strict,
+                        "accept-new" => HostKeyCheck::AcceptNew,
+                        other => {
+                            return Err(Error::new(
+                                ErrorCode::Config,
+                                format!(
+                                    "[exec.ssh] host_key_check = {other:?}: use \"strict\" or \"accept-new\""
+                                ),
+                            ));
+                        }
+                    },
+                })
+            }
             other => {
                 return Err(Error::new(
                     ErrorCode::Config,
-                    format!("[exec] backend = {other:?}: use \"local\" or \"sandbox\""),
+                    format!("[exec] backend = {other:?}: use \"local\", \"sandbox\" or \"ssh\""),
                 ));
             }
         };
@@ -462,7 +536,7 @@ impl Config {
         );
         let background = Arc::new(BackgroundManager::new(Arc::clone(&backend), receipts));
         let mut settings = ExecSettings {
-            default_cwd: Some(cwd),
+            default_cwd: cwd,
             env_passthrough: exec.env_passthrough.clone(),
             ..ExecSettings::default()
         };

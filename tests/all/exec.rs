@@ -434,3 +434,63 @@ async fn receipts_are_private_to_their_owner_on_disk() {
             .contains("s3cret")
     );
 }
+
+#[tokio::test]
+async fn the_config_can_point_exec_at_an_ssh_host() {
+    use toolhost::dispatch::{DispatchContext, Session};
+    let sshd = start_sshd().await;
+    let user = std::process::Command::new("id").arg("-un").output().expect("id");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[exec]\nbackend = \"ssh\"\ncwd = \"/tmp\"\n[exec.ssh]\nhost = \"127.0.0.1\"\nport = {}\nuser = {:?}\nidentity_file = {:?}\nknown_hosts = {:?}\n",
+            sshd.port,
+            String::from_utf8_lossy(&user.stdout).trim(),
+            sshd.key.display().to_string(),
+            sshd.known_hosts.display().to_string(),
+        ),
+    )
+    .expect("config");
+    let config = toolhost::config::Config::load(&path).expect("config loads");
+    let dispatcher = config
+        .dispatcher(&crate::engine(), toolhost::registry::Registry::new())
+        .await
+        .expect("dispatcher");
+    let ctx = DispatchContext::new(Session::trusted("s"));
+    let result = dispatcher
+        .dispatch("exec", serde_json::json!({"command": "pwd; echo over-ssh"}), &ctx)
+        .await;
+    let json = result.json();
+    assert_eq!(json["ok"], true, "{json}");
+    assert_eq!(json["stdout"], "/tmp\nover-ssh\n", "{json}");
+    // The gate still stands in front of the remote host.
+    let result = dispatcher
+        .dispatch("exec", serde_json::json!({"command": "rm -rf /tmp/x"}), &ctx)
+        .await;
+    assert_eq!(result.json()["status"], "blocked", "{}", result.content);
+}
+
+#[test]
+fn ssh_backend_config_errors_name_the_fix() {
+    let cases = [
+        ("[exec]\nbackend = \"ssh\"\n", "needs an [exec.ssh] table"),
+        (
+            "[exec]\n[exec.ssh]\nhost = \"h\"\nuser = \"u\"\nidentity_file = \"k\"\nknown_hosts = \"kh\"\n",
+            "set backend = \"ssh\"",
+        ),
+        (
+            "[exec]\nbackend = \"ssh\"\n[exec.ssh]\nhost = \"h\"\nuser = \"u\"\nidentity_file = \"k\"\nknown_hosts = \"kh\"\nhost_key_check = \"no\"\n",
+            "use \"strict\" or \"accept-new\"",
+        ),
+    ];
+    for (text, expected) in cases {
+        let config = toolhost::config::Config::parse(text, Path::new("t.toml")).expect("parses");
+        let gate = config.approval_gate(None).expect("gate");
+        let err = config
+            .register_builtins(&mut toolhost::registry::Registry::new(), &gate)
+            .expect_err(text);
+        assert!(err.message().contains(expected), "{err}");
+    }
+}
