@@ -220,6 +220,7 @@ async fn loopback_and_private_addresses_need_an_explicit_grant() {
     let named = HttpGrant::Detailed {
         url: format!("http://localhost:{}", server.port),
         allow_private: true,
+        ca_file: None,
     };
     let c = plugin(vec![named], Vec::new()).await.unwrap();
     let ok = get(&c, &format!("http://localhost:{}/", server.port))

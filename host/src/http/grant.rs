@@ -1,6 +1,8 @@
 //! What the operator writes (`http` and `secrets` in `[plugins.grants]`) and
 //! what a component gets from it: [`HttpAccess`], declared ∩ granted.
 
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 
 use super::policy::{HostPattern, Rule, Target};
@@ -9,7 +11,9 @@ use crate::error::{Error, ErrorCode, Result};
 /// One destination granted for outbound HTTP: a string
 /// (`"https://api.example.com"`, `"*.example.com"`, `"http://127.0.0.1:8080"`)
 /// or a table that can opt the host into private addresses
-/// (`{ url = "http://intranet:8080", allow_private = true }`).
+/// (`{ url = "http://intranet:8080", allow_private = true }`) or pin its TLS
+/// to a private certificate authority
+/// (`{ url = "https://git.corp", ca_file = "corp-ca.pem" }`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum HttpGrant {
@@ -24,22 +28,65 @@ pub enum HttpGrant {
         /// link-local addresses. Not allowed on wildcards.
         #[serde(default)]
         allow_private: bool,
+        /// A PEM file of certificate authorities that alone are trusted for
+        /// this destination's TLS (in place of the public roots). In a
+        /// config file, relative to the file's folder.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ca_file: Option<PathBuf>,
     },
 }
 
 impl HttpGrant {
     fn rule(&self) -> Result<Rule> {
-        let (url, allow_private) = match self {
-            HttpGrant::Url(url) => (url, false),
-            HttpGrant::Detailed { url, allow_private } => (url, *allow_private),
+        let (url, allow_private, ca_file) = match self {
+            HttpGrant::Url(url) => (url, false, None),
+            HttpGrant::Detailed {
+                url,
+                allow_private,
+                ca_file,
+            } => (url, *allow_private, ca_file.as_ref()),
         };
-        Rule::parse(url, allow_private).map_err(|e| {
+        let mut rule = Rule::parse(url, allow_private).map_err(|e| {
             Error::new(
                 ErrorCode::Config,
                 format!("the http grant {url:?} is invalid: {e}"),
             )
-        })
+        })?;
+        if let Some(path) = ca_file {
+            rule.trusted_cas = read_cas(path).map_err(|e| {
+                Error::new(
+                    ErrorCode::Config,
+                    format!("the http grant {url:?}: ca_file {}: {e}", path.display()),
+                )
+            })?;
+        }
+        Ok(rule)
     }
+
+    /// This grant with a relative `ca_file` resolved against `base`.
+    pub fn resolved_against(mut self, base: &Path) -> HttpGrant {
+        if let HttpGrant::Detailed {
+            ca_file: Some(path), ..
+        } = &mut self
+        {
+            *path = base.join(&*path);
+        }
+        self
+    }
+}
+
+/// The certificates of a PEM file, as DER; at least one.
+fn read_cas(path: &Path) -> std::result::Result<Vec<Vec<u8>>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| e.to_string())?
+        .map(|c| c.map(|c| c.to_vec()).map_err(|e| e.to_string()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    if certs.is_empty() {
+        return Err("no PEM certificate in it".into());
+    }
+    Ok(certs)
 }
 
 /// A secret the host injects as a request header for the hosts it is
@@ -231,6 +278,7 @@ mod tests {
             HttpGrant::Detailed {
                 url: "http://127.0.0.1:8080".into(),
                 allow_private: false,
+                ca_file: None,
             },
         ];
         let (access, not_granted) = HttpAccess::resolve(

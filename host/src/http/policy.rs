@@ -219,6 +219,11 @@ pub struct Rule {
     /// Whether the host may resolve to a loopback, private or link-local
     /// address. An IP-literal rule always allows its own address.
     pub allow_private: bool,
+    /// Certificate authorities (DER) that alone are trusted for this
+    /// destination's TLS, instead of the public webpki roots: an internal
+    /// service's private CA. Empty: the public roots.
+    #[serde(skip)]
+    pub trusted_cas: Vec<Vec<u8>>,
 }
 
 impl Rule {
@@ -251,6 +256,7 @@ impl Rule {
             host,
             port,
             allow_private,
+            trusted_cas: Vec::new(),
         })
     }
 

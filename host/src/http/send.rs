@@ -189,7 +189,15 @@ async fn send(
     let stream = connect(&allowed, capped(options.connect_timeout)).await?;
     let stream: Box<dyn Io> = match target.scheme {
         Scheme::Http => Box::new(stream),
-        Scheme::Https => Box::new(tls(stream, &target.host, capped(options.connect_timeout)).await?),
+        Scheme::Https => Box::new(
+            tls(
+                stream,
+                &target.host,
+                &rule.trusted_cas,
+                capped(options.connect_timeout),
+            )
+            .await?,
+        ),
     };
     let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
         .handshake(TokioIo::new(stream))
@@ -259,27 +267,44 @@ async fn connect(addrs: &[SocketAddr], until: Instant) -> Result<TcpStream, Http
     Err(last)
 }
 
-/// TLS to the checked address, verifying the certificate for the URL's host.
+/// TLS to the checked address, verifying the certificate for the URL's host
+/// against the public webpki roots, or against `trusted_cas` alone (DER) when
+/// the grant names its own certificate authorities.
 async fn tls(
     stream: TcpStream,
     host: &Host,
+    trusted_cas: &[Vec<u8>],
     until: Instant,
 ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, HttpError> {
     use rustls::pki_types::ServerName;
-    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-    let config = CONFIG
-        .get_or_init(|| {
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let roots = rustls::RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.into(),
-            };
-            rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map(|b| Arc::new(b.with_root_certificates(roots).with_no_client_auth()))
-                .map_err(|e| e.to_string())
-        })
-        .clone()
-        .map_err(|e| HttpError::InternalError(Some(format!("TLS configuration: {e}"))))?;
+    fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map(|b| Arc::new(b.with_root_certificates(roots).with_no_client_auth()))
+            .map_err(|e| e.to_string())
+    }
+    static PUBLIC: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    let config = if trusted_cas.is_empty() {
+        PUBLIC
+            .get_or_init(|| {
+                client_config(rustls::RootCertStore {
+                    roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+                })
+            })
+            .clone()
+    } else {
+        // A private CA is rare and per grant: build its config per request
+        // rather than keep a cache keyed by certificates.
+        let mut roots = rustls::RootCertStore::empty();
+        let (_, ignored) = roots.add_parsable_certificates(trusted_cas.iter().map(|c| c.clone().into()));
+        if roots.is_empty() {
+            Err(format!("none of the grant's {ignored} CA certificates is usable"))
+        } else {
+            client_config(roots)
+        }
+    }
+    .map_err(|e| HttpError::InternalError(Some(format!("TLS configuration: {e}"))))?;
     let name = match host {
         Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
         Host::Name(n) => ServerName::try_from(n.clone())?,
