@@ -25,6 +25,12 @@
 //! [toolsets.web]                  # a defined (composite) toolset
 //! includes = ["http", "time"]
 //! tools = ["extra_tool"]
+//!
+//! [[mcp.servers]]                 # tools bridged in as mcp__NAME__TOOL
+//! name = "everything"             # toolset `mcp-everything`
+//! transport = "stdio"             # or "http" with url and headers
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-everything"]
 //! ```
 //!
 //! ```
@@ -52,6 +58,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
+use crate::mcp::{McpConfig, McpTransport};
 use crate::registry::lazy::RegistryMode;
 use crate::registry::{ComponentRegistration, Registry};
 use crate::spill::SpillConfig;
@@ -89,6 +96,10 @@ pub struct Config {
     /// Glob patterns of tool names whose calls need approval.
     #[serde(default)]
     pub require_approval: Vec<String>,
+    /// `[[mcp.servers]]`: MCP servers whose tools are bridged into the
+    /// registry (see [`crate::mcp::bridge`]).
+    #[serde(default)]
+    pub mcp: McpConfig,
     /// The folder relative plugin paths are resolved against (the file's).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -275,10 +286,38 @@ impl Config {
     /// `config` when a definition redefines a preset.
     pub fn toolsets(&self) -> Result<Toolsets> {
         let mut toolsets = Toolsets::new();
+        // Each configured MCP server's toolset is known from the start, so
+        // that a selection naming it holds while the server is not (yet)
+        // connected; its tools join it when they are bridged in.
+        for server in &self.mcp.servers {
+            let def = ToolsetDef {
+                description: format!("the tools of MCP server {:?}", server.name),
+                ..ToolsetDef::default()
+            };
+            toolsets.define(format!("mcp-{}", server.name), def)?;
+        }
         for (name, def) in &self.toolsets {
             toolsets.define(name, def.clone())?;
         }
         Ok(toolsets)
+    }
+
+    /// The `[[mcp.servers]]` entries with relative paths (a stdio server's
+    /// `cwd`, and a `command` containing a slash) resolved against the
+    /// config file's folder.
+    pub fn mcp_config(&self) -> McpConfig {
+        let mut mcp = self.mcp.clone();
+        for server in &mut mcp.servers {
+            if let McpTransport::Stdio { command, cwd, .. } = &mut server.transport {
+                if command.contains('/') && Path::new(command.as_str()).is_relative() {
+                    *command = self.base_dir.join(&*command).display().to_string();
+                }
+                if let Some(cwd) = cwd {
+                    *cwd = self.base_dir.join(&*cwd);
+                }
+            }
+        }
+        mcp
     }
 
     /// Loads every plugin into `engine` and registers its tools.
@@ -299,6 +338,11 @@ impl Config {
             for dir in &mut grants.dirs {
                 dir.host = self.base_dir.join(&dir.host);
             }
+            grants.http = grants
+                .http
+                .into_iter()
+                .map(|g| g.resolved_against(&self.base_dir))
+                .collect();
             let load = LoadOptions {
                 expected_hash: plugin.hash,
                 limits: plugin.limits,
@@ -350,7 +394,11 @@ impl Config {
         Ok(builder)
     }
 
-    /// Loads the plugins into `registry` and builds a dispatcher serving it.
+    /// Loads the plugins into `registry`, builds a dispatcher serving it
+    /// (with the built-ins, toolsets, spill and approval gate the config
+    /// describes), and starts bridging its `[[mcp.servers]]` in (see
+    /// [`Dispatcher::connect_mcp`]; [`Dispatcher::mcp_settled`] waits for
+    /// them).
     ///
     /// # Errors
     ///
@@ -373,13 +421,18 @@ impl Config {
         mut registry: Registry,
         approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
     ) -> Result<Dispatcher> {
+        let mcp = self.mcp_config();
+        mcp.validate()?;
         self.prepare_storage()?;
         let gate = self.approval_gate(approver)?;
         self.register_builtins(&mut registry, &gate)?;
         self.load_plugins(engine, &mut registry).await?;
-        self.configure(Dispatcher::builder(registry))?
+        let dispatcher = self
+            .configure(Dispatcher::builder(registry))?
             .approval(gate)
-            .build()
+            .build()?;
+        dispatcher.connect_mcp(&mcp)?;
+        Ok(dispatcher)
     }
 
     /// The managed storage folder, resolved against the config file's folder.

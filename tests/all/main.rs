@@ -19,6 +19,7 @@ mod http;
 mod lazy;
 mod limits;
 mod loading;
+mod mcp_bridge;
 mod mcp_client;
 mod mcp_server;
 mod nested;

@@ -137,7 +137,7 @@ async fn a_timeout_cancels_the_call() {
     );
 }
 
-fn toolhost_server(name: &str, extra: &[&str], pid_file: Option<&std::path::Path>) -> McpServerConfig {
+pub fn toolhost_server(name: &str, extra: &[&str], pid_file: Option<&std::path::Path>) -> McpServerConfig {
     let mut args = serve_args(&["--stdio"]);
     args.extend(extra.iter().map(|s| s.to_string()));
     let bin = support::toolhost_bin().display().to_string();

@@ -118,14 +118,66 @@ fn python_client_over_stdio() {
     check_standard(&out);
 }
 
+#[path = "../../examples/serve_public.rs"]
+#[allow(
+    dead_code,
+    reason = "the example's `main` is for `cargo run --example serve_public`"
+)]
+mod serve_public;
+
+/// The `serve_public` example's application (a reviewed public built-in,
+/// `word_count`, beside the trusted-only `hello` component), served to the
+/// public audience over streamable HTTP in this process, with a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_audience_sees_and_calls_only_public_tools() {
+    use toolhost::mcp::{HttpOptions, McpServer, serve_http};
+    let dispatcher = serve_public::public_dispatcher(&support::plugin_path("hello"))
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let options = HttpOptions {
+        bearer_token: Some("s3cret".into()),
+        ..HttpOptions::default()
+    };
+    let server = McpServer::new(dispatcher, toolhost::registry::ToolAudience::Public);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(serve_http(
+        server,
+        listener,
+        options,
+        shutdown.clone(),
+        Duration::from_secs(1),
+    ));
+    let out = tokio::task::spawn_blocking(move || {
+        python_client(
+            &["http".into(), url, "s3cret".into()],
+            json!([
+                {"list": true},
+                {"call": "greet", "args": {"name": "Bo"}},
+                {"call": "word_count", "args": {"text": "one two three"}},
+            ]),
+        )
+    })
+    .await
+    .unwrap();
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(names(&steps[0]), ["word_count"]);
+    assert_eq!(error_code(&steps[1]), "audience_denied");
+    assert_eq!(steps[2]["is_error"], false, "{}", steps[2]);
+    assert_eq!(steps[2]["text"], "3");
+}
+
 #[test]
-fn public_audience_hides_trusted_tools() {
+fn components_are_never_public() {
     let (hello, panic) = (plugin("hello"), plugin("panic"));
     let args = stdio_mode(&[
         "--stdio",
         "--audience",
         "public",
-        "--public-plugin",
+        "--plugin",
         &hello,
         "--plugin",
         &panic,
@@ -133,12 +185,12 @@ fn public_audience_hides_trusted_tools() {
     ]);
     let out = python_client(
         &args,
-        json!([{"list": true}, {"call": "explode", "args": {"n": 1}}, {"call": "greet", "args": {"name": "Bo"}}]),
+        json!([{"list": true}, {"call": "greet", "args": {"name": "Bo"}}, {"call": "toolhost__load_component", "args": {"path": hello}}]),
     );
     let steps = out["steps"].as_array().unwrap();
-    assert_eq!(names(&steps[0]), ["greet"]);
-    assert_eq!(error_code(&steps[1]), "unknown_tool");
-    assert_eq!(steps[2]["text"], "\"Hello, Bo!\"");
+    assert!(names(&steps[0]).is_empty(), "{}", steps[0]);
+    assert_eq!(error_code(&steps[1]), "audience_denied");
+    assert_eq!(error_code(&steps[2]), "audience_denied");
 }
 
 #[test]
@@ -195,7 +247,7 @@ impl HttpServer {
             line.clear();
             if stderr.read_line(&mut line).unwrap() == 0 {
                 let status = child.wait();
-                panic!("toolhost serve --http exited: {status:?}");
+                panic!("the MCP HTTP server exited: {status:?}");
             }
             if let Some(url) = line.trim().strip_prefix("toolhost: serving MCP at ") {
                 let url = url.to_string();
@@ -226,26 +278,6 @@ fn python_client_over_http() {
     let server = HttpServer::start(&["--plugin", &hello, "--plugin", &panic]);
     let out = python_client(&["http".into(), server.url.clone()], standard_steps());
     check_standard(&out);
-}
-
-#[test]
-fn python_client_over_http_with_public_audience_and_token() {
-    let (hello, panic) = (plugin("hello"), plugin("panic"));
-    let server = HttpServer::start(&[
-        "--audience",
-        "public",
-        "--public-plugin",
-        &hello,
-        "--plugin",
-        &panic,
-        "--token",
-        "s3cret",
-    ]);
-    let out = python_client(
-        &["http".into(), server.url.clone(), "s3cret".into()],
-        json!([{"list": true}]),
-    );
-    assert_eq!(names(&out["steps"][0]), ["greet"]);
 }
 
 /// Sends one raw HTTP/1.1 POST and returns the status code.
@@ -399,33 +431,30 @@ pub fn plugin_file(name: &str) -> PathBuf {
 
 #[tokio::test]
 async fn unloading_a_component_does_not_drop_its_in_flight_call() {
-    use toolhost::mcp::{Audience, LocalCatalog, ToolCatalog};
-    use toolhost::registry::CallContext;
+    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::registry::{ComponentRegistration, Registry};
 
-    let catalog = LocalCatalog::new(Audience::Trusted);
+    let dispatcher = Dispatcher::builder(Registry::new()).build().unwrap();
+    let changes = dispatcher.subscribe_changes();
     let sleepy = crate::load("sleepy").await;
-    let generation = *catalog.changes().borrow();
-    assert_eq!(catalog.load_component(&sleepy, false).unwrap(), ["sleep"]);
-    assert_eq!(*catalog.changes().borrow(), generation + 1);
+    let generation = *changes.borrow();
+    dispatcher
+        .update_registry(|r| r.register_component(&sleepy, &ComponentRegistration::default()))
+        .unwrap();
+    assert_eq!(*changes.borrow(), generation + 1);
+    let ctx = DispatchContext::new(Session::trusted("s"));
     let call = {
-        let catalog = std::sync::Arc::clone(&catalog);
-        tokio::spawn(async move {
-            catalog
-                .call("sleep", json!({"ms": 400}), CallContext::default())
-                .await
-        })
+        let (dispatcher, ctx) = (dispatcher.clone(), ctx.clone());
+        tokio::spawn(async move { dispatcher.dispatch("sleep", json!({"ms": 400}), &ctx).await })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(catalog.unload_component(sleepy.hash()).unwrap(), ["sleep"]);
-    assert_eq!(*catalog.changes().borrow(), generation + 2);
-    assert!(catalog.list().is_empty());
-    let out = call.await.unwrap().expect("the in-flight call finishes");
-    assert_eq!(out.content, "\"awake\"");
-    let err = catalog
-        .call("sleep", json!({"ms": 1}), CallContext::default())
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), toolhost::ErrorCode::UnknownTool);
+    assert_eq!(dispatcher.unload_component(sleepy.hash()), 1);
+    assert_eq!(*changes.borrow(), generation + 2);
+    assert!(dispatcher.definitions(&ctx.session).unwrap().is_empty());
+    let out = call.await.unwrap();
+    assert_eq!(out.content, "\"awake\"", "the in-flight call finishes");
+    let err = dispatcher.dispatch("sleep", json!({"ms": 1}), &ctx).await;
+    assert_eq!(err.error_code, Some(toolhost::ErrorCode::UnknownTool));
 }
 
 #[test]
@@ -448,4 +477,89 @@ fn plugin_output_never_reaches_the_protocol_stream() {
     assert_eq!(greet["annotations"]["idempotentHint"], true, "{greet}");
     drop(server.child.stdin.take());
     assert!(server.wait(Duration::from_secs(10)).success());
+}
+
+/// Writes `toolhost.toml` (TEXT) into a fresh folder; returns the folder.
+fn config_dir(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("toolhost.toml"), text).unwrap();
+    dir
+}
+
+#[test]
+fn serve_config_serves_builtins_plugins_and_bridged_servers() {
+    let victim = tempfile::tempdir().unwrap();
+    let dir = config_dir(&format!(
+        "[exec]\nbackend = \"local\"\n\n[[plugins]]\npath = {:?}\n\n[[mcp.servers]]\nname = \"everything\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"stdio\"]\n",
+        plugin("hello"),
+        support::server_everything().display().to_string(),
+    ));
+    let config = dir.path().join("toolhost.toml").display().to_string();
+    let rm = format!("rm -rf {}", victim.path().display());
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"list": true},
+            {"call": "greet", "args": {"name": "Ada"}},
+            {"call": "mcp__everything__echo", "args": {"message": "hi"}},
+            {"call": "exec", "args": {"command": "echo from-exec"}},
+            {"call": "exec", "args": {"command": rm}},
+            {"call": "greet", "args": {"name": 7}},
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    let tools = names(&steps[0]);
+    for expected in ["exec", "process", "greet", "mcp__everything__echo"] {
+        assert!(
+            tools.contains(&expected.to_string()),
+            "{expected} missing from {tools:?}"
+        );
+    }
+    assert_eq!(steps[1]["text"], "\"Hello, Ada!\"");
+    assert_eq!(steps[2]["text"], "\"Echo: hi\"", "{}", steps[2]);
+    let exec: Value = serde_json::from_str(steps[3]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(exec["stdout"], "from-exec\n", "{exec}");
+    // No one to ask over MCP: a flagged command is blocked, never run.
+    assert_eq!(error_code(&steps[4]), "blocked");
+    assert!(
+        steps[4]["text"].as_str().unwrap().contains("BLOCKED: "),
+        "{}",
+        steps[4]
+    );
+    assert!(victim.path().exists());
+    // The pipeline validates arguments against the tool's schema.
+    assert_eq!(error_code(&steps[5]), "invalid_arguments");
+}
+
+#[test]
+fn lazy_mode_over_mcp_activates_tools_per_session() {
+    let dir = config_dir(&format!(
+        "[tools]\nregistry_mode = \"lazy\"\n\n[[plugins]]\npath = {:?}\n",
+        plugin("hello")
+    ));
+    let config = dir.path().join("toolhost.toml").display().to_string();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"list": true},
+            {"call": "greet", "args": {"name": "Ada"}},
+            {"call": "tool_search", "args": {"query": "greet"}},
+            {"call": "tool_search", "args": {"name": "greet"}},
+            {"wait_list_changed": true},
+            {"list": true},
+            {"call": "greet", "args": {"name": "Ada"}},
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(names(&steps[0]), ["tool_search"]);
+    assert_eq!(error_code(&steps[1]), "not_active");
+    assert!(
+        steps[2]["text"].as_str().unwrap().contains("greet"),
+        "{}",
+        steps[2]
+    );
+    assert_eq!(steps[3]["is_error"], false, "{}", steps[3]);
+    assert!(steps[4]["list_changed"].as_u64().unwrap() >= 1, "{out}");
+    assert_eq!(names(&steps[5]), ["tool_search", "greet"]);
+    assert_eq!(steps[6]["text"], "\"Hello, Ada!\"");
 }

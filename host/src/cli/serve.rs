@@ -1,16 +1,21 @@
-//! `toolhost serve (--stdio | --http ADDR) [--plugin PATH]... [--public-plugin PATH]...`
+//! `toolhost serve (--stdio | --http ADDR) [--config F] [--plugin PATH]...`:
+//! the configured registry as an MCP server.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
-use toolhost::mcp::{Audience, HttpOptions, LocalCatalog, McpServer, admin, serve_http, serve_stdio};
+use toolhost::approval::{ApprovalCallback, CliPrompt};
+use toolhost::component::LoadOptions;
+use toolhost::mcp::{HttpOptions, McpServer, admin, serve_http, serve_stdio};
+use toolhost::registry::ComponentRegistration;
 
-use super::EngineArgs;
+use super::tools::ConfigArgs;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
@@ -23,20 +28,10 @@ pub(crate) struct ServeArgs {
     /// 127.0.0.1:8080). A non-loopback ADDR needs --token.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// A config file whose [[plugins]] (with their pins, limits and grants)
-    /// are served to the trusted audience.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// A component whose tools are served to the trusted audience only.
+    /// A component to serve besides the config's plugins (repeatable): no
+    /// grants, default limits, toolset = its file name without `.wasm`.
     #[arg(long = "plugin", value_name = "PATH")]
     plugins: Vec<PathBuf>,
-    /// A component whose tools are served to every audience.
-    #[arg(long = "public-plugin", value_name = "PATH")]
-    public_plugins: Vec<PathBuf>,
-    /// Who the server is for: `trusted` sees every tool, `public` only the
-    /// --public-plugin ones.
-    #[arg(long, default_value = "trusted", value_parser = ["trusted", "public"])]
-    audience: String,
     /// The bearer token HTTP clients must send.
     #[arg(long, env = "TOOLHOST_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -48,42 +43,45 @@ pub(crate) struct ServeArgs {
     /// toolhost__unload_component (off by default).
     #[arg(long)]
     admin: bool,
+    /// Ask on the controlling terminal (/dev/tty) when a call needs approval
+    /// (a flagged command, a `require_approval` tool). Without it, such calls
+    /// are denied: a server has no one to ask.
+    #[arg(long)]
+    approve_on_tty: bool,
     /// How long calls in flight may run after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     grace_ms: u64,
     #[command(flatten)]
-    engine: EngineArgs,
+    config: ConfigArgs,
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let engine = args.engine.engine()?;
-    let audience = match args.audience.as_str() {
-        "public" => Audience::Public,
-        _ => Audience::Trusted,
+    let approver = if args.approve_on_tty {
+        let prompt = CliPrompt::tty().map_err(|_| {
+            anyhow::anyhow!("--approve-on-tty: this process has no controlling terminal to ask on")
+        })?;
+        Some(Arc::new(prompt) as Arc<dyn ApprovalCallback>)
+    } else {
+        None
     };
-    let catalog = LocalCatalog::new(audience);
-    if let Some(path) = &args.config {
-        let config = toolhost::config::Config::load(path)?;
-        config.prepare_storage()?;
-        let mut registry = toolhost::registry::Registry::new();
-        for component in config.load_plugins(&engine, &mut registry).await? {
-            catalog.load_component(&component, false)?;
-        }
-    }
-    for (paths, public) in [(&args.plugins, false), (&args.public_plugins, true)] {
-        for path in paths {
-            catalog
-                .load_file(&engine, path, public)
-                .await
-                .with_context(|| format!("loading {}", path.display()))?;
-        }
+    let engine = args.config.engine()?;
+    let dispatcher = args.config.dispatcher_with(&engine, approver).await?;
+    for path in &args.plugins {
+        let registration = ComponentRegistration {
+            toolset: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+            allow_tool_override: false,
+        };
+        dispatcher
+            .load_component(&engine, path, LoadOptions::default(), &registration)
+            .await
+            .with_context(|| format!("loading {}", path.display()))?;
     }
     if args.admin {
-        admin::add_admin_tools(&catalog, engine.clone())?;
+        admin::add_admin_tools(&dispatcher, engine)?;
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    let server = McpServer::new(catalog);
+    let server = McpServer::new(dispatcher, args.config.audience());
     let grace = Duration::from_millis(args.grace_ms);
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr)

@@ -4,16 +4,23 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use clap::{Args, ValueEnum};
-use toolhost::Error;
+use toolhost::approval::ApprovalCallback;
 use toolhost::config::Config;
 use toolhost::dispatch::{Dispatcher, Session};
 use toolhost::registry::{Registry, ToolAudience};
+use toolhost::{Engine, Error};
 
 use super::EngineArgs;
 
 /// The default config file, used when present in the current folder.
 const DEFAULT_CONFIG: &str = "toolhost.toml";
+
+/// The longest a one-shot command waits for bridged MCP servers.
+const MCP_SETTLE_LIMIT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
@@ -42,29 +49,53 @@ enum Audience {
 
 impl ConfigArgs {
     /// The configured dispatcher and a session of the chosen audience.
-    pub(crate) async fn dispatcher(&self) -> Result<(Dispatcher, std::sync::Arc<Session>), Error> {
+    /// Flagged commands are put to the user when there is a terminal on
+    /// standard input to ask on; otherwise (headless) they are denied.
+    pub(crate) async fn dispatcher(&self) -> Result<(Dispatcher, Arc<Session>), Error> {
+        let approver = toolhost::approval::CliPrompt::stdio()
+            .ok()
+            .map(|p| Arc::new(p) as Arc<dyn ApprovalCallback>);
+        let dispatcher = self.dispatcher_with(&self.engine()?, approver).await?;
+        // A one-shot command should see the bridged MCP servers' tools: wait
+        // for each to connect and list, or fail (each within its timeout).
+        if !dispatcher.mcp_settled(MCP_SETTLE_LIMIT).await {
+            tracing::warn!(
+                "some MCP servers had not answered after {MCP_SETTLE_LIMIT:?}; going on without them"
+            );
+        }
+        Ok((dispatcher, Session::new("cli", self.audience())))
+    }
+
+    /// The configured dispatcher, loading components into `engine` and
+    /// asking `approver` (none: deny) when a call needs approval.
+    pub(crate) async fn dispatcher_with(
+        &self,
+        engine: &Engine,
+        approver: Option<Arc<dyn ApprovalCallback>>,
+    ) -> Result<Dispatcher, Error> {
         let config = match &self.config {
             Some(path) => Config::load(path)?,
             None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
             None => Config::default(),
         };
-        let engine = self
-            .engine
+        config
+            .dispatcher_with_approver(engine, Registry::new(), approver)
+            .await
+    }
+
+    /// The engine the options describe.
+    pub(crate) fn engine(&self) -> Result<Engine, Error> {
+        self.engine
             .engine()
-            .map_err(|e| Error::new(toolhost::ErrorCode::Config, format!("{e:#}")))?;
-        // Flagged commands are put to the user when there is a terminal to
-        // ask on; otherwise (headless) they are denied.
-        let approver = toolhost::approval::CliPrompt::stdio()
-            .ok()
-            .map(|p| std::sync::Arc::new(p) as std::sync::Arc<dyn toolhost::approval::ApprovalCallback>);
-        let dispatcher = config
-            .dispatcher_with_approver(&engine, Registry::new(), approver)
-            .await?;
-        let audience = match self.audience {
+            .map_err(|e| Error::new(toolhost::ErrorCode::Config, format!("{e:#}")))
+    }
+
+    /// The audience chosen.
+    pub(crate) fn audience(&self) -> ToolAudience {
+        match self.audience {
             Audience::Trusted => ToolAudience::Trusted,
             Audience::Public => ToolAudience::Public,
-        };
-        Ok((dispatcher, Session::new("cli", audience)))
+        }
     }
 }
 

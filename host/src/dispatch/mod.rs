@@ -67,7 +67,9 @@ use crate::error::{ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
 use crate::registry::lazy::{self, RegistryMode};
-use crate::registry::{CallId, ComponentRegistration, Registry, Tool, ToolAudience, openai_definition};
+use crate::registry::{
+    CallId, ComponentRegistration, Registry, Tool, ToolAudience, ToolSpec, openai_definition,
+};
 use crate::toolsets::{ToolsetSelection, Toolsets};
 
 /// One agent session: its audience and, in lazy mode, the tools it has
@@ -196,6 +198,9 @@ struct Inner {
     generation: watch::Sender<u64>,
     next_call_id: AtomicU64,
     batch_concurrency: usize,
+    /// The MCP bridges feeding the registry; dropped (disconnecting their
+    /// servers) with the dispatcher.
+    mcp: crate::mcp::bridge::Attached,
 }
 
 /// Serves a registry to sessions; cheap to clone (a shared handle).
@@ -210,6 +215,24 @@ impl std::fmt::Debug for Dispatcher {
             .field("mode", &self.inner.mode)
             .field("tools", &self.registry().len())
             .finish_non_exhaustive()
+    }
+}
+
+/// A [`Dispatcher`] handle that does not keep it alive (for tasks and tools
+/// the dispatcher itself owns).
+#[derive(Clone)]
+pub struct WeakDispatcher(std::sync::Weak<Inner>);
+
+impl std::fmt::Debug for WeakDispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WeakDispatcher")
+    }
+}
+
+impl WeakDispatcher {
+    /// The dispatcher, if it is still alive.
+    pub fn upgrade(&self) -> Option<Dispatcher> {
+        self.0.upgrade().map(|inner| Dispatcher { inner })
     }
 }
 
@@ -320,6 +343,7 @@ impl DispatcherBuilder {
                 generation: watch::Sender::new(0),
                 next_call_id: AtomicU64::new(1),
                 batch_concurrency: self.batch_concurrency,
+                mcp: Default::default(),
             }),
         })
     }
@@ -389,6 +413,41 @@ impl Dispatcher {
             .unwrap_or(0)
     }
 
+    /// Connects the MCP servers of `config` and keeps their tools in this
+    /// dispatcher's registry (see [`crate::mcp::bridge`]). The dispatcher
+    /// owns the connections from then on.
+    ///
+    /// # Errors
+    ///
+    /// `config` when an entry is invalid or two share a name.
+    pub fn connect_mcp(&self, config: &crate::mcp::McpConfig) -> Result<()> {
+        if config.servers.is_empty() {
+            return Ok(());
+        }
+        let bridge = crate::mcp::McpBridge::start(config, self)?;
+        self.inner.mcp.push(bridge);
+        Ok(())
+    }
+
+    /// The state of every MCP server connected with
+    /// [`Dispatcher::connect_mcp`].
+    pub fn mcp_status(&self) -> Vec<crate::mcp::McpServerStatus> {
+        self.inner.mcp.status()
+    }
+
+    /// Waits until every connected MCP server has had its first outcome
+    /// (listed, failed, or disabled) applied to the registry, or `within`
+    /// has passed; returns whether all had. For one-shot callers (a CLI
+    /// command) that should see the servers' tools.
+    pub async fn mcp_settled(&self, within: std::time::Duration) -> bool {
+        crate::mcp::bridge::settled(self.inner.mcp.pending(), within).await
+    }
+
+    /// A handle that does not keep the dispatcher alive.
+    pub fn downgrade(&self) -> WeakDispatcher {
+        WeakDispatcher(Arc::downgrade(&self.inner))
+    }
+
     /// A receiver of the registry's generation, bumped on every change
     /// (for MCP `list_changed` notifications).
     pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
@@ -439,21 +498,26 @@ impl Dispatcher {
     ///
     /// `config` when the selection no longer resolves (a toolset vanished).
     pub fn definitions(&self, session: &Session) -> Result<Vec<Value>> {
+        Ok(self.tool_specs(session)?.iter().map(openai_definition).collect())
+    }
+
+    /// The specs behind [`Dispatcher::definitions`], in the same order,
+    /// with their hints (what an MCP `tools/list` answers).
+    ///
+    /// # Errors
+    ///
+    /// As [`Dispatcher::definitions`].
+    pub fn tool_specs(&self, session: &Session) -> Result<Vec<ToolSpec>> {
         let registry = self.registry();
         let selected = self.selected(&registry)?;
-        let mut defs = registry.definitions(session.audience, Some(&selected));
+        let mut specs = registry.visible_specs(session.audience, Some(&selected));
         if self.inner.mode == RegistryMode::Lazy {
             let activated = session.activated();
-            let hidden = defs.len();
-            defs.retain(|d| {
-                d["function"]["name"]
-                    .as_str()
-                    .is_some_and(|n| activated.contains(n))
-            });
-            let search = openai_definition(&lazy::tool_search_spec(hidden - defs.len()));
-            defs.insert(0, search);
+            let hidden = specs.len();
+            specs.retain(|s| activated.contains(&s.name));
+            specs.insert(0, lazy::tool_search_spec(hidden - specs.len()));
         }
-        Ok(defs)
+        Ok(specs)
     }
 }
 

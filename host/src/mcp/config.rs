@@ -36,6 +36,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The `mcp` section of the config file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct McpConfig {
     /// The MCP servers whose tools are bridged in (`[[mcp.servers]]`).
     #[serde(default)]
@@ -66,8 +67,10 @@ impl McpConfig {
     }
 }
 
-/// One `[[mcp.servers]]` entry.
+/// One `[[mcp.servers]]` entry. Unknown keys, and keys of the other
+/// transport (`url` on a stdio server, say), are refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawServer")]
 pub struct McpServerConfig {
     /// The server's name, used in its tools' names (`mcp__NAME__TOOL`) and
     /// as the `Mcp { server }` source.
@@ -90,6 +93,89 @@ pub struct McpServerConfig {
     /// Whether the server is connected at all.
     #[serde(default = "default_true")]
     pub enabled: bool,
+}
+
+/// A `[[mcp.servers]]` entry as written: every key of both transports, so
+/// that unknown keys are refused (serde cannot do that through `flatten`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    transport: String,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    enabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    disabled_tools: Vec<String>,
+    #[serde(default = "default_timeout_ms")]
+    timeout_ms: u64,
+    prefix: Option<String>,
+    #[serde(default = "default_true")]
+    enabled: bool,
+}
+
+impl TryFrom<RawServer> for McpServerConfig {
+    type Error = String;
+
+    fn try_from(raw: RawServer) -> std::result::Result<Self, String> {
+        let name = &raw.name;
+        let stdio_only = [
+            ("command", raw.command.is_some()),
+            ("args", !raw.args.is_empty()),
+            ("env", !raw.env.is_empty()),
+            ("cwd", raw.cwd.is_some()),
+        ];
+        let http_only = [("url", raw.url.is_some()), ("headers", !raw.headers.is_empty())];
+        let (transport, foreign) = match raw.transport.as_str() {
+            "stdio" => (
+                McpTransport::Stdio {
+                    command: raw
+                        .command
+                        .ok_or_else(|| format!("server {name:?}: a stdio server needs `command`"))?,
+                    args: raw.args,
+                    env: raw.env,
+                    cwd: raw.cwd,
+                },
+                &http_only[..],
+            ),
+            "http" => (
+                McpTransport::Http {
+                    url: raw
+                        .url
+                        .ok_or_else(|| format!("server {name:?}: an http server needs `url`"))?,
+                    headers: raw.headers,
+                },
+                &stdio_only[..],
+            ),
+            other => {
+                return Err(format!(
+                    "server {name:?}: transport {other:?} is not \"stdio\" or \"http\""
+                ));
+            }
+        };
+        if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
+            return Err(format!(
+                "server {name:?}: `{key}` does not apply to transport {:?}",
+                raw.transport
+            ));
+        }
+        Ok(McpServerConfig {
+            name: raw.name,
+            transport,
+            enabled_tools: raw.enabled_tools,
+            disabled_tools: raw.disabled_tools,
+            timeout_ms: raw.timeout_ms,
+            prefix: raw.prefix,
+            enabled: raw.enabled,
+        })
+    }
 }
 
 fn default_timeout_ms() -> u64 {

@@ -1,10 +1,20 @@
-//! # Serving tools over MCP
+//! # Serving the registry over MCP
 //!
-//! [`McpServer`] is an rmcp [`ServerHandler`] over any [`ToolCatalog`]: each
-//! tool's JSON Schema becomes the MCP input schema and its hints the
-//! annotations; a tool error comes back as an `isError` result whose text is
-//! the error JSON (`{"error", "error_code"}`); a change of the catalog's
-//! generation sends `notifications/tools/list_changed`.
+//! [`McpServer`] is an rmcp [`ServerHandler`] over a [`Dispatcher`]: the
+//! tools it lists are the dispatcher's definitions for an MCP session of the
+//! server's audience (toolsets, availability and lazy mode applied), each
+//! tool's JSON Schema the MCP input schema and its hints the annotations;
+//! every call runs through the full dispatch pipeline (hooks, audience,
+//! validation, approval, limits, spill), and a failed call comes back as an
+//! `isError` result whose text is the pipeline's error JSON
+//! (`{"error", "error_code", ...}`). A change of the registry (a component
+//! loaded or unloaded, an MCP server's tools bridged in or gone) sends
+//! `notifications/tools/list_changed`; so does a lazy-mode `tool_search`
+//! that activates a tool, to the session that activated it.
+//!
+//! Each MCP session (the one stdio session, or one per streamable-HTTP
+//! session) is a dispatch [`Session`] of its own: its lazy activations,
+//! session approvals and process receipts are its own.
 //!
 //! [`serve_stdio`] and [`serve_http`] run it. Both shut down gracefully when
 //! their `shutdown` token is cancelled: new calls are refused, calls in flight
@@ -35,28 +45,40 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::catalog::ToolCatalog;
+use crate::dispatch::{DispatchContext, Dispatcher, Session};
 use crate::error::{Error, ErrorCode, Result};
-use crate::registry::{CallContext, ToolSpec};
+use crate::registry::{ToolAudience, ToolSpec};
 
-/// An MCP server over a [`ToolCatalog`]. Cheap to clone; clones share the
-/// in-flight call count used for graceful shutdown.
+/// How long the first `tools/list` waits for bridged MCP servers to report
+/// their tools (connected, or failed) before answering without them; they
+/// arrive later with `list_changed`.
+const FIRST_LIST_WAIT: Duration = Duration::from_secs(5);
+
+/// An MCP server over a [`Dispatcher`], for one audience. Cheap to clone;
+/// clones share the session and the in-flight call count used for graceful
+/// shutdown.
 #[derive(Clone)]
 pub struct McpServer {
-    catalog: Arc<dyn ToolCatalog>,
+    dispatcher: Dispatcher,
+    audience: ToolAudience,
+    session: Arc<Session>,
     state: Arc<Shared>,
 }
 
 struct Shared {
-    next_call_id: AtomicU64,
+    next_session: AtomicU64,
     in_flight: AtomicUsize,
     draining: AtomicBool,
+    /// Whether a `tools/list` has waited for the bridged servers already.
+    waited_for_bridges: AtomicBool,
     idle: Notify,
 }
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
+            .field("audience", &self.audience)
+            .field("session", &self.session.id())
             .field("in_flight", &self.in_flight())
             .finish_non_exhaustive()
     }
@@ -74,20 +96,39 @@ impl Drop for InFlight {
 }
 
 impl McpServer {
-    /// A server for `catalog`.
-    pub fn new(catalog: Arc<dyn ToolCatalog>) -> Self {
+    /// A server for `dispatcher`'s tools as `audience` may see them:
+    /// [`ToolAudience::Public`] lists and calls only tools registered public.
+    pub fn new(dispatcher: Dispatcher, audience: ToolAudience) -> Self {
+        let state = Arc::new(Shared {
+            next_session: AtomicU64::new(1),
+            in_flight: AtomicUsize::new(0),
+            draining: AtomicBool::new(false),
+            waited_for_bridges: AtomicBool::new(false),
+            idle: Notify::new(),
+        });
         McpServer {
-            catalog,
-            state: Arc::new(Shared {
-                next_call_id: AtomicU64::new(1),
-                in_flight: AtomicUsize::new(0),
-                draining: AtomicBool::new(false),
-                idle: Notify::new(),
-            }),
+            session: new_session(&state, audience),
+            dispatcher,
+            audience,
+            state,
         }
     }
 
-    /// The number of tool calls running now.
+    /// The same server for a new MCP session: same dispatcher, audience
+    /// and shutdown state, with a dispatch session of its own.
+    pub fn new_session(&self) -> Self {
+        McpServer {
+            session: new_session(&self.state, self.audience),
+            ..self.clone()
+        }
+    }
+
+    /// The dispatch session this server's calls run in.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// The number of tool calls running now, in every session.
     pub fn in_flight(&self) -> usize {
         self.state.in_flight.load(Ordering::Acquire)
     }
@@ -116,6 +157,11 @@ impl McpServer {
     }
 }
 
+fn new_session(state: &Shared, audience: ToolAudience) -> Arc<Session> {
+    let n = state.next_session.fetch_add(1, Ordering::Relaxed);
+    Session::new(format!("mcp-{n}"), audience)
+}
+
 /// The MCP description of a tool spec.
 pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
     let schema = match &spec.parameters {
@@ -134,10 +180,6 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
     tool
 }
 
-fn error_result(error: &Error) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(error.to_json().to_string())])
-}
-
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -154,8 +196,16 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self.catalog.list().iter().map(mcp_tool).collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        if !self.state.waited_for_bridges.swap(true, Ordering::AcqRel) {
+            self.dispatcher.mcp_settled(FIRST_LIST_WAIT).await;
+        }
+        let specs = self
+            .dispatcher
+            .tool_specs(&self.session)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListToolsResult::with_all_items(
+            specs.iter().map(mcp_tool).collect(),
+        ))
     }
 
     async fn call_tool(
@@ -165,28 +215,31 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(_guard) = self.enter() else {
             let e = Error::new(ErrorCode::Unavailable, "the server is shutting down");
-            return Ok(error_result(&e).into());
+            let text = e.to_json().to_string();
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
         };
-        let ctx = CallContext {
-            call_id: self.state.next_call_id.fetch_add(1, Ordering::Relaxed),
+        let ctx = DispatchContext {
             cancel: context.ct.clone(),
-            ..CallContext::default()
+            ..DispatchContext::new(Arc::clone(&self.session))
         };
+        let activated = self.session.activated().len();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = self.catalog.call(&request.name, arguments, ctx);
-        let result = tokio::select! {
-            r = call => r,
-            () = context.ct.cancelled() => Err(Error::new(ErrorCode::Cancelled, "the client cancelled the call")),
-        };
-        Ok(match result {
-            Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.content)]),
-            Err(e) => error_result(&e),
+        let result = self.dispatcher.dispatch(&request.name, arguments, &ctx).await;
+        if self.session.activated().len() != activated {
+            // A lazy-mode tool_search activated a tool: this session's list grew.
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        let content = vec![ContentBlock::text(result.content)];
+        Ok(if result.error_code.is_some() {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
         }
         .into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let mut changes = self.catalog.changes();
+        let mut changes = self.dispatcher.subscribe_changes();
         changes.mark_unchanged();
         let peer = context.peer;
         tokio::spawn(async move {
@@ -309,7 +362,7 @@ pub async fn serve_http(
     }
     let factory_server = server.clone();
     let service = StreamableHttpService::new(
-        move || Ok(factory_server.clone()),
+        move || Ok(factory_server.new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -216,6 +216,12 @@ impl Registry {
         self.remove_where(|e| matches!(e.source, ToolSource::Mcp { .. }))
     }
 
+    /// Removes every tool of MCP server `server` (and nothing else); returns
+    /// how many were removed.
+    pub fn unregister_mcp_server(&mut self, server: &str) -> usize {
+        self.remove_where(|e| matches!(&e.source, ToolSource::Mcp { server: s } if s == server))
+    }
+
     /// Removes every tool of the component with `hash` (and nothing else);
     /// returns how many were removed.
     pub fn unregister_component(&mut self, hash: ComponentHash) -> usize {

@@ -59,12 +59,23 @@ impl Registry {
     /// The definitions the model sees (OpenAI format), in name order: see
     /// the module documentation for the filters applied.
     pub fn definitions(&self, audience: ToolAudience, selection: Option<&BTreeSet<String>>) -> Vec<Value> {
+        self.visible_specs(audience, selection)
+            .iter()
+            .map(openai_definition)
+            .collect()
+    }
+
+    /// The specs behind [`Registry::definitions`], in the same order and
+    /// after the same filters and patches, hints included (for MCP, whose
+    /// tool list carries them as annotations).
+    pub fn visible_specs(
+        &self,
+        audience: ToolAudience,
+        selection: Option<&BTreeSet<String>>,
+    ) -> Vec<ToolSpec> {
         let entries = self.available_entries(audience, selection);
         let visible: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
-        entries
-            .iter()
-            .map(|e| openai_definition(&e.patched_spec(&visible)))
-            .collect()
+        entries.iter().map(|e| e.patched_spec(&visible)).collect()
     }
 }
 
