@@ -59,6 +59,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
 use crate::mcp::{McpConfig, McpTransport};
+use crate::redact::Redactor;
 use crate::registry::lazy::RegistryMode;
 use crate::registry::{ComponentRegistration, Registry};
 use crate::spill::SpillConfig;
@@ -155,6 +156,17 @@ pub struct ExecConfig {
     pub timeout_ms: Option<u64>,
     /// Output kept per command, in bytes (default 64 KiB).
     pub output_bytes: Option<usize>,
+    /// The shell commands run with (`SHELL -c COMMAND`; default `/bin/sh`).
+    /// For the sandbox backend, the shell inside the sandbox.
+    pub shell: Option<PathBuf>,
+    /// Whether secrets are redacted from results the model sees (default
+    /// true). Process receipts are redacted regardless.
+    #[serde(default = "default_true")]
+    pub redact_output: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_backend() -> String {
@@ -529,6 +541,12 @@ impl Config {
                 .map(|c| self.base_dir.join(c))
                 .unwrap_or_else(|| self.base_dir.clone()),
         );
+        if exec.shell.is_some() && exec.backend == "ssh" {
+            return Err(Error::new(
+                ErrorCode::Config,
+                "[exec] shell does not apply to the ssh backend (commands run under the remote /bin/sh)",
+            ));
+        }
         if exec.ssh.is_some() && exec.backend != "ssh" {
             return Err(Error::new(
                 ErrorCode::Config,
@@ -541,10 +559,12 @@ impl Config {
         let backend: Arc<dyn Backend> = match exec.backend.as_str() {
             "local" => Arc::new(LocalBackend {
                 default_cwd: cwd.clone(),
+                shell: exec.shell.clone(),
             }),
             "sandbox" => Arc::new(SandboxBackend {
                 network: exec.network,
                 default_cwd: cwd.clone(),
+                shell: exec.shell.clone(),
             }),
             "ssh" => {
                 let Some(ssh) = &exec.ssh else {
@@ -582,12 +602,20 @@ impl Config {
                 ));
             }
         };
+        // Secrets the commands are given (passed-through variables whose
+        // names say so) never reach a receipt, nor, by default, the model.
+        let redactor = Redactor::with_env_secrets(&exec.env_passthrough);
         let receipts = ReceiptStore::new(
             self.storage_dir().join("receipts"),
             std::time::Duration::from_secs(7 * 24 * 3600),
-            500,
-        );
-        let background = Arc::new(BackgroundManager::new(Arc::clone(&backend), receipts));
+            100,
+        )
+        .with_redactor(redactor.clone());
+        let mut background = BackgroundManager::new(Arc::clone(&backend), receipts);
+        if exec.redact_output {
+            background = background.with_live_redaction(redactor);
+        }
+        let background = Arc::new(background);
         let mut settings = ExecSettings {
             default_cwd: cwd,
             env_passthrough: exec.env_passthrough.clone(),
@@ -599,6 +627,7 @@ impl Config {
         if let Some(bytes) = exec.output_bytes {
             settings.output_cap = bytes;
         }
+        settings.redact_output = exec.redact_output;
         registry.register(
             crate::registry::Registration::new(ExecTool::new(
                 backend,

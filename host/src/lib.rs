@@ -17,10 +17,11 @@
 //! | spilling large results to files | [`spill`] |
 //! | dangerous-command detection and the approval flow | [`approval`] |
 //! | running commands: local, bubblewrap sandbox, ssh; background processes | [`exec`] |
+//! | redacting secrets from command lines, outputs and receipts | [`redact`] |
 //! | named bundles of tools | [`toolsets`] |
 //! | the call pipeline, hooks, events, batches | [`dispatch`] |
 //! | the `toolhost.toml` configuration | [`config`] |
-//! | the MCP client bridge and server | [`mcp`] |
+//! | MCP: servers bridged into the registry, the registry served out | [`mcp`] |
 //! | errors and their codes | [`error`] |
 //!
 //! ```no_run
@@ -49,6 +50,7 @@ pub mod http;
 pub mod identity;
 pub mod limits;
 pub mod mcp;
+pub mod redact;
 pub mod registry;
 pub mod sandbox;
 pub mod spill;

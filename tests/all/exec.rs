@@ -210,31 +210,60 @@ async fn background_start_poll_read_kill() {
     ));
     assert!(again.poll("bob", &h).is_err());
     assert_eq!(again.read_output("alice", &h, 4).expect("read").data, "two\n");
-    let files: Vec<_> = std::fs::read_dir(dir.path())
-        .expect("dir")
-        .filter_map(Result::ok)
-        .collect();
+    let files = files_under(dir.path());
     assert_eq!(
         files.len(),
         2,
-        "exactly one receipt per finished process, no temp files"
+        "exactly one receipt per finished process, no temp files: {files:?}"
     );
+    assert!(files.iter().all(|f| f.extension().is_some_and(|x| x == "json")));
+}
+
+/// Every file below `dir` (receipts live in one folder per session).
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+    {
+        if entry.is_dir() {
+            out.extend(files_under(&entry));
+        } else {
+            out.push(entry);
+        }
+    }
+    out
 }
 
 #[tokio::test]
-async fn receipts_are_pruned_by_count_and_age() {
+async fn receipts_are_pruned_by_count_per_session_and_by_age() {
     let dir = tempfile::tempdir().expect("tempdir");
     let m = manager(dir.path(), 2);
+    let quiet = m.start("quiet", &req("echo kept")).expect("start");
+    m.wait("quiet", &quiet).await.expect("wait");
+    let mut handles = Vec::new();
     for i in 0..4 {
-        let h = m.start("s", &req(&format!("echo {i}"))).expect("start");
-        m.wait("s", &h).await.expect("wait");
+        let h = m.start("busy", &req(&format!("echo {i}"))).expect("start");
+        m.wait("busy", &h).await.expect("wait");
+        handles.push(h);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let count = std::fs::read_dir(dir.path()).expect("dir").count();
-    assert_eq!(count, 2);
+    assert_eq!(files_under(dir.path()).len(), 3, "two of busy's, one of quiet's");
+    assert!(m.receipt("busy", &handles[0]).is_err(), "the oldest went");
+    assert!(m.receipt("busy", &handles[3]).is_ok());
+    assert!(
+        m.receipt("quiet", &quiet).is_ok(),
+        "another session's processes never evict a receipt"
+    );
+    // Past the age limit a receipt cannot be read, even before a prune.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    ReceiptStore::new(dir.path(), Duration::from_millis(10), 100).prune();
-    assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
+    let short = ReceiptStore::new(dir.path(), Duration::from_millis(10), 100);
+    assert!(matches!(
+        short.read("quiet", &quiet),
+        Err(ExecError::UnknownHandle(_))
+    ));
+    short.prune();
+    assert!(files_under(dir.path()).is_empty());
 }
 
 #[tokio::test]
@@ -245,7 +274,8 @@ async fn sandbox_confines_writes_and_network() {
     let target = outside.path().join("escaped");
     let sandbox = SandboxBackend {
         network: false,
-        default_cwd: None,
+        default_cwd: Some(dir.path().to_path_buf()),
+        shell: None,
     };
     let mut r = req(&format!(
         "echo inside > ok.txt && echo ok; touch {} && echo ESCAPED; touch /etc/sandbox-escape && echo ESCAPED",
@@ -263,6 +293,28 @@ async fn sandbox_confines_writes_and_network() {
     );
     assert!(!target.exists() && !Path::new("/etc/sandbox-escape").exists());
 
+    // The working directory moves the command inside the workspace, never
+    // out of it: the writable area stays the workspace.
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    let mut r = req("pwd; echo here > here.txt");
+    r.cwd = Some("sub".into());
+    let res = sandbox.run(&r).await.expect("run");
+    assert_eq!(
+        res.stdout,
+        format!("{}\n", dir.path().join("sub").canonicalize().unwrap().display())
+    );
+    assert!(dir.path().join("sub/here.txt").exists());
+    for outside in [outside.path().to_path_buf(), "/".into(), "..".into()] {
+        let mut r = req(&format!("touch {}", target.display()));
+        r.cwd = Some(outside.clone());
+        let err = sandbox.run(&r).await.unwrap_err();
+        assert!(
+            matches!(err, ExecError::OutsideWorkspace { .. }),
+            "{outside:?}: {err}"
+        );
+    }
+    assert!(!target.exists());
+
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let probe = format!(
@@ -274,7 +326,8 @@ async fn sandbox_confines_writes_and_network() {
     assert_eq!(res.stdout, "REFUSED\n", "{res:?}");
     let granted = SandboxBackend {
         network: true,
-        default_cwd: None,
+        default_cwd: Some(dir.path().to_path_buf()),
+        shell: None,
     };
     let res = granted.run(&r).await.expect("run");
     assert_eq!(res.stdout, "CONNECTED\n", "{res:?}");
@@ -376,6 +429,32 @@ async fn ssh_runs_remotely_with_quoting() {
     assert_eq!(res.stdout, "/tmp\nhello 'world'\nit's\n42\n", "{res:?}");
     assert_eq!(res.exit_code, Some(4));
 
+    // Passed-through variables travel to the remote command too.
+    let mut r = req("echo \"$CARGO_MANIFEST_DIR\"");
+    r.env_passthrough = vec!["CARGO_MANIFEST_DIR".into()];
+    let res = backend.run(&r).await.expect("run");
+    assert_eq!(res.stdout, format!("{}\n", env!("CARGO_MANIFEST_DIR")), "{res:?}");
+
+    // A timed-out command does not live on on the remote host.
+    let marker = format!("sleep 37.{}", std::process::id());
+    let mut r = req(&format!("{marker}; echo finished"));
+    r.timeout = Duration::from_secs(1);
+    let res = backend.run(&r).await.expect("run");
+    assert!(res.timed_out, "{res:?}");
+    let mut gone = false;
+    for _ in 0..80 {
+        let found = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep");
+        if !found.status.success() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the remote `{marker}` outlived its timeout");
+
     let wrong = SshBackend {
         known_hosts: sshd.key.with_extension("none"),
         ..backend
@@ -387,10 +466,64 @@ async fn ssh_runs_remotely_with_quoting() {
     );
 }
 
+#[tokio::test]
+async fn a_missing_shell_is_a_typed_error_naming_it() {
+    let local = LocalBackend {
+        default_cwd: None,
+        shell: Some("/nonexistent/sh".into()),
+    };
+    let err = local.run(&req("echo hi")).await.unwrap_err();
+    assert!(
+        matches!(&err, ExecError::ProgramMissing { program, .. } if program == "/nonexistent/sh"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("shell"), "{err}");
+}
+
+/// Runs `toolhost call-tool exec` under a config with `[exec]` EXEC and a
+/// `PATH` where no program can be found; returns the printed JSON.
+fn exec_without_programs(exec: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("empty-bin");
+    std::fs::create_dir(&empty).expect("mkdir");
+    std::fs::write(dir.path().join("toolhost.toml"), format!("[exec]\n{exec}")).expect("config");
+    let out = std::process::Command::new(crate::support::toolhost_bin())
+        .args(["call-tool", "exec", r#"{"command": "echo hi"}"#, "--config"])
+        .arg(dir.path().join("toolhost.toml"))
+        .env("PATH", &empty)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run toolhost");
+    assert!(!out.status.success());
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
 #[test]
-fn missing_programs_are_typed_errors() {
+fn a_missing_bwrap_or_ssh_is_a_clear_error() {
+    let sandbox = exec_without_programs("backend = \"sandbox\"\n");
+    assert_eq!(sandbox["error_code"], "unavailable", "{sandbox}");
+    let text = sandbox["error"].as_str().unwrap();
+    assert!(
+        text.contains("`bwrap` is not installed") && text.contains("apt-get install -y bubblewrap"),
+        "{text}"
+    );
+
+    let ssh = exec_without_programs(
+        "backend = \"ssh\"\n[exec.ssh]\nhost = \"127.0.0.1\"\nuser = \"u\"\nidentity_file = \"k\"\nknown_hosts = \"kh\"\n",
+    );
+    assert_eq!(ssh["error_code"], "unavailable", "{ssh}");
+    let text = ssh["error"].as_str().unwrap();
+    assert!(
+        text.contains("`ssh` is not installed") && text.contains("openssh-client"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bwrap_arguments_confine_the_command() {
     let sandbox = SandboxBackend::default();
-    let args = sandbox.bwrap_args("/w", "echo hi");
+    let args = sandbox.bwrap_args("/w", "/w/sub", "echo hi");
     for flag in [
         "--unshare-all",
         "--ro-bind",
@@ -401,38 +534,44 @@ fn missing_programs_are_typed_errors() {
         assert!(args.iter().any(|a| a == flag), "{flag}");
     }
     assert!(!args.iter().any(|a| a == "--share-net"));
-    let e = ExecError::ProgramMissing {
-        program: "bwrap".into(),
-        hint: "install bubblewrap".into(),
-    };
-    assert!(e.to_string().contains("bwrap"));
+    let bind = args.iter().position(|a| a == "--bind").unwrap();
+    assert_eq!(args[bind + 1..bind + 3], ["/w", "/w"]);
+    let chdir = args.iter().position(|a| a == "--chdir").unwrap();
+    assert_eq!(args[chdir + 1], "/w/sub");
     assert_eq!(toolhost::exec::shell_quote("it's"), "'it'\\''s'");
 }
 
 #[tokio::test]
-async fn receipts_are_private_to_their_owner_on_disk() {
+async fn receipts_are_redacted_and_private_on_disk() {
     use std::os::unix::fs::PermissionsExt;
     let parent = tempfile::tempdir().expect("tempdir");
     let dir = parent.path().join("receipts");
     // A folder made earlier with the usual permissions is tightened too.
     std::fs::create_dir(&dir).expect("mkdir");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let m = manager(&dir, 100);
-    let h = m.start("s", &req("echo token=s3cret")).expect("start");
+    let store = ReceiptStore::new(&dir, Duration::from_secs(3600), 100)
+        .with_redactor(toolhost::redact::Redactor::new(["swordfish-1234".to_string()]));
+    let m = BackgroundManager::new(Arc::new(LocalBackend::default()), store);
+    let command =
+        "echo API_TOKEN=s3cret-value; echo swordfish-1234; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let h = m.start("s", &req(command)).expect("start");
     m.wait("s", &h).await.expect("wait");
     let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode(&dir), 0o700);
-    let receipts: Vec<_> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
+    let receipts = files_under(&dir);
     assert_eq!(receipts.len(), 1);
     assert_eq!(mode(&receipts[0]), 0o600);
-    assert!(
-        std::fs::read_to_string(&receipts[0])
-            .expect("read")
-            .contains("s3cret")
+    assert_eq!(mode(receipts[0].parent().unwrap()), 0o700);
+    let text = std::fs::read_to_string(&receipts[0]).expect("read");
+    for secret in ["s3cret-value", "swordfish-1234", "ghp_0123456789"] {
+        assert!(!text.contains(secret), "{secret} leaked into the receipt: {text}");
+    }
+    let receipt = m.receipt("s", &h).expect("receipt");
+    assert_eq!(
+        receipt.output, "API_TOKEN=[REDACTED]\n[REDACTED]\n[REDACTED]\n",
+        "{receipt:?}"
     );
+    assert!(receipt.command.contains("API_TOKEN=[REDACTED]"), "{receipt:?}");
 }
 
 #[tokio::test]

@@ -148,3 +148,70 @@ fn check_command_prints_the_verdict_without_running_anything() {
     assert!(marker.exists());
     assert_eq!(run("grep 'DROP TABLE' dump.sql")["dangerous"], false);
 }
+
+#[tokio::test]
+async fn the_cwd_argument_cannot_slip_a_command_past_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (exec, _) = tools(dir.path());
+    let out = call(
+        &exec,
+        json!({"command": "echo pwned > passwd", "cwd": "/etc"}),
+        session("s"),
+    )
+    .await;
+    assert_eq!(out["status"], "blocked", "{out}");
+    assert!(
+        out["categories"].to_string().contains("system_config_overwrite"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn results_are_redacted_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let (exec, _) = tools(dir.path());
+    let out = call(
+        &exec,
+        json!({"command": "echo DB_PASSWORD=hunter22; echo 'Authorization: Bearer abcdef0123456789'"}),
+        session("s"),
+    )
+    .await;
+    assert_eq!(
+        out["stdout"], "DB_PASSWORD=[REDACTED]\nAuthorization: Bearer [REDACTED]\n",
+        "{out}"
+    );
+}
+
+#[test]
+fn check_command_applies_the_configs_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "command_denylist = [\"mkfs\"]\ncommand_allowlist = [\"process_kill\"]\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("check-command")
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&["/usr/sbin/../sbin/mkfs -t ext4 /dev/sdb"])["rule"]["outcome"],
+        "denylisted"
+    );
+    assert_eq!(run(&["\\mkfs /dev/sdb"])["rule"]["program"], "mkfs");
+    assert_eq!(run(&["pkill node"])["rule"]["outcome"], "allowlisted");
+    assert_eq!(run(&["rm -rf build"])["rule"]["outcome"], "needs_approval");
+    assert_eq!(run(&["ls"])["rule"]["outcome"], "not_flagged");
+    // Relative paths are judged in the working directory given.
+    assert_eq!(run(&["echo x > passwd"])["dangerous"], false);
+    let in_etc = run(&["echo x > passwd", "--cwd", "/etc"]);
+    assert_eq!(in_etc["rule"]["outcome"], "needs_approval", "{in_etc}");
+}

@@ -119,10 +119,12 @@ impl Allowlist {
         self.patterns.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
-    /// Whether every match of a dangerous `verdict` is allowed.
+    /// Whether every match of a dangerous `verdict` is allowed. A verdict
+    /// with reasons left out ([`Verdict::truncated`]) never is.
     pub fn allows(&self, verdict: &Verdict) -> bool {
         let patterns = self.patterns();
         verdict.dangerous
+            && !verdict.truncated
             && verdict
                 .matches
                 .iter()

@@ -35,6 +35,9 @@ pub enum Subject {
     Command {
         /// The command exactly as it will run.
         command: String,
+        /// The working directory it will run in, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
         /// Why it was flagged.
         verdict: Verdict,
     },
@@ -62,10 +65,18 @@ pub struct ApprovalRequest {
 
 impl ApprovalRequest {
     /// The text a person should see: the summary and the exact subject.
+    /// Control characters (terminal escapes among them) are shown escaped
+    /// (`\u{1b}`), never sent to the terminal, so that nothing in the
+    /// command can hide or restyle part of what is approved.
     pub fn display_text(&self) -> String {
-        match &self.subject {
-            Subject::Command { command, verdict } => {
-                let mut s = format!("This command needs approval:\n\n  {command}\n\n");
+        let text = match &self.subject {
+            Subject::Command {
+                command,
+                cwd,
+                verdict,
+            } => {
+                let place = cwd.as_deref().map(|c| format!(" (in {c})")).unwrap_or_default();
+                let mut s = format!("This command{place} needs approval:\n\n  {command}\n\n");
                 for m in &verdict.matches {
                     s.push_str(&format!("  - {}: {} ({})\n", m.category, m.reason, m.matched));
                 }
@@ -78,8 +89,25 @@ impl ApprovalRequest {
             } => format!(
                 "The tool `{tool}` needs approval (rule `{pattern}`). It will be called with:\n\n{arguments}\n"
             ),
+        };
+        visible(&text)
+    }
+}
+
+/// `text` with every control character but newline and tab, and every
+/// invisible formatting character (zero-width, bidirectional overrides),
+/// escaped.
+fn visible(text: &str) -> String {
+    let invisible = |c: char| matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}');
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if (c.is_control() && c != '\n' && c != '\t') || invisible(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
         }
     }
+    out
 }
 
 /// The answer of an [`ApprovalCallback`].

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::approval::allowlist::{Allowlist, AllowlistError, pattern_for};
 use crate::approval::callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice, Subject};
-use crate::approval::detector::{inspect, normalized_program_name};
+use crate::approval::detector::{inspect_in, normalized_program_name};
 use crate::approval::result::{BlockReason, BlockedResult};
 use crate::approval::session::SessionApprovals;
 use crate::approval::smart::{SmartApprover, is_approval};
@@ -78,6 +78,32 @@ impl Decision {
     pub fn is_allowed(&self) -> bool {
         matches!(self, Decision::Allow(_))
     }
+}
+
+/// What [`ApprovalGate::evaluate`] found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Evaluation {
+    /// The detector's verdict.
+    pub verdict: Verdict,
+    /// What the operator's rules make of it.
+    pub rule: RuleOutcome,
+}
+
+/// What the operator's rules make of a command, before anyone is asked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RuleOutcome {
+    /// The detector did not flag it: it runs.
+    NotFlagged,
+    /// It runs a program of the denylist: it never runs.
+    Denylisted {
+        /// The program, normalized.
+        program: String,
+    },
+    /// Flagged, but every reason is allowed by the allowlist: it runs.
+    Allowlisted,
+    /// Flagged: a session approval, the smart approver or a person decides.
+    NeedsApproval,
 }
 
 /// Errors of the gate itself (the decision is still fail-closed).
@@ -156,31 +182,39 @@ impl ApprovalGate {
     /// Decides whether `command` may run in `session`. Never panics; any
     /// failure to ask or to decide blocks the command.
     pub async fn check_command(&self, session: &str, command: &str) -> Decision {
-        let inspection = inspect(command);
-        if let Some(p) = inspection.programs.iter().find(|p| self.deny.contains(p)) {
-            let n = self.sessions.record_denial(session);
-            let summary = format!("`{p}` is on the command denylist");
-            return Decision::Block(BlockedResult::new(
-                BlockReason::DenyRule,
-                "this command",
-                &summary,
-                Vec::new(),
-                n,
-            ));
-        }
-        let verdict = inspection.verdict;
-        if !verdict.dangerous {
-            return Decision::Allow(AllowedBy::NotFlagged);
-        }
-        if self.allowlist.as_ref().is_some_and(|a| a.allows(&verdict)) {
-            self.sessions.record_allowed(session);
-            return Decision::Allow(AllowedBy::Allowlist);
+        self.check_command_in(session, command, None).await
+    }
+
+    /// As [`ApprovalGate::check_command`], for a command that runs in the
+    /// working directory `cwd`: its relative paths are judged where they
+    /// point, and the person asked sees the directory.
+    pub async fn check_command_in(&self, session: &str, command: &str, cwd: Option<&str>) -> Decision {
+        let Evaluation { verdict, rule } = self.evaluate(command, cwd);
+        match rule {
+            RuleOutcome::NotFlagged => return Decision::Allow(AllowedBy::NotFlagged),
+            RuleOutcome::Denylisted { program } => {
+                let n = self.sessions.record_denial(session);
+                let summary = format!("`{program}` is on the command denylist");
+                return Decision::Block(BlockedResult::new(
+                    BlockReason::DenyRule,
+                    "this command",
+                    &summary,
+                    Vec::new(),
+                    n,
+                ));
+            }
+            RuleOutcome::Allowlisted => {
+                self.sessions.record_allowed(session);
+                return Decision::Allow(AllowedBy::Allowlist);
+            }
+            RuleOutcome::NeedsApproval => {}
         }
         if self.sessions.categories_approved(session, &verdict.categories) {
             self.sessions.record_allowed(session);
             return Decision::Allow(AllowedBy::Session);
         }
-        if let Some(smart) = &self.smart {
+        let reviewable = !verdict.truncated && verdict.categories.iter().all(|c| c.smart_reviewable());
+        if let Some(smart) = self.smart.as_ref().filter(|_| reviewable) {
             let reply = tokio::time::timeout(self.policy.timeout, smart.review(command, &verdict)).await;
             if let Ok(Ok(text)) = reply
                 && is_approval(&text)
@@ -194,10 +228,29 @@ impl ApprovalGate {
             summary: verdict.summary(),
             subject: Subject::Command {
                 command: command.to_string(),
+                cwd: cwd.map(str::to_string),
                 verdict: verdict.clone(),
             },
         };
         self.ask(session, &request, &verdict, "this command").await
+    }
+
+    /// What the operator's rules alone say about `command` run in `cwd`:
+    /// the detector's verdict, then the denylist and the allowlist. Asks
+    /// no one and records nothing (for `toolhost check-command`).
+    pub fn evaluate(&self, command: &str, cwd: Option<&str>) -> Evaluation {
+        let inspection = inspect_in(command, cwd);
+        let verdict = inspection.verdict;
+        let rule = if let Some(p) = inspection.programs.iter().find(|p| self.deny.contains(p)) {
+            RuleOutcome::Denylisted { program: p.clone() }
+        } else if !verdict.dangerous {
+            RuleOutcome::NotFlagged
+        } else if self.allowlist.as_ref().is_some_and(|a| a.allows(&verdict)) {
+            RuleOutcome::Allowlisted
+        } else {
+            RuleOutcome::NeedsApproval
+        };
+        Evaluation { verdict, rule }
     }
 
     /// Decides whether a call of `tool` with `arguments` may run, by the

@@ -38,8 +38,11 @@ mod verdict;
 
 pub use allowlist::{ALLOWLIST_KEY, Allowlist, AllowlistError, pattern_allows, pattern_for, write_atomic};
 pub use callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, BoxFuture, Choice, Subject};
-pub use detector::{Inspection, MAX_COMMAND_BYTES, detect, inspect, normalized_program_name};
-pub use gate::{AllowedBy, ApprovalGate, ApprovalPolicy, DEFAULT_APPROVAL_TIMEOUT, Decision, GateError};
+pub use detector::{Inspection, MAX_COMMAND_BYTES, detect, inspect, inspect_in, normalized_program_name};
+pub use gate::{
+    AllowedBy, ApprovalGate, ApprovalPolicy, DEFAULT_APPROVAL_TIMEOUT, Decision, Evaluation, GateError,
+    RuleOutcome,
+};
 pub use prompt::{CliPrompt, NotATerminal, parse_choice};
 pub use result::{BlockReason, BlockStatus, BlockedResult, STOP_AFTER_DENIALS};
 pub use session::SessionApprovals;

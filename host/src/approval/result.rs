@@ -88,7 +88,7 @@ impl BlockedResult {
         };
         if denials >= STOP_AFTER_DENIALS && reason != BlockReason::Pending {
             error.push_str(&format!(
-                " This is the {denials}th blocked attempt in a row: stop trying variations of this command and ask the user how to proceed."
+                " This is blocked attempt number {denials} in a row: stop trying variations of this command and ask the user how to proceed."
             ));
         }
         BlockedResult {

@@ -1,7 +1,10 @@
 //! # Smart approval
 //!
 //! A [`SmartApprover`] (for example an auxiliary LLM) may approve low-risk
-//! matches such as `rm -rf node_modules/`. Its reply is parsed strictly by
+//! matches such as `rm -rf node_modules/`. It is asked only when every
+//! category of the verdict is one where low-risk cases are common
+//! ([`Category::smart_reviewable`](crate::approval::Category::smart_reviewable))
+//! and the verdict is complete; its reply is parsed strictly by
 //! [`is_approval`]: only the word `APPROVE` approves.
 
 use crate::approval::callback::BoxFuture;
@@ -36,13 +39,18 @@ pub fn review_prompt(command: &str, verdict: &Verdict) -> String {
     )
 }
 
-/// Whether a reviewer's reply approves: the whole reply, or its first line,
-/// trimmed, is exactly `APPROVE` (any letter case). `DISAPPROVE`,
-/// `I approve? no`, `APPROVE.` and an empty reply do not approve.
+/// Whether a reviewer's reply approves: its first line, trimmed, is exactly
+/// `APPROVE` (any letter case), and no later line says `DENY` or
+/// `DISAPPROVE`. `DISAPPROVE`, `I approve? no`, `APPROVE.`,
+/// `APPROVE\nDENY` and an empty reply do not approve.
 pub fn is_approval(reply: &str) -> bool {
-    let whole = reply.trim();
-    let first = whole.lines().next().unwrap_or_default().trim();
-    whole.eq_ignore_ascii_case("approve") || first.eq_ignore_ascii_case("approve")
+    let mut lines = reply.trim().lines();
+    let first = lines.next().unwrap_or_default().trim();
+    let retracted = lines.any(|l| {
+        l.split(|c: char| !c.is_ascii_alphabetic())
+            .any(|w| w.eq_ignore_ascii_case("deny") || w.eq_ignore_ascii_case("disapprove"))
+    });
+    first.eq_ignore_ascii_case("approve") && !retracted
 }
 
 #[cfg(test)]
@@ -61,6 +69,8 @@ mod tests {
             "APPROVE.",
             "approve it",
             "NOT APPROVE",
+            "APPROVE\nDENY",
+            "approve\nactually, on second thought: deny",
         ] {
             assert!(!is_approval(no), "{no:?}");
         }

@@ -100,6 +100,25 @@ impl Category {
         Category::Unanalyzable,
     ];
 
+    /// Whether a smart approver may be asked about this category: the
+    /// ones where a low-risk case is common (deleting a build folder,
+    /// killing a dev server, a force-push to one's own branch). Code
+    /// execution, privilege, devices, secrets, networks and unknowable
+    /// commands always go to a person.
+    pub fn smart_reviewable(self) -> bool {
+        matches!(
+            self,
+            Category::RecursiveDelete
+                | Category::ProcessKill
+                | Category::GitDestructive
+                | Category::PermissionChange
+                | Category::SqlDestructive
+                | Category::ServiceManipulation
+                | Category::ScheduledJobs
+                | Category::PackageRemoval
+        )
+    }
+
     /// The stable snake_case name of the category (as serialized).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -188,6 +207,11 @@ pub struct Verdict {
     pub categories: Vec<Category>,
     /// Every reason found (deduplicated, at most [`MAX_MATCHES`]).
     pub matches: Vec<Match>,
+    /// Whether reasons were left out of `matches` for the cap. An
+    /// incomplete verdict is never allowed by an allowlist: a pattern
+    /// could only vouch for the reasons it was shown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 impl Verdict {
@@ -197,6 +221,7 @@ impl Verdict {
     pub fn from_matches(raw: Vec<Match>) -> Verdict {
         let mut matches: Vec<Match> = Vec::new();
         let mut categories: Vec<Category> = Vec::new();
+        let mut truncated = false;
         for m in raw {
             if !categories.contains(&m.category) {
                 categories.push(m.category);
@@ -204,14 +229,20 @@ impl Verdict {
             let duplicate = matches
                 .iter()
                 .any(|k| k.category == m.category && k.matched == m.matched);
-            if !duplicate && matches.len() < MAX_MATCHES {
+            if duplicate {
+                continue;
+            }
+            if matches.len() < MAX_MATCHES {
                 matches.push(m);
+            } else {
+                truncated = true;
             }
         }
         Verdict {
             dangerous: !matches.is_empty(),
             categories,
             matches,
+            truncated,
         }
     }
 

@@ -27,8 +27,8 @@ pub(crate) struct CallArgs {
     /// The wall-clock limit, in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
-    /// The WebAssembly stack limit, in KiB (16 up to the engine's ceiling,
-    /// 8192 by default).
+    /// The WebAssembly stack limit, in KiB (default 1024; from 16 up to the
+    /// engine's ceiling, 8192).
     #[arg(long)]
     stack_kb: Option<u64>,
     /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).

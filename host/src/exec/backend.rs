@@ -1,10 +1,13 @@
 //! The backends: where and how a command runs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::approval::BoxFuture;
 use crate::exec::request::{ExecError, ExecRequest, ExecResult};
-use crate::exec::runner::{Prepared, find_program, run};
+use crate::exec::runner::{Prepared, require_program, run};
+
+/// The shell commands run with unless a backend names another.
+pub const DEFAULT_SHELL: &str = "/bin/sh";
 
 /// Runs commands somewhere. Object-safe (`Arc<dyn Backend>`).
 pub trait Backend: Send + Sync + std::fmt::Debug {
@@ -33,6 +36,17 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 pub struct LocalBackend {
     /// The working directory when a request names none.
     pub default_cwd: Option<PathBuf>,
+    /// The shell (`SHELL -c COMMAND`); [`DEFAULT_SHELL`] when `None`.
+    pub shell: Option<PathBuf>,
+}
+
+/// The shell of a backend, which must exist.
+fn shell(configured: Option<&Path>) -> Result<PathBuf, ExecError> {
+    let shell = configured.unwrap_or(Path::new(DEFAULT_SHELL));
+    require_program(
+        &shell.to_string_lossy(),
+        "set `shell` in [exec] to an installed POSIX shell",
+    )
 }
 
 impl Backend for LocalBackend {
@@ -42,7 +56,7 @@ impl Backend for LocalBackend {
 
     fn prepare(&self, req: &ExecRequest) -> Result<Prepared, ExecError> {
         Ok(Prepared {
-            program: PathBuf::from("/bin/sh"),
+            program: shell(self.shell.as_deref())?,
             args: vec!["-c".to_string(), req.command.clone()],
             cwd: req.cwd.clone().or_else(|| self.default_cwd.clone()),
             env: req.environment(),
@@ -51,20 +65,31 @@ impl Backend for LocalBackend {
 }
 
 /// Runs commands under bubblewrap: the whole filesystem read-only except
-/// the working directory, a private `/tmp`, no network unless granted,
-/// all namespaces unshared, no capabilities.
+/// the workspace (the configured working directory), a private `/tmp`, no
+/// network unless granted, all namespaces unshared, no capabilities. A
+/// request's working directory must lie inside the workspace: it can move
+/// the command within the writable area, never widen it.
 #[derive(Debug, Clone, Default)]
 pub struct SandboxBackend {
     /// Whether the command may use the network (`--share-net`).
     pub network: bool,
-    /// The working directory when a request names none (else the current
-    /// directory).
+    /// The workspace: the one writable folder, and the working directory
+    /// when a request names none. `None`: the host's current directory.
     pub default_cwd: Option<PathBuf>,
+    /// The shell inside the sandbox; [`DEFAULT_SHELL`] when `None`.
+    pub shell: Option<PathBuf>,
 }
 
 impl SandboxBackend {
-    /// The `bwrap` arguments for `command` in `cwd`.
-    pub fn bwrap_args(&self, cwd: &str, command: &str) -> Vec<String> {
+    /// The `bwrap` arguments for `command`, with `workspace` writable and
+    /// `cwd` (inside it) as the working directory.
+    pub fn bwrap_args(&self, workspace: &str, cwd: &str, command: &str) -> Vec<String> {
+        let shell = self
+            .shell
+            .as_deref()
+            .unwrap_or(Path::new(DEFAULT_SHELL))
+            .to_string_lossy()
+            .into_owned();
         let mut a: Vec<&str> = vec!["--unshare-all"];
         if self.network {
             a.push("--share-net");
@@ -80,8 +105,8 @@ impl SandboxBackend {
             "--tmpfs",
             "/tmp",
             "--bind",
-            cwd,
-            cwd,
+            workspace,
+            workspace,
             "--chdir",
             cwd,
             "--die-with-parent",
@@ -89,11 +114,35 @@ impl SandboxBackend {
             "--cap-drop",
             "ALL",
             "--",
-            "/bin/sh",
+            &shell,
             "-c",
             command,
         ]);
         a.into_iter().map(str::to_string).collect()
+    }
+
+    /// The workspace and the request's working directory, both resolved
+    /// (symbolic links followed), the second inside the first.
+    fn directories(&self, req: &ExecRequest) -> Result<(PathBuf, PathBuf), ExecError> {
+        let workspace = self
+            .default_cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|_| ExecError::InvalidCwd(workspace.clone()))?;
+        let Some(asked) = &req.cwd else {
+            return Ok((workspace.clone(), workspace));
+        };
+        let cwd = workspace.join(asked);
+        let cwd = cwd
+            .canonicalize()
+            .map_err(|_| ExecError::InvalidCwd(cwd.clone()))?;
+        if !cwd.starts_with(&workspace) {
+            return Err(ExecError::OutsideWorkspace { cwd, workspace });
+        }
+        Ok((workspace, cwd))
     }
 }
 
@@ -103,23 +152,15 @@ impl Backend for SandboxBackend {
     }
 
     fn prepare(&self, req: &ExecRequest) -> Result<Prepared, ExecError> {
-        let bwrap = find_program("bwrap").ok_or_else(|| ExecError::ProgramMissing {
-            program: "bwrap".into(),
-            hint: "install bubblewrap (Debian: apt-get install -y bubblewrap)".into(),
-        })?;
-        let cwd = req
-            .cwd
-            .clone()
-            .or_else(|| self.default_cwd.clone())
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"));
-        let cwd = cwd
-            .canonicalize()
-            .map_err(|_| ExecError::InvalidCwd(cwd.clone()))?;
-        let cwd_s = cwd.to_string_lossy().to_string();
+        let bwrap = require_program(
+            "bwrap",
+            "install bubblewrap (Debian: apt-get install -y bubblewrap)",
+        )?;
+        let (workspace, cwd) = self.directories(req)?;
+        let args = self.bwrap_args(&workspace.to_string_lossy(), &cwd.to_string_lossy(), &req.command);
         Ok(Prepared {
             program: bwrap,
-            args: self.bwrap_args(&cwd_s, &req.command),
+            args,
             cwd: Some(cwd),
             env: req.environment(),
         })

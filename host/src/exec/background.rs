@@ -15,6 +15,7 @@ use crate::exec::output::Capped;
 use crate::exec::receipts::{Receipt, ReceiptStore};
 use crate::exec::request::{ExecError, ExecRequest};
 use crate::exec::runner::{GroupGuard, drain, spawn};
+use crate::redact::Redactor;
 
 /// The most live output kept per process for incremental reads.
 pub const LIVE_LOG_BYTES: usize = 1024 * 1024;
@@ -91,6 +92,9 @@ pub struct BackgroundManager {
     receipts: Arc<ReceiptStore>,
     procs: Mutex<HashMap<String, Arc<Proc>>>,
     counter: AtomicU64,
+    /// Redacts live output read back, when set (receipts are redacted by
+    /// the store regardless).
+    live_redactor: Option<Redactor>,
 }
 
 fn now_ms() -> u64 {
@@ -109,7 +113,15 @@ impl BackgroundManager {
             receipts: Arc::new(receipts),
             procs: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
+            live_redactor: None,
         }
+    }
+
+    /// Redacts secrets from live output read back with
+    /// [`BackgroundManager::read_output`] too (see [`crate::redact`]).
+    pub fn with_live_redaction(mut self, redactor: Redactor) -> BackgroundManager {
+        self.live_redactor = Some(redactor);
+        self
     }
 
     fn get(&self, session: &str, handle: &str) -> Option<Arc<Proc>> {
@@ -188,8 +200,12 @@ impl BackgroundManager {
             let killed = proc.killed.load(Ordering::SeqCst);
             let exit_code = status.and_then(|s| s.code());
             let (output, truncated) = combined.lock().unwrap_or_else(|e| e.into_inner()).finish(cap);
+            let h_log = h.clone();
             let receipt = Receipt { handle: h, owner_session: proc.owner.clone(), command, exit_code, timed_out, killed, started_ms: started, finished_ms: now_ms(), output, truncated };
-            let _ = tokio::task::spawn_blocking(move || receipts.write(&receipt)).await;
+            let written = tokio::task::spawn_blocking(move || receipts.write(&receipt)).await;
+            if let Err(e) = written.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+                tracing::warn!(handle = %h_log, "the process's receipt was not written: {e}");
+            }
             let _ = tx.send(ProcState::Exited { exit_code, timed_out, killed });
         });
         Ok(handle)
@@ -219,7 +235,11 @@ impl BackgroundManager {
     /// As [`BackgroundManager::poll`].
     pub fn read_output(&self, session: &str, handle: &str, offset: u64) -> Result<OutputChunk, ExecError> {
         if let Some(p) = self.get(session, handle) {
-            return Ok(p.log.lock().unwrap_or_else(|e| e.into_inner()).read(offset));
+            let mut chunk = p.log.lock().unwrap_or_else(|e| e.into_inner()).read(offset);
+            if let Some(r) = &self.live_redactor {
+                chunk.data = r.redact(&chunk.data);
+            }
+            return Ok(chunk);
         }
         let r = self.receipts.read(session, handle)?;
         let bytes = r.output.as_bytes();

@@ -1,9 +1,14 @@
 //! Result receipts of background processes: one JSON file per finished
 //! process, written atomically (temporary file, flush, rename), readable
-//! only by the session that started the process, pruned by age and count.
-//! A receipt holds the command's output, which may be sensitive: on Unix the
-//! folder is created `0700` and each receipt `0600`, so other local users
-//! cannot read them either.
+//! only by the session that started the process, and pruned by age and by a
+//! count **per session** (so that one session's processes never evict
+//! another's receipts). A receipt is **always redacted** ([`crate::redact`]:
+//! credential shapes and the store's known secret values) before it is
+//! written, whatever the live-output settings. As a second line of defence,
+//! on Unix the folders are created `0700` and each receipt `0600`.
+//!
+//! Layout: `DIR/<session key>/<handle>.json`, the session key being the
+//! first 16 hex digits of the blake3 hash of the session id.
 
 use std::fs;
 use std::io::Write;
@@ -13,6 +18,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::exec::request::ExecError;
+use crate::redact::Redactor;
 
 /// The stored result of one background process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,7 +27,7 @@ pub struct Receipt {
     pub handle: String,
     /// The session that started it (the only one allowed to read this).
     pub owner_session: String,
-    /// The command.
+    /// The command (redacted).
     pub command: String,
     /// The exit code (`None` when killed by a signal).
     pub exit_code: Option<i32>,
@@ -33,7 +39,8 @@ pub struct Receipt {
     pub started_ms: u64,
     /// See `started_ms`.
     pub finished_ms: u64,
-    /// The end of its combined output (capped, head and tail kept).
+    /// The end of its combined output (capped, head and tail kept;
+    /// redacted).
     pub output: String,
     /// Whether the output was cut.
     pub truncated: bool,
@@ -45,6 +52,7 @@ pub struct ReceiptStore {
     dir: PathBuf,
     max_age: Duration,
     max_count: usize,
+    redactor: Redactor,
 }
 
 /// Whether a handle is safe as a file name (letters, digits, `-`).
@@ -53,13 +61,23 @@ pub(crate) fn valid_handle(h: &str) -> bool {
 }
 
 impl ReceiptStore {
-    /// Receipts in `dir`, kept at most `max_age` and at most `max_count`.
+    /// Receipts in `dir`, each kept at most `max_age`, at most `max_count`
+    /// per session; redacted with the credential shapes only (see
+    /// [`ReceiptStore::with_redactor`]).
     pub fn new(dir: impl Into<PathBuf>, max_age: Duration, max_count: usize) -> ReceiptStore {
         ReceiptStore {
             dir: dir.into(),
             max_age,
             max_count,
+            redactor: Redactor::default(),
         }
+    }
+
+    /// Redacts receipts with `redactor` (for example one that knows the
+    /// secret values commands are given).
+    pub fn with_redactor(mut self, redactor: Redactor) -> ReceiptStore {
+        self.redactor = redactor;
+        self
     }
 
     /// The folder.
@@ -67,16 +85,22 @@ impl ReceiptStore {
         &self.dir
     }
 
-    fn path_of(&self, handle: &str) -> PathBuf {
-        self.dir.join(format!("{handle}.json"))
+    /// The folder of `session`'s receipts.
+    fn session_dir(&self, session: &str) -> PathBuf {
+        let key = blake3::hash(session.as_bytes()).to_hex();
+        self.dir.join(&key.as_str()[..16])
     }
 
-    /// Writes `r` atomically, then prunes.
+    fn path_of(&self, session: &str, handle: &str) -> PathBuf {
+        self.session_dir(session).join(format!("{handle}.json"))
+    }
+
+    /// Writes `r`, redacted, atomically; then prunes.
     ///
     /// # Errors
     /// When the folder or file cannot be written.
     pub fn write(&self, r: &Receipt) -> Result<(), ExecError> {
-        let path = self.path_of(&r.handle);
+        let path = self.path_of(&r.owner_session, &r.handle);
         let err = |source| ExecError::Receipt {
             path: path.clone(),
             source,
@@ -84,15 +108,22 @@ impl ReceiptStore {
         if !valid_handle(&r.handle) {
             return Err(err(std::io::Error::other("invalid handle")));
         }
+        let redacted = Receipt {
+            command: self.redactor.redact(&r.command),
+            output: self.redactor.redact(&r.output),
+            ..r.clone()
+        };
+        let dir = self.session_dir(&r.owner_session);
         private_dir(&self.dir).map_err(err)?;
-        let tmp = self.dir.join(format!(".{}.tmp", r.handle));
-        let bytes = serde_json::to_vec_pretty(r).map_err(|e| err(std::io::Error::other(e)))?;
+        private_dir(&dir).map_err(err)?;
+        let tmp = dir.join(format!(".{}.tmp", r.handle));
+        let bytes = serde_json::to_vec_pretty(&redacted).map_err(|e| err(std::io::Error::other(e)))?;
         let write = || -> std::io::Result<()> {
             let mut f = private_file(&tmp)?;
             f.write_all(&bytes)?;
             f.sync_all()?;
             fs::rename(&tmp, &path)?;
-            fs::File::open(&self.dir)?.sync_all()
+            fs::File::open(&dir)?.sync_all()
         };
         if let Err(e) = write() {
             let _ = fs::remove_file(&tmp);
@@ -105,14 +136,23 @@ impl ReceiptStore {
     /// Reads the receipt of `handle` for `session`.
     ///
     /// # Errors
-    /// [`ExecError::UnknownHandle`] when there is none, or it belongs to
-    /// another session (the two are indistinguishable on purpose).
+    /// [`ExecError::UnknownHandle`] when there is none, it is past the age
+    /// limit, or it belongs to another session (the cases are
+    /// indistinguishable on purpose).
     pub fn read(&self, session: &str, handle: &str) -> Result<Receipt, ExecError> {
         let unknown = || ExecError::UnknownHandle(handle.to_string());
         if !valid_handle(handle) {
             return Err(unknown());
         }
-        let bytes = fs::read(self.path_of(handle)).map_err(|_| unknown())?;
+        let path = self.path_of(session, handle);
+        let expired = fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_or(true, |t| self.is_expired(t));
+        if expired {
+            let _ = fs::remove_file(&path);
+            return Err(unknown());
+        }
+        let bytes = fs::read(&path).map_err(|_| unknown())?;
         let r: Receipt = serde_json::from_slice(&bytes).map_err(|_| unknown())?;
         if r.owner_session != session || r.handle != handle {
             return Err(unknown());
@@ -120,29 +160,40 @@ impl ReceiptStore {
         Ok(r)
     }
 
-    /// Deletes receipts older than the age limit, then the oldest beyond
-    /// the count limit. Errors are ignored (best effort).
+    fn is_expired(&self, modified: SystemTime) -> bool {
+        SystemTime::now()
+            .duration_since(modified)
+            .is_ok_and(|age| age > self.max_age)
+    }
+
+    /// Deletes receipts older than the age limit, then, in each session's
+    /// folder, the oldest beyond the count limit. Errors are ignored (best
+    /// effort).
     pub fn prune(&self) {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
+        let Ok(sessions) = fs::read_dir(&self.dir) else {
             return;
         };
-        let now = SystemTime::now();
-        let mut files: Vec<(SystemTime, PathBuf)> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter_map(|p| fs::metadata(&p).and_then(|m| m.modified()).ok().map(|t| (t, p)))
-            .collect();
-        files.retain(|(t, p)| {
-            let old = now.duration_since(*t).is_ok_and(|age| age > self.max_age);
-            if old {
+        for session in sessions.filter_map(Result::ok).map(|e| e.path()) {
+            let Ok(entries) = fs::read_dir(&session) else {
+                continue;
+            };
+            let mut files: Vec<(SystemTime, PathBuf)> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .filter_map(|p| fs::metadata(&p).and_then(|m| m.modified()).ok().map(|t| (t, p)))
+                .collect();
+            files.retain(|(t, p)| {
+                let old = self.is_expired(*t);
+                if old {
+                    let _ = fs::remove_file(p);
+                }
+                !old
+            });
+            files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+            for (_, p) in files.iter().skip(self.max_count) {
                 let _ = fs::remove_file(p);
             }
-            !old
-        });
-        files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
-        for (_, p) in files.iter().skip(self.max_count) {
-            let _ = fs::remove_file(p);
         }
     }
 }

@@ -95,6 +95,19 @@ pub enum ExecError {
     /// The working directory does not exist or is not a directory.
     #[error("working directory {0} does not exist or is not a directory")]
     InvalidCwd(PathBuf),
+    /// A sandboxed command asked for a working directory outside its
+    /// workspace.
+    #[error(
+        "working directory {} is outside the sandbox's workspace {}; use a folder inside it",
+        cwd.display(),
+        workspace.display()
+    )]
+    OutsideWorkspace {
+        /// The directory asked for (resolved).
+        cwd: PathBuf,
+        /// The workspace.
+        workspace: PathBuf,
+    },
     /// Starting the process failed.
     #[error("could not start `{program}`: {source}")]
     Spawn {

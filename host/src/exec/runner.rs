@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
 use crate::exec::output::{Capped, combine};
-use crate::exec::request::{ExecError, ExecResult};
+use crate::exec::request::{DEFAULT_PATH, ExecError, ExecResult};
 
 /// A program and its arguments, ready to spawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,12 +153,26 @@ pub(crate) async fn run(p: &Prepared, timeout: Duration, cap: usize) -> Result<E
     })
 }
 
-/// Finds `program` on the parent's `PATH` (and the usual system folders).
+/// Finds `program` on the host's `PATH` (or, when `PATH` is not set at all,
+/// in the usual system folders). A path with a slash is taken as it is, if
+/// it names a file.
 pub fn find_program(program: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return path.is_file().then_some(path);
+    }
+    let path = std::env::var("PATH").unwrap_or_else(|_| DEFAULT_PATH.to_string());
     path.split(':')
-        .chain(["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"])
         .filter(|d| !d.is_empty())
         .map(|d| PathBuf::from(d).join(program))
         .find(|p| p.is_file())
+}
+
+/// `program` found by [`find_program`], or [`ExecError::ProgramMissing`]
+/// with `hint` (what to install).
+pub(crate) fn require_program(program: &str, hint: &str) -> Result<PathBuf, ExecError> {
+    find_program(program).ok_or_else(|| ExecError::ProgramMissing {
+        program: program.to_string(),
+        hint: hint.to_string(),
+    })
 }

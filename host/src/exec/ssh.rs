@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::exec::backend::Backend;
 use crate::exec::request::{DEFAULT_PATH, ExecError, ExecRequest};
-use crate::exec::runner::{Prepared, find_program};
+use crate::exec::runner::{Prepared, require_program};
 
 /// How the host key is checked (`StrictHostKeyChecking`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,24 +42,33 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 impl SshBackend {
-    /// The remote command line: working directory, explicit environment
-    /// (the remote side's own environment otherwise), then `sh -c`.
+    /// The remote command line: the working directory, then the command
+    /// under `sh -c` with only the request's environment (the passed-through
+    /// variables and the explicit ones, [`DEFAULT_PATH`] unless they set
+    /// `PATH`; nothing of the remote login's). Where the remote host has
+    /// `timeout` (coreutils), the command's process group is killed there
+    /// at the request's timeout too, so that a timed-out command does not
+    /// outlive its ssh connection.
     pub fn remote_command(&self, req: &ExecRequest) -> String {
-        let mut parts = Vec::new();
-        if let Some(cwd) = &req.cwd {
-            parts.push(format!("cd {} &&", shell_quote(&cwd.to_string_lossy())));
-        }
-        parts.push("exec env -i".to_string());
-        let mut env: BTreeMap<String, String> = req.env.clone();
-        env.entry("PATH".into()).or_insert_with(|| DEFAULT_PATH.into());
-        for (k, v) in &env {
+        let mut run = vec!["env -i".to_string()];
+        for (k, v) in &req.environment() {
             if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                parts.push(shell_quote(&format!("{k}={v}")));
+                run.push(shell_quote(&format!("{k}={v}")));
             }
         }
-        parts.push("/bin/sh -c".into());
-        parts.push(shell_quote(&req.command));
-        parts.join(" ")
+        run.push("/bin/sh -c".into());
+        run.push(shell_quote(&req.command));
+        let run = run.join(" ");
+        // The timeout in whole seconds plus two: the local one acts first.
+        let secs = req.timeout.as_secs() + 2;
+        let mut line = String::new();
+        if let Some(cwd) = &req.cwd {
+            line.push_str(&format!("cd {} && ", shell_quote(&cwd.to_string_lossy())));
+        }
+        line.push_str(&format!(
+            "if command -v timeout >/dev/null 2>&1; then exec timeout -s KILL {secs} {run}; else exec {run}; fi"
+        ));
+        line
     }
 
     /// The `ssh` client arguments for `req`.
@@ -107,10 +116,10 @@ impl Backend for SshBackend {
     }
 
     fn prepare(&self, req: &ExecRequest) -> Result<Prepared, ExecError> {
-        let ssh = find_program("ssh").ok_or_else(|| ExecError::ProgramMissing {
-            program: "ssh".into(),
-            hint: "install the OpenSSH client (Debian: apt-get install -y openssh-client)".into(),
-        })?;
+        let ssh = require_program(
+            "ssh",
+            "install the OpenSSH client (Debian: apt-get install -y openssh-client)",
+        )?;
         let mut env = BTreeMap::new();
         env.insert("PATH".to_string(), DEFAULT_PATH.to_string());
         Ok(Prepared {

@@ -1,8 +1,10 @@
 //! The `exec` and `process` built-in tools: shell commands behind the
 //! approval gate, on a configured backend.
 //!
-//! Every command goes through [`ApprovalGate::check_command`] before it runs;
-//! nothing in the arguments can skip it. A blocked command returns the seed's
+//! Every command goes through [`ApprovalGate::check_command_in`] before it
+//! runs, judged in the working directory it will run in; nothing in the
+//! arguments can skip it. Secrets are redacted from results by default
+//! ([`ExecSettings::redact_output`]; see [`crate::redact`]). A blocked command returns the seed's
 //! `{"status": "blocked", "error": "BLOCKED: … Do NOT retry …"}` object (or
 //! `"approval_required"` when the approval callback answers later).
 
@@ -16,6 +18,7 @@ use serde_json::{Value, json};
 use crate::approval::{ApprovalGate, Decision};
 use crate::error::{Error, ErrorCode, Result};
 use crate::exec::{Backend, BackgroundManager, ExecError, ExecRequest};
+use crate::redact::Redactor;
 use crate::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
 
 /// How `exec` runs commands (`[exec]` in the config).
@@ -31,6 +34,9 @@ pub struct ExecSettings {
     pub max_timeout: Duration,
     /// Output kept per command (head and tail), in bytes.
     pub output_cap: usize,
+    /// Whether secrets are redacted from results before the model sees
+    /// them (default: yes). Process receipts are redacted regardless.
+    pub redact_output: bool,
 }
 
 impl Default for ExecSettings {
@@ -41,6 +47,7 @@ impl Default for ExecSettings {
             default_timeout: Duration::from_secs(60),
             max_timeout: Duration::from_secs(600),
             output_cap: 64 << 10,
+            redact_output: true,
         }
     }
 }
@@ -116,7 +123,13 @@ impl ExecTool {
         let args: ExecArgs = serde_json::from_value(args)
             .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))?;
         let session = session_of(&ctx);
-        if let Decision::Block(blocked) = self.gate.check_command(&session, &args.command).await {
+        let cwd = args.cwd.or_else(|| self.settings.default_cwd.clone());
+        let cwd_text = cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
+        let decision = self
+            .gate
+            .check_command_in(&session, &args.command, cwd_text.as_deref())
+            .await;
+        if let Decision::Block(blocked) = decision {
             return Ok(blocked.into_output());
         }
         let mut timeout = args
@@ -129,7 +142,7 @@ impl ExecTool {
         }
         let request = ExecRequest {
             command: args.command,
-            cwd: args.cwd.or_else(|| self.settings.default_cwd.clone()),
+            cwd,
             env_passthrough: self.settings.env_passthrough.clone(),
             env: Default::default(),
             timeout,
@@ -139,7 +152,12 @@ impl ExecTool {
             let handle = self.background.start(&session, &request).map_err(exec_error)?;
             return Ok(ToolOutput::json(&json!({ "handle": handle, "state": "running" })));
         }
-        let result = self.backend.run(&request).await.map_err(exec_error)?;
+        let mut result = self.backend.run(&request).await.map_err(exec_error)?;
+        if self.settings.redact_output {
+            let redactor = Redactor::with_env_secrets(&request.env_passthrough);
+            result.stdout = redactor.redact(&result.stdout);
+            result.stderr = redactor.redact(&result.stderr);
+        }
         let value = serde_json::to_value(&result).map_err(|e| Error::internal(e.to_string()))?;
         Ok(ToolOutput::json(&value))
     }

@@ -86,7 +86,14 @@ pub fn detect(command: &str) -> Verdict {
 /// Like [`detect`], and also lists the programs the command runs (for
 /// operator deny rules). Same guarantees as [`detect`].
 pub fn inspect(command: &str) -> Inspection {
-    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command)));
+    inspect_in(command, None)
+}
+
+/// Like [`inspect`], for a command that runs in the working directory
+/// `cwd`: relative paths in it are judged as the paths they name there
+/// (`echo x > passwd` in `/etc` writes `/etc/passwd`). `None`: unknown.
+pub fn inspect_in(command: &str, cwd: Option<&str>) -> Inspection {
+    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command, cwd)));
     match outcome {
         Ok(v) => v,
         Err(_) => Inspection {
@@ -100,7 +107,7 @@ pub fn inspect(command: &str) -> Inspection {
     }
 }
 
-fn inspect_inner(command: &str) -> Inspection {
+fn inspect_inner(command: &str, cwd: Option<&str>) -> Inspection {
     let mut findings = Vec::new();
     let mut text = command;
     if command.len() > MAX_COMMAND_BYTES {
@@ -118,7 +125,10 @@ fn inspect_inner(command: &str) -> Inspection {
     let budget = WORK_BASE + text.len().saturating_mul(WORK_PER_BYTE);
     let mut a = analyze::Analyzer::new(budget);
     for reading in sanitize::readings(text) {
-        a.scope = analyze::Scope::default();
+        a.scope = analyze::Scope {
+            cwd: cwd.map(str::to_string),
+            ..analyze::Scope::default()
+        };
         a.script(&reading, analyze::Input::None);
     }
     findings.append(&mut a.findings);
