@@ -11,7 +11,9 @@
 //! - `call/toolhost`: one `greet` call in a fresh sandboxed instance (store,
 //!   limiter, fuel, epoch deadline, WASI context with capped pipes, output
 //!   checks) vs. `call/bare`: a bare `InstancePre::instantiate_async` plus the
-//!   same call, with a minimal WASI store.
+//!   same call, with a minimal WASI store;
+//! - `call/dispatch`: the same call through the whole dispatch pipeline
+//!   (lookup, toolsets, schema validation, execution task, event).
 
 #[path = "../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
@@ -111,6 +113,19 @@ fn benches(c: &mut Criterion) {
             rt.block_on(async {
                 let out = hello.call("greet", args, &Default::default(), None, 1).await;
                 assert!(out.result.is_ok());
+            })
+        })
+    });
+    let mut registry = toolhost::registry::Registry::new();
+    registry.register_component(&hello, &Default::default()).unwrap();
+    let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
+    let ctx = toolhost::dispatch::DispatchContext::new(toolhost::dispatch::Session::trusted("bench"));
+    let json_args = serde_json::json!({"name": "Ada"});
+    call.bench_function("dispatch", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let out = dispatcher.dispatch("greet", json_args.clone(), &ctx).await;
+                assert!(!out.is_error());
             })
         })
     });

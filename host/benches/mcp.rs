@@ -6,6 +6,15 @@
 //! is measured is the server. Server CPU is read from `/proc/PID/stat`
 //! (utime + stime) before and after the calls.
 //!
+//! Two floors are measured in the same run, with the same client, pipes
+//! and tokio runtime, so that the figures can be read on a noisy or
+//! virtualized machine (where a context switch alone can cost tens of
+//! microseconds): `floor/echo`, a server that answers each line with a
+//! canned JSON-RPC result (the pipes and the scheduler, nothing else), and
+//! `floor/rmcp`, an rmcp server whose `greet` is native Rust (the MCP SDK's
+//! own cost). toolhost's excess over `floor/rmcp` is what it adds: the
+//! registry, the dispatch pipeline and a fresh WebAssembly sandbox.
+//!
 //! ```text
 //! cargo bench --bench mcp                 # release build
 //! cargo bench --profile dev --bench mcp   # quicker to build, slower code
@@ -37,8 +46,20 @@ struct Server {
 
 impl Server {
     fn spawn(plugin: &str, cache: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .args(["serve", "--stdio", "--cache-dir", cache, "--plugin", plugin])
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command.args(["serve", "--stdio", "--cache-dir", cache, "--plugin", plugin]);
+        Server::start(command)
+    }
+
+    /// This benchmark itself, as floor server `kind` (`echo` or `rmcp`).
+    fn spawn_floor(kind: &str) -> Server {
+        let mut command = Command::new(std::env::current_exe().expect("the benchmark's path"));
+        command.env(FLOOR_ENV, kind);
+        Server::start(command)
+    }
+
+    fn start(mut command: Command) -> Server {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -105,14 +126,96 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Set to `echo` or `rmcp`, the benchmark runs as that floor server.
+const FLOOR_ENV: &str = "TOOLHOST_MCP_BENCH_FLOOR";
+
+/// The floor servers (see the module documentation).
+mod floor {
+    use std::sync::Arc;
+
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    };
+    use rmcp::service::RequestContext;
+    use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    #[derive(Clone)]
+    struct Native;
+
+    impl ServerHandler for Native {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            let schema = serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let schema = Arc::new(schema.as_object().cloned().unwrap_or_default());
+            Ok(ListToolsResult::with_all_items(vec![Tool::new(
+                "greet", "Greets.", schema,
+            )]))
+        }
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            let name = request
+                .arguments
+                .and_then(|a| a.get("name").and_then(|n| n.as_str()).map(String::from))
+                .unwrap_or_default();
+            let text = serde_json::to_string(&format!("Hello, {name}!")).unwrap_or_default();
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+        }
+    }
+
+    pub fn run(kind: &str) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let (reader, mut writer) = rmcp::transport::stdio_pipes();
+            match kind {
+                "rmcp" => {
+                    let running = Native.serve((reader, writer)).await.expect("serve");
+                    let _ = running.waiting().await;
+                }
+                _ => {
+                    let mut lines = BufReader::new(reader).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        if !line.contains("\"id\"") {
+                            continue;
+                        }
+                        let answer = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"serverInfo\":{},\"content\":[{\"type\":\"text\",\"text\":\"\\\"Hello, Ada!\\\"\"}]}}\n";
+                        if writer.write_all(answer).await.is_err() || writer.flush().await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
 fn main() {
+    if let Ok(kind) = std::env::var(FLOOR_ENV) {
+        floor::run(&kind);
+        return;
+    }
     let plugin = support::plugin_path("hello").display().to_string();
     let cache = support::workspace_root()
         .join("target")
         .join("test-compile-cache");
     let cache = cache.display().to_string();
     let spawns = env_usize("MCP_BENCH_SPAWNS", 20);
-    let calls = env_usize("MCP_BENCH_CALLS", 2000);
+    let calls = env_usize("MCP_BENCH_CALLS", 10000);
 
     // Warm the compile cache once so every measured spawn loads precompiled code.
     let mut warm = Server::spawn(&plugin, &cache);
@@ -137,7 +240,18 @@ fn main() {
         times[0].as_secs_f64() * 1e3,
     );
 
-    let mut server = Server::spawn(&plugin, &cache);
+    let toolhost = measure_calls("mcp/call_greet", Server::spawn(&plugin, &cache), calls);
+    let echo = measure_calls("floor/echo", Server::spawn_floor("echo"), calls);
+    let rmcp = measure_calls("floor/rmcp", Server::spawn_floor("rmcp"), calls);
+    println!(
+        "mcp/summary: server CPU per call: toolhost {toolhost:.1} us, rmcp with a native tool {rmcp:.1} us, echo {echo:.1} us; toolhost adds {:.1} us over rmcp",
+        toolhost - rmcp
+    );
+}
+
+/// Calls `greet` `calls` times on `server` (after a warm-up) and prints,
+/// then returns, the server's CPU time per call in microseconds.
+fn measure_calls(label: &str, mut server: Server, calls: usize) -> f64 {
     server.initialize();
     let call = |id: usize| {
         format!(
@@ -156,10 +270,11 @@ fn main() {
     let wall = start.elapsed();
     let ticks = server.cpu_ticks() - ticks_before;
     let cpu = Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second() as f64);
+    let per_call = cpu.as_secs_f64() * 1e6 / calls as f64;
     println!(
-        "mcp/call_greet: n={calls} server_cpu_per_call={:.1} us wall_per_call={:.1} us (cpu ticks: {ticks})",
-        cpu.as_secs_f64() * 1e6 / calls as f64,
+        "{label}: n={calls} server_cpu_per_call={per_call:.1} us wall_per_call={:.1} us (cpu ticks: {ticks})",
         wall.as_secs_f64() * 1e6 / calls as f64,
     );
     server.close();
+    per_call
 }

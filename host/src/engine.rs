@@ -36,7 +36,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use wasmtime::component::Linker;
-use wasmtime::{Config, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use crate::cache::CompileCache;
 use crate::error::{Error, ErrorCode, Result};
@@ -325,7 +325,11 @@ fn build_wasmtime(config: &EngineConfig, stack: usize, strategy: Strategy) -> Re
                 // Keep recently used slots warm: a fresh instance per call is the
                 // common case, and re-faulting its pages costs more than keeping them.
                 .linear_memory_keep_resident(1 << 20)
-                .table_keep_resident(64 << 10);
+                .table_keep_resident(64 << 10)
+                // Where the kernel can say which pages a call dirtied (Linux
+                // 6.7+, PAGEMAP_SCAN), reset only those instead of memsetting
+                // the whole kept-resident region after every call.
+                .pagemap_scan(Enabled::Auto);
             InstanceAllocationStrategy::Pooling(pool)
         }
         Strategy::OnDemandFallback | Strategy::OnDemand => InstanceAllocationStrategy::OnDemand,

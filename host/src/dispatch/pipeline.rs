@@ -255,8 +255,10 @@ impl Dispatcher {
     }
 }
 
-/// Runs `tool` on its own task, under the context's cancellation and
-/// deadline. A panic in the handler is a handler failure (`internal`).
+/// Runs `tool` under the context's cancellation and deadline, polled in
+/// place (no task of its own: a hop to another worker thread would cost
+/// more than a small tool's whole call). A panic in the handler is a
+/// handler failure (`internal`).
 async fn execute(
     tool: Arc<dyn Tool>,
     arguments: Value,
@@ -264,6 +266,7 @@ async fn execute(
     ctx: &DispatchContext,
     caller: ToolCallerHandle,
 ) -> Step<ToolOutput> {
+    use futures_util::FutureExt;
     let cancel = ctx.cancel.child_token();
     let call_ctx = CallContext {
         call_id: info.call_id,
@@ -275,33 +278,33 @@ async fn execute(
         depth: ctx.depth,
         caller: Some(caller),
     };
-    let mut task = tokio::spawn(async move { tool.call(arguments, call_ctx).await });
+    let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let deadline = async {
         match ctx.deadline {
             Some(at) => tokio::time::sleep_until(at.into()).await,
             None => std::future::pending().await,
         }
     };
+    // Cancellation and the deadline win over a tool that notices them
+    // itself: the caller learns why the call ended, in the pipeline's words.
     tokio::select! {
-        joined = &mut task => match joined {
-            Ok(Ok(output)) => Ok(output),
-            Ok(Err(e)) => Err(Failure::Handler(e)),
-            Err(e) if e.is_panic() => {
-                let message = errors::panic_message(&*e.into_panic());
-                Err(Failure::Handler(Error::new(ErrorCode::Internal, format!("the handler panicked: {message}"))))
-            }
-            Err(e) => Err(Failure::Handler(Error::new(ErrorCode::Internal, format!("the handler's task failed: {e}")))),
-        },
+        biased;
         _ = ctx.cancel.cancelled() => {
             cancel.cancel();
-            task.abort();
             Err(Failure::Pipeline(Error::new(ErrorCode::Cancelled, "the call was cancelled")))
         }
         _ = deadline => {
             cancel.cancel();
-            task.abort();
             Err(Failure::Handler(Error::new(ErrorCode::Timeout, "the call did not finish before its deadline")))
         }
+        outcome = call => match outcome {
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(e)) => Err(Failure::Handler(e)),
+            Err(payload) => {
+                let message = errors::panic_message(&*payload);
+                Err(Failure::Handler(Error::new(ErrorCode::Internal, format!("the handler panicked: {message}"))))
+            }
+        },
     }
 }
 
