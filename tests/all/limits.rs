@@ -34,7 +34,7 @@ async fn error_code(plugin: &str, tool: &str, args: &str, over: LimitsOverride) 
 }
 
 /// After any failure, the host keeps serving `hello`.
-async fn hello_still_works() {
+pub async fn hello_still_works() {
     let hello = load("hello").await;
     assert_eq!(
         call(&hello, "greet", r#"{"name":"Ada"}"#, &Default::default())
@@ -421,4 +421,27 @@ async fn an_engine_serves_a_bounded_number_of_stack_sizes() {
             .unwrap(),
         "10"
     );
+}
+
+#[tokio::test]
+async fn table_and_instance_limits_are_enforced_per_call() {
+    let tables = LimitsOverride {
+        table_elements: Some(1),
+        ..Default::default()
+    };
+    let (code, message) = error_code("hello", "greet", r#"{"name":"Ada"}"#, tables).await;
+    assert_eq!(code, ErrorCode::MemoryLimit, "{message}");
+    assert!(
+        message.contains("table") && message.contains("1 elements"),
+        "{message}"
+    );
+    let instances = LimitsOverride {
+        instances: Some(1),
+        ..Default::default()
+    };
+    let (code, message) = error_code("hello", "greet", r#"{"name":"Ada"}"#, instances).await;
+    assert_eq!(code, ErrorCode::MemoryLimit, "{message}");
+    assert!(message.contains("instances"), "{message}");
+    // The limits were the call's own: the next call has the defaults.
+    hello_still_works().await;
 }

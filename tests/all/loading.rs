@@ -109,6 +109,15 @@ async fn an_invalid_tool_name_is_refused_naming_the_tool() {
     let err = load_err(support::plugin_bytes("bad-name"), LoadOptions::default()).await;
     assert_eq!(err.code(), ErrorCode::InvalidComponent);
     assert!(err.message().contains("\"bad name!\""), "{}", err.message());
+    crate::limits::hello_still_works().await;
+}
+
+#[tokio::test]
+async fn a_duplicate_tool_name_is_refused_naming_the_tool() {
+    let err = load_err(support::plugin_bytes("dup-name"), LoadOptions::default()).await;
+    assert_eq!(err.code(), ErrorCode::InvalidComponent);
+    assert!(err.message().contains("`twin` twice"), "{}", err.message());
+    crate::limits::hello_still_works().await;
 }
 
 #[tokio::test]

@@ -20,6 +20,7 @@ pub const PLUGINS: &[&str] = &[
     "probe",
     "sleepy",
     "bad-name",
+    "dup-name",
     "missing-import",
     "command-hello",
     "files",
