@@ -24,6 +24,15 @@ const MCP_SETTLE_LIMIT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
+    /// Print every registered tool's schema with its source metadata
+    /// (source, audience, toolset, mcpServer, componentHash), unfiltered,
+    /// instead of the model's definitions.
+    #[arg(long, conflicts_with = "mcp_status")]
+    schemas: bool,
+    /// Print the state of each `[[mcp.servers]]` entry (available, tools,
+    /// error, refused names) instead of the model's definitions.
+    #[arg(long)]
+    mcp_status: bool,
     #[command(flatten)]
     pub(crate) config: ConfigArgs,
 }
@@ -102,12 +111,20 @@ impl ConfigArgs {
 pub(crate) async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let result = async {
         let (dispatcher, session) = args.config.dispatcher().await?;
-        dispatcher.definitions(&session)
+        let out = if args.schemas {
+            serde_json::Value::from(dispatcher.registry().list_schemas())
+        } else if args.mcp_status {
+            serde_json::to_value(dispatcher.mcp_status())
+                .map_err(|e| Error::new(toolhost::ErrorCode::Internal, e.to_string()))?
+        } else {
+            serde_json::Value::from(dispatcher.definitions(&session)?)
+        };
+        Ok::<_, Error>(out)
     }
     .await;
     match result {
-        Ok(defs) => {
-            println!("{}", serde_json::to_string_pretty(&defs)?);
+        Ok(out) => {
+            println!("{}", serde_json::to_string_pretty(&out)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Ok(super::print_error(&e)),

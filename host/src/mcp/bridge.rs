@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::registry::{Check, Registration, Tool};
 
 /// What a bridged server looks like now, for operators (`toolhost tools
-/// --status`) and for embedding applications.
+/// --mcp-status`) and for embedding applications.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct McpServerStatus {
     /// Its `[[mcp.servers]]` name.
