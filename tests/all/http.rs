@@ -389,3 +389,93 @@ async fn html_is_rendered_as_compact_semantic_text() {
     assert_eq!(raw["rendered"], false);
     assert!(raw["body"].as_str().unwrap().contains("<script>"));
 }
+
+/// A TLS server on 127.0.0.1 for `localhost`, its certificate issued by a
+/// private CA; returns the port and the CA's PEM.
+async fn tls_server() -> (u16, String) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "toolhost test CA");
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    let config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut buf = vec![0u8; 4096];
+                let mut head = Vec::new();
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = tls
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 12\r\n\r\nhello, TLS!\n",
+                    )
+                    .await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    (port, ca.pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_to_a_private_ca_is_trusted_only_through_the_grants_ca_file() {
+    let (port, ca_pem) = tls_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("corp-ca.pem");
+    std::fs::write(&ca_file, ca_pem).unwrap();
+    let url = format!("https://localhost:{port}");
+    let grant = |ca_file: Option<std::path::PathBuf>| HttpGrant::Detailed {
+        url: url.clone(),
+        allow_private: true,
+        ca_file,
+    };
+
+    let pinned = plugin(vec![grant(Some(ca_file.clone()))], Vec::new())
+        .await
+        .unwrap();
+    let ok = get(&pinned, &format!("{url}/")).await.unwrap();
+    assert_eq!(ok["status"], 200, "{ok}");
+    assert_eq!(ok["body"], "hello, TLS!\n");
+
+    // With the public roots only, the private CA is not trusted.
+    let public = plugin(vec![grant(None)], Vec::new()).await.unwrap();
+    let err = get(&public, &format!("{url}/")).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ToolFailed, "{}", err.message());
+    assert!(err.message().to_lowercase().contains("tls"), "{}", err.message());
+
+    // A ca_file that holds no certificate is refused at load, by name.
+    let bad = dir.path().join("not-a-cert.pem");
+    std::fs::write(&bad, "hello").unwrap();
+    let err = plugin(vec![grant(Some(bad))], Vec::new()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Config, "{}", err.message());
+    assert!(err.message().contains("not-a-cert.pem"), "{}", err.message());
+}
