@@ -13,7 +13,10 @@
 //! canned JSON-RPC result (the pipes and the scheduler, nothing else), and
 //! `floor/rmcp`, an rmcp server whose `greet` is native Rust (the MCP SDK's
 //! own cost). toolhost's excess over `floor/rmcp` is what it adds: the
-//! registry, the dispatch pipeline and a fresh WebAssembly sandbox.
+//! registry, the dispatch pipeline and a fresh WebAssembly sandbox; a third
+//! server, `floor/rmcp+sandbox`, answers `greet` with a bare
+//! `LoadedComponent::call` of `hello` (no registry, no pipeline), which
+//! splits that excess between the sandbox and the rest.
 //!
 //! ```text
 //! cargo bench --bench mcp                 # release build
@@ -141,8 +144,9 @@ mod floor {
     use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+    /// `greet` in native Rust, or through a bare call of the `hello` component.
     #[derive(Clone)]
-    struct Native;
+    struct Native(Option<Arc<toolhost::LoadedComponent>>);
 
     impl ServerHandler for Native {
         fn get_info(&self) -> ServerConfig {
@@ -170,7 +174,16 @@ mod floor {
                 .arguments
                 .and_then(|a| a.get("name").and_then(|n| n.as_str()).map(String::from))
                 .unwrap_or_default();
-            let text = serde_json::to_string(&format!("Hello, {name}!")).unwrap_or_default();
+            let text = match &self.0 {
+                Some(hello) => {
+                    let args = serde_json::json!({ "name": name }).to_string();
+                    let outcome = hello.call("greet", &args, &Default::default(), None, 1).await;
+                    outcome
+                        .result
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+                }
+                None => serde_json::to_string(&format!("Hello, {name}!")).unwrap_or_default(),
+            };
             Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
         }
     }
@@ -182,9 +195,16 @@ mod floor {
             .expect("runtime");
         rt.block_on(async {
             let (reader, mut writer) = rmcp::transport::stdio_pipes();
+            let engine = toolhost::Engine::new(toolhost::EngineConfig::default()).expect("engine");
+            let hello = if kind == "rmcp+sandbox" {
+                let path = super::support::plugin_path("hello");
+                Some(engine.load_file(&path, Default::default()).await.expect("load hello"))
+            } else {
+                None
+            };
             match kind {
-                "rmcp" => {
-                    let running = Native.serve((reader, writer)).await.expect("serve");
+                "rmcp" | "rmcp+sandbox" => {
+                    let running = Native(hello).serve((reader, writer)).await.expect("serve");
                     let _ = running.waiting().await;
                 }
                 _ => {
@@ -243,9 +263,11 @@ fn main() {
     let toolhost = measure_calls("mcp/call_greet", Server::spawn(&plugin, &cache), calls);
     let echo = measure_calls("floor/echo", Server::spawn_floor("echo"), calls);
     let rmcp = measure_calls("floor/rmcp", Server::spawn_floor("rmcp"), calls);
+    let sandbox = measure_calls("floor/rmcp+sandbox", Server::spawn_floor("rmcp+sandbox"), calls);
     println!(
-        "mcp/summary: server CPU per call: toolhost {toolhost:.1} us, rmcp with a native tool {rmcp:.1} us, echo {echo:.1} us; toolhost adds {:.1} us over rmcp",
-        toolhost - rmcp
+        "mcp/summary: server CPU per call: toolhost {toolhost:.1} us, rmcp with a native tool {rmcp:.1} us, rmcp with a bare sandboxed call {sandbox:.1} us, echo {echo:.1} us; toolhost adds {:.1} us over rmcp, {:.1} us of it the sandbox",
+        toolhost - rmcp,
+        sandbox - rmcp
     );
 }
 
