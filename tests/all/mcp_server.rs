@@ -519,7 +519,8 @@ fn serve_config_serves_builtins_plugins_and_bridged_servers() {
     assert_eq!(steps[2]["text"], "\"Echo: hi\"", "{}", steps[2]);
     let exec: Value = serde_json::from_str(steps[3]["text"].as_str().unwrap()).unwrap();
     assert_eq!(exec["stdout"], "from-exec\n", "{exec}");
-    // No one to ask over MCP: a flagged command is blocked, never run.
+    // This client cannot answer forms (no elicitation): a flagged command is
+    // blocked, never run.
     assert_eq!(error_code(&steps[4]), "blocked");
     assert!(
         steps[4]["text"].as_str().unwrap().contains("BLOCKED: "),
@@ -562,4 +563,68 @@ fn lazy_mode_over_mcp_activates_tools_per_session() {
     assert!(steps[4]["list_changed"].as_u64().unwrap() >= 1, "{out}");
     assert_eq!(names(&steps[5]), ["tool_search", "greet"]);
     assert_eq!(steps[6]["text"], "\"Hello, Ada!\"");
+}
+
+#[test]
+fn approvals_are_asked_of_the_client_by_elicitation() {
+    let work = tempfile::tempdir().unwrap();
+    let (kept, gone) = (work.path().join("kept"), work.path().join("gone"));
+    std::fs::create_dir(&kept).unwrap();
+    std::fs::create_dir(&gone).unwrap();
+    let dir = config_dir("[exec]\nbackend = \"local\"\n");
+    let config = dir.path().join("toolhost.toml").display().to_string();
+    let rm = |p: &std::path::Path| json!({"command": format!("rm -rf {}", p.display())});
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"elicit": "deny"},
+            {"call": "exec", "args": rm(&kept)},
+            {"elicit": "once"},
+            {"call": "exec", "args": rm(&gone)},
+            {"elicit": "decline"},
+            {"call": "exec", "args": rm(&kept)},
+            {"call": "exec", "args": {"command": "echo not flagged"}},
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    assert_eq!(error_code(&steps[1]), "blocked", "{}", steps[1]);
+    assert!(
+        steps[1]["text"].as_str().unwrap().contains("the user denied it"),
+        "{}",
+        steps[1]
+    );
+    assert_eq!(steps[3]["is_error"], false, "{}", steps[3]);
+    assert!(!gone.exists(), "approved once: it ran");
+    assert_eq!(error_code(&steps[5]), "blocked", "declining the form is a denial");
+    assert!(kept.exists(), "denied: it never ran");
+    assert_eq!(steps[6]["is_error"], false);
+    // Three questions, each showing the exact command; none for the benign one.
+    let asked = out["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 3, "{out}");
+    assert!(
+        asked[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("rm -rf {}", gone.display()))
+    );
+    let values = &asked[0]["schema"]["properties"]["decision"]["oneOf"];
+    assert!(values.to_string().contains("\"deny\""), "{}", asked[0]["schema"]);
+}
+
+#[test]
+fn without_elicitation_a_flagged_command_is_blocked() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = config_dir("[exec]\nbackend = \"local\"\n");
+    let config = dir.path().join("toolhost.toml").display().to_string();
+    // This client can answer forms, but the operator turned asking off.
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config, "--no-elicit"]),
+        json!([
+            {"elicit": "once"},
+            {"call": "exec", "args": {"command": format!("rm -rf {}", work.path().display())}},
+        ]),
+    );
+    assert_eq!(error_code(&out["steps"][1]), "blocked");
+    assert!(out["elicitations"].as_array().unwrap().is_empty());
+    assert!(work.path().exists());
 }

@@ -5,13 +5,16 @@ usage: mcp_client.py stdio COMMAND ARGS...   (spawns the server)
        mcp_client.py http URL [TOKEN]
 Then reads a JSON list of steps on stdin, e.g.
   [{"call": "greet", "args": {"name": "Ada"}}, {"list": true}]
+A step {"elicit": "once"} makes the client declare the elicitation capability
+and answer later elicitations by accepting with that decision ("decline":
+declining); the messages it was asked are printed as "elicitations".
 """
 import asyncio
 import json
 import sys
 
 import httpx2
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -21,11 +24,14 @@ def tool_json(t):
     return {"name": t.name, "description": t.description, "input_schema": t.input_schema, "annotations": ann}
 
 
-async def run(session, steps, notes):
+async def run(session, steps, notes, elicit):
     init = await session.initialize()
-    out = {"server_name": init.server_info.name, "steps": []}
+    out = {"server_name": init.server_info.name, "steps": [], "elicitations": elicit["asked"]}
     for step in steps:
-        if "list" in step:
+        if "elicit" in step:
+            elicit["answer"] = step["elicit"]
+            out["steps"].append({})
+        elif "list" in step:
             tools = (await session.list_tools()).tools
             out["steps"].append({"tools": [tool_json(t) for t in tools]})
         elif "call" in step:
@@ -45,6 +51,15 @@ async def main():
     mode = sys.argv[1]
     steps = json.loads(sys.stdin.read() or "[]")
     notes = []
+    elicit = {"answer": None, "asked": []}
+
+    async def on_elicit(context, params):
+        elicit["asked"].append({"message": params.message, "schema": params.requested_schema})
+        if elicit["answer"] == "decline":
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"decision": elicit["answer"]})
+
+    callbacks = {"elicitation_callback": on_elicit} if any("elicit" in s for s in steps) else {}
 
     async def on_message(message):
         name = type(getattr(message, "root", message)).__name__
@@ -54,16 +69,16 @@ async def main():
     if mode == "stdio":
         params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, message_handler=on_message) as session:
-                out = await run(session, steps, notes)
+            async with ClientSession(read, write, message_handler=on_message, **callbacks) as session:
+                out = await run(session, steps, notes, elicit)
     else:
         url = sys.argv[2]
         headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else {}
         async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
             async with streamable_http_client(url, http_client=client) as streams:
                 read, write = streams[0], streams[1]
-                async with ClientSession(read, write, message_handler=on_message) as session:
-                    out = await run(session, steps, notes)
+                async with ClientSession(read, write, message_handler=on_message, **callbacks) as session:
+                    out = await run(session, steps, notes, elicit)
     print(json.dumps(out))
 
 

@@ -12,7 +12,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolhost::approval::{ApprovalCallback, CliPrompt};
 use toolhost::component::LoadOptions;
-use toolhost::mcp::{HttpOptions, McpServer, admin, serve_http, serve_stdio};
+use toolhost::mcp::{HttpOptions, McpApprover, McpServer, admin, serve_http, serve_stdio};
 use toolhost::registry::ComponentRegistration;
 
 use super::tools::ConfigArgs;
@@ -43,11 +43,15 @@ pub(crate) struct ServeArgs {
     /// toolhost__unload_component (off by default).
     #[arg(long)]
     admin: bool,
-    /// Ask on the controlling terminal (/dev/tty) when a call needs approval
-    /// (a flagged command, a `require_approval` tool). Without it, such calls
-    /// are denied: a server has no one to ask.
+    /// When a call needs approval (a flagged command, a `require_approval`
+    /// tool) and its MCP client cannot be asked, ask on the controlling
+    /// terminal (/dev/tty). Without it, such calls are denied.
     #[arg(long)]
     approve_on_tty: bool,
+    /// Never ask MCP clients (elicitation) for approvals: calls that need
+    /// one are denied, unless --approve-on-tty.
+    #[arg(long)]
+    no_elicit: bool,
     /// How long calls in flight may run after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     grace_ms: u64,
@@ -56,13 +60,20 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let approver = if args.approve_on_tty {
+    let tty = if args.approve_on_tty {
         let prompt = CliPrompt::tty().map_err(|_| {
             anyhow::anyhow!("--approve-on-tty: this process has no controlling terminal to ask on")
         })?;
         Some(Arc::new(prompt) as Arc<dyn ApprovalCallback>)
     } else {
         None
+    };
+    // Clients that can answer a form are asked (elicitation); the terminal,
+    // if allowed, for the others; otherwise the call is denied.
+    let elicit = (!args.no_elicit).then(|| McpApprover::new(tty.clone()));
+    let approver = match &elicit {
+        Some(elicit) => Some(Arc::clone(elicit) as Arc<dyn ApprovalCallback>),
+        None => tty,
     };
     let engine = args.config.engine()?;
     let dispatcher = args.config.dispatcher_with(&engine, approver).await?;
@@ -81,7 +92,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    let server = McpServer::new(dispatcher, args.config.audience());
+    let mut server = McpServer::new(dispatcher, args.config.audience());
+    if let Some(elicit) = elicit {
+        server = server.with_approver(elicit);
+    }
     let grace = Duration::from_millis(args.grace_ms);
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr)

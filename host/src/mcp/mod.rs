@@ -10,6 +10,7 @@
 //! | a remote tool as a [`Tool`](crate::registry::Tool), the connection manager | [`client`]: [`McpTool`], [`McpConnection`] |
 //! | bridged servers kept in step with the registry | [`bridge`]: [`McpBridge`], [`Dispatcher::connect_mcp`](crate::dispatch::Dispatcher::connect_mcp) |
 //! | the registry served over stdio and streamable HTTP | [`server`]: [`McpServer`], [`serve_stdio`], [`serve_http`] |
+//! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
 //! | load/unload components for `serve --admin` | [`admin`] |
 //!
 //! ```no_run
@@ -32,6 +33,7 @@
 //! ```
 
 pub mod admin;
+pub mod approval;
 pub mod bridge;
 pub mod client;
 pub mod config;
@@ -39,6 +41,7 @@ pub mod naming;
 pub mod server;
 mod tool;
 
+pub use approval::McpApprover;
 pub use bridge::{McpBridge, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};

@@ -14,7 +14,9 @@
 //!
 //! Each MCP session (the one stdio session, or one per streamable-HTTP
 //! session) is a dispatch [`Session`] of its own: its lazy activations,
-//! session approvals and process receipts are its own.
+//! session approvals and process receipts are its own. With an
+//! [`McpApprover`] ([`McpServer::with_approver`]), a call that needs
+//! approval is put to that session's client as an elicitation.
 //!
 //! [`serve_stdio`] and [`serve_http`] run it. Both shut down gracefully when
 //! their `shutdown` token is cancelled: new calls are refused, calls in flight
@@ -45,6 +47,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::McpApprover;
 use crate::dispatch::{DispatchContext, Dispatcher, Session};
 use crate::error::{Error, ErrorCode, Result};
 use crate::registry::{ToolAudience, ToolSpec};
@@ -63,6 +66,7 @@ pub struct McpServer {
     audience: ToolAudience,
     session: Arc<Session>,
     state: Arc<Shared>,
+    approver: Option<Arc<McpApprover>>,
 }
 
 struct Shared {
@@ -111,7 +115,16 @@ impl McpServer {
             dispatcher,
             audience,
             state,
+            approver: None,
         }
+    }
+
+    /// Lets `approver` ask this server's clients (each in its own session)
+    /// when a call needs approval; it must be the approval callback of the
+    /// dispatcher's gate (see [`McpApprover`]).
+    pub fn with_approver(mut self, approver: Arc<McpApprover>) -> Self {
+        self.approver = Some(approver);
+        self
     }
 
     /// The same server for a new MCP session: same dispatcher, audience
@@ -239,6 +252,9 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(approver) = &self.approver {
+            approver.register(self.session.id(), context.peer.clone());
+        }
         let mut changes = self.dispatcher.subscribe_changes();
         changes.mark_unchanged();
         let peer = context.peer;
