@@ -5,9 +5,10 @@
 //!
 //! - `load/cold`: toolhost compiling `hello` (no cache) vs. `bare/compile`,
 //!   wasmtime's `Component::new` alone;
-//! - `load/warm`: toolhost loading `hello` from its compile cache (integrity
-//!   check, deserialize, world and import checks, `InstancePre`, and the
-//!   `list-tools` call);
+//! - `load/warm`: toolhost loading `hello` from its compile cache (read,
+//!   integrity check, deserialize, world and import checks, `InstancePre`,
+//!   and the `list-tools` call) vs. `bare/deserialize`, wasmtime's
+//!   `Component::deserialize` of bytes already in memory;
 //! - `call/toolhost`: one `greet` call in a fresh sandboxed instance (store,
 //!   limiter, fuel, epoch deadline, WASI context with capped pipes, output
 //!   checks) vs. `call/bare`: a bare `InstancePre::instantiate_async` plus the
@@ -65,6 +66,17 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(uncached.load(bytes.clone(), LoadOptions::default()))
                 .unwrap()
+        })
+    });
+    let serialized = Component::new(cached.wasmtime(), &bytes)
+        .unwrap()
+        .serialize()
+        .unwrap();
+    load.bench_function("bare/deserialize", |b| {
+        b.iter(|| {
+            // SAFETY: `serialized` was produced by `Component::serialize` on
+            // this same engine just above, and is not modified.
+            unsafe { Component::deserialize(cached.wasmtime(), &serialized) }.unwrap()
         })
     });
     load.bench_function("warm", |b| {

@@ -165,6 +165,48 @@ async fn pending_answer_applies_later() {
 }
 
 #[tokio::test]
+async fn a_late_always_for_a_tool_call_is_written_as_tool_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("toolhost.toml");
+    std::fs::write(&path, "require_approval = [\"deploy\"]\n").expect("write");
+    let policy = ApprovalPolicy {
+        tools: ToolApprovalRules::new(vec!["deploy".to_string()]),
+        ..ApprovalPolicy::default()
+    };
+    let cb = Scripted::new(ApprovalOutcome::Pending { ticket: "t".into() });
+    let gate = ApprovalGate::new(policy)
+        .with_allowlist(Allowlist::load(&path).expect("allowlist"))
+        .with_callback(cb.clone());
+    let args = serde_json::json!({"env": "prod"});
+    assert!(!gate.check_tool("s", "deploy", &args).await.is_allowed());
+    let req = cb.seen.lock().expect("lock")[0].clone();
+    gate.resolve_pending(&req, Choice::Always).expect("resolve");
+    assert!(
+        std::fs::read_to_string(&path)
+            .expect("read")
+            .contains("\"tool:deploy\""),
+        "written to the file"
+    );
+    // Another session, and a restart, are allowed by the allowlist.
+    assert_eq!(
+        gate.check_tool("other", "deploy", &args).await,
+        Decision::Allow(AllowedBy::Allowlist)
+    );
+    let restarted = ApprovalGate::new(ApprovalPolicy {
+        tools: ToolApprovalRules::new(vec!["deploy".to_string()]),
+        ..ApprovalPolicy::default()
+    })
+    .with_allowlist(Allowlist::load(&path).expect("allowlist"));
+    assert!(restarted.check_tool("s", "deploy", &args).await.is_allowed());
+    // Without an allowlist file, "always" is kept for the session and said so.
+    let (bare, cb) = gate_with(ApprovalOutcome::Pending { ticket: "u".into() });
+    let _ = bare.check_command("s", "systemctl stop nginx").await;
+    let req = cb.seen.lock().expect("lock")[0].clone();
+    assert!(bare.resolve_pending(&req, Choice::Always).is_err());
+    assert!(bare.check_command("s", "systemctl stop nginx").await.is_allowed());
+}
+
+#[tokio::test]
 async fn always_writes_the_allowlist_atomically_and_survives_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("config.toml");

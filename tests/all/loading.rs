@@ -152,3 +152,53 @@ async fn a_memory_limit_above_the_engine_ceiling_is_refused() {
     .await;
     assert_eq!(err.code(), ErrorCode::Config);
 }
+
+/// A small deterministic generator (xorshift64), so that a failure can be
+/// reproduced: the test names the iteration.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % below.max(1) as u64) as usize
+    }
+}
+
+#[tokio::test]
+async fn mutated_components_are_refused_or_loaded_never_a_panic() {
+    // An engine of its own, without a cache: mutants must not fill the
+    // shared test cache.
+    let engine = toolhost::Engine::new(toolhost::EngineConfig::default()).unwrap();
+    let original = support::plugin_bytes("hello");
+    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
+    let (mut refused, mut loaded) = (0, 0);
+    for i in 0..30 {
+        let mut bytes = original.clone();
+        match i % 3 {
+            0 => {
+                for _ in 0..4 {
+                    let at = rng.next(bytes.len());
+                    bytes[at] ^= 1 << rng.next(8);
+                }
+            }
+            1 => bytes.truncate(rng.next(bytes.len())),
+            _ => {
+                let at = rng.next(bytes.len());
+                for b in bytes.iter_mut().skip(at).take(16) {
+                    *b = rng.next(256) as u8;
+                }
+            }
+        }
+        match engine.load(bytes, LoadOptions::default()).await {
+            Ok(_) => loaded += 1,
+            Err(e) => {
+                assert!(!e.message().is_empty(), "mutant {i}: an error without a message");
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 15, "{refused} refused, {loaded} loaded");
+    crate::limits::hello_still_works().await;
+}

@@ -388,4 +388,20 @@ fn the_cli_asks_on_its_terminal_for_commands_and_for_tool_calls() {
     );
     assert_eq!(json, json!("Hello, Ada!"));
     assert!(shown.contains("greet") && shown.contains("\"Ada\""), "{shown}");
+
+    // "Always" on the terminal: written to the config file, so the next run
+    // (another process, with no terminal) is allowed without asking.
+    let (json, _) = on_a_terminal(
+        &["call-tool", "greet", r#"{"name":"Bo"}"#, "--config", config],
+        "a",
+    );
+    assert_eq!(json, json!("Hello, Bo!"));
+    let written = std::fs::read_to_string(&config_path).unwrap();
+    assert!(written.contains("\"tool:greet\""), "{written}");
+    let out = std::process::Command::new(crate::support::toolhost_bin())
+        .args(["call-tool", "greet", r#"{"name":"Cy"}"#, "--config", config])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "\"Hello, Cy!\"");
 }

@@ -113,6 +113,10 @@ pub enum GateError {
     /// Writing an "always" approval to the allowlist failed.
     #[error(transparent)]
     Allowlist(#[from] AllowlistError),
+    /// An "always" approval was given, but the gate has no allowlist file
+    /// to write it to.
+    #[error("there is no allowlist file to keep an \"always\" approval in")]
+    NoAllowlist,
 }
 
 /// Decides whether commands and tool calls may run. Share it across
@@ -297,41 +301,57 @@ impl ApprovalGate {
         if choice == Choice::Deny {
             return Decision::Block(block(BlockReason::Denied));
         }
-        self.remember(session, request, verdict, choice);
+        // A failed "always" falls back to the session; the call runs anyway.
+        let _ = self.remember(session, request, verdict, choice);
         self.sessions.record_allowed(session);
         Decision::Allow(AllowedBy::User(choice))
     }
 
     /// Records a session or permanent approval. A failure to write the
     /// allowlist still lets this one call run (the user approved it) and
-    /// falls back to a session approval.
-    fn remember(&self, session: &str, request: &ApprovalRequest, verdict: &Verdict, choice: Choice) {
+    /// falls back to a session approval; the error is returned.
+    fn remember(
+        &self,
+        session: &str,
+        request: &ApprovalRequest,
+        verdict: &Verdict,
+        choice: Choice,
+    ) -> Result<(), GateError> {
         let tool = match &request.subject {
             Subject::ToolCall { tool, .. } => Some(tool.as_str()),
             Subject::Command { .. } => None,
         };
-        let session_only = |s: &Self| match tool {
-            Some(t) => s.sessions.approve_tool(session, t),
-            None => s.sessions.approve_categories(session, &verdict.categories),
+        let session_only = || match tool {
+            Some(t) => self.sessions.approve_tool(session, t),
+            None => self.sessions.approve_categories(session, &verdict.categories),
         };
         match choice {
-            Choice::Session => session_only(self),
+            Choice::Session => session_only(),
             Choice::Always => {
                 let patterns: Vec<String> = match tool {
                     Some(t) => vec![format!("tool:{t}")],
                     None => verdict.matches.iter().map(pattern_for).collect(),
                 };
-                let written = self.allowlist.as_ref().map(|a| a.add(&patterns));
-                if !matches!(written, Some(Ok(()))) {
-                    session_only(self);
+                let written = match &self.allowlist {
+                    Some(a) => a.add(&patterns).map_err(GateError::from),
+                    None => Err(GateError::NoAllowlist),
+                };
+                if let Err(e) = written {
+                    tracing::warn!("an \"always\" approval is kept for this session only: {e}");
+                    session_only();
+                    return Err(e);
                 }
             }
             Choice::Once | Choice::Deny => {}
         }
+        Ok(())
     }
 
-    /// Applies a late answer to a pending question: a non-deny choice
-    /// records the approval so that the model's next attempt is allowed.
+    /// Applies a late answer to a pending question so that the model's next
+    /// attempt is allowed: "always" is written to the allowlist (a command's
+    /// patterns, or `tool:NAME`); "session" and "once" approve for the rest
+    /// of the session (a retry cannot be told from a new call, so a late
+    /// "once" cannot be narrower); "deny" records nothing.
     ///
     /// # Errors
     /// When "always" cannot be written to the allowlist (the approval is
@@ -341,20 +361,10 @@ impl ApprovalGate {
             Subject::Command { verdict, .. } => verdict.clone(),
             Subject::ToolCall { .. } => Verdict::default(),
         };
-        if choice == Choice::Always
-            && let (Some(a), Subject::Command { .. }) = (&self.allowlist, &request.subject)
-        {
-            let patterns: Vec<String> = verdict.matches.iter().map(pattern_for).collect();
-            if let Err(e) = a.add(&patterns) {
-                self.sessions
-                    .approve_categories(&request.session_id, &verdict.categories);
-                return Err(e.into());
-            }
-            return Ok(());
-        }
-        if choice != Choice::Deny {
-            self.remember(&request.session_id, request, &verdict, Choice::Session);
-        }
-        Ok(())
+        let choice = match choice {
+            Choice::Once => Choice::Session,
+            other => other,
+        };
+        self.remember(&request.session_id, request, &verdict, choice)
     }
 }
