@@ -18,8 +18,15 @@
 //! `LoadedComponent::call` of `hello` (no registry, no pipeline), which
 //! splits that excess between the sandbox and the rest.
 //!
+//! On a virtual machine, a vCPU that goes idle between two requests halts,
+//! and waking it costs the hypervisor tens of microseconds, charged to the
+//! process that wakes: on a quiet machine that dominates every floor.
+//! `MCP_BENCH_BUSY=N` runs N spinning threads in the benchmark's process so
+//! that the vCPUs never halt, and the figures show the servers' own work.
+//!
 //! ```text
 //! cargo bench --bench mcp                 # release build
+//! MCP_BENCH_BUSY=2 cargo bench --bench mcp   # vCPUs kept busy
 //! cargo bench --profile dev --bench mcp   # quicker to build, slower code
 //! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench --bench mcp
 //! ```
@@ -235,6 +242,21 @@ fn main() {
         .join("test-compile-cache");
     let cache = cache.display().to_string();
     let spawns = env_usize("MCP_BENCH_SPAWNS", 20);
+    let busy = env_usize("MCP_BENCH_BUSY", 0);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinners: Vec<_> = (0..busy)
+        .map(|_| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    if busy > 0 {
+        println!("mcp/busy: {busy} spinning threads keep the vCPUs from halting");
+    }
     let calls = env_usize("MCP_BENCH_CALLS", 10000);
 
     // Warm the compile cache once so every measured spawn loads precompiled code.
@@ -269,6 +291,10 @@ fn main() {
         toolhost - rmcp,
         sandbox - rmcp
     );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for spinner in spinners {
+        let _ = spinner.join();
+    }
 }
 
 /// Calls `greet` `calls` times on `server` (after a warm-up) and prints,

@@ -633,3 +633,35 @@ fn ssh_backend_config_errors_name_the_fix() {
         assert!(err.message().contains(expected), "{err}");
     }
 }
+
+#[tokio::test]
+async fn nothing_started_in_the_sandbox_outlives_the_command() {
+    require("bwrap", "bubblewrap");
+    let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+    let sandbox = SandboxBackend {
+        network: false,
+        default_cwd: Some(dir.path().to_path_buf()),
+        shell: None,
+    };
+    // A child that leaves the process group (a new session), then the
+    // command itself ends at once.
+    let marker = format!("sleep 123.{}", std::process::id());
+    let res = sandbox
+        .run(&req(&format!("setsid {marker} & echo started")))
+        .await
+        .expect("run");
+    assert_eq!(res.stdout, "started\n", "{res:?}");
+    let mut gone = false;
+    for _ in 0..50 {
+        let found = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep");
+        if !found.status.success() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "`{marker}` outlived its sandbox");
+}
