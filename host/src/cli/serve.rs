@@ -108,6 +108,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             ..HttpOptions::default()
         };
         eprintln!("toolhost: serving MCP at http://{local}{}", options.path);
+        if options.bearer_token.is_none()
+            && args.config.audience() == toolhost::registry::ToolAudience::Trusted
+        {
+            eprintln!(
+                "toolhost: warning: no --token: any process on this machine can call the trusted tools (browsers are kept out by the Origin and Host checks); set --token or TOOLHOST_MCP_TOKEN on shared machines"
+            );
+        }
         serve_http(server, listener, options, shutdown, grace).await?;
     } else {
         serve_stdio(server, shutdown, grace).await?;
