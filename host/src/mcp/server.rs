@@ -65,6 +65,9 @@ pub struct McpServer {
     dispatcher: Dispatcher,
     audience: ToolAudience,
     session: Arc<Session>,
+    /// Cancelled when the last handle of this session's server is dropped
+    /// (the MCP session ended): stops the session's background tasks.
+    session_ended: Arc<tokio_util::sync::DropGuard>,
     state: Arc<Shared>,
     approver: Option<Arc<McpApprover>>,
 }
@@ -112,6 +115,7 @@ impl McpServer {
         });
         McpServer {
             session: new_session(&state, audience),
+            session_ended: Arc::new(CancellationToken::new().drop_guard()),
             dispatcher,
             audience,
             state,
@@ -132,6 +136,7 @@ impl McpServer {
     pub fn new_session(&self) -> Self {
         McpServer {
             session: new_session(&self.state, self.audience),
+            session_ended: Arc::new(CancellationToken::new().drop_guard()),
             ..self.clone()
         }
     }
@@ -258,8 +263,13 @@ impl ServerHandler for McpServer {
         let mut changes = self.dispatcher.subscribe_changes();
         changes.mark_unchanged();
         let peer = context.peer;
+        let ended = self.session_ended.token().clone();
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { break },
+                    () = ended.cancelled() => break,
+                }
                 if peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
