@@ -80,9 +80,16 @@ impl McpBridge {
     ///
     /// # Errors
     ///
-    /// `config` when an entry is invalid or two entries share a name.
+    /// `config` when an entry is invalid or two entries share a name;
+    /// `internal` when called outside a tokio runtime.
     pub fn start(config: &McpConfig, dispatcher: &Dispatcher) -> Result<McpBridge> {
         config.validate()?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorCode::Internal,
+                "MCP servers can only be connected from within a tokio runtime",
+            ));
+        }
         let servers = config
             .servers
             .iter()

@@ -99,6 +99,11 @@ impl McpConnection {
     /// Starts connecting to `config`'s server in the background (on the
     /// current tokio runtime) and keeps it connected. A disabled or invalid
     /// entry never connects: its state says why.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (as `tokio::spawn`); [`McpBridge::start`](super::McpBridge::start)
+    /// checks for one and returns an error instead.
     pub fn start(config: McpServerConfig) -> McpConnection {
         let (state_tx, state) = watch::channel(McpState::default());
         let shutdown = CancellationToken::new();
