@@ -365,8 +365,8 @@ impl Config {
                 .await
                 .map_err(|e| e.context(&context))?;
             let options = ComponentRegistration {
-                toolset: plugin.toolset.clone().or_else(|| default_toolset(&plugin.path)),
                 allow_tool_override: plugin.allow_tool_override,
+                ..ComponentRegistration::for_file(&plugin.path, plugin.toolset.clone())
             };
             registry
                 .register_component(&component, &options)
@@ -642,10 +642,6 @@ impl Config {
             .register(crate::registry::Registration::new(ProcessTool::new(background)).toolset("exec"))?;
         Ok(())
     }
-}
-
-fn default_toolset(path: &Path) -> Option<String> {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned())
 }
 
 /// `ORIGIN:LINE:COL: key `KEY`: MESSAGE` from a TOML error's span.

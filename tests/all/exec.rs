@@ -20,6 +20,25 @@ fn require(program: &str, package: &str) {
     );
 }
 
+/// Whether, within `limit`, no process's command line matches `pattern`
+/// (`pgrep -f`), polling every 100 ms.
+async fn no_process_matches(pattern: &str, limit: Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        let found = std::process::Command::new("pgrep")
+            .args(["-f", pattern])
+            .output()
+            .expect("pgrep");
+        if !found.status.success() {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Whether a process is gone (or a zombie nobody has reaped yet).
 fn dead(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -441,18 +460,7 @@ async fn ssh_runs_remotely_with_quoting() {
     r.timeout = Duration::from_secs(1);
     let res = backend.run(&r).await.expect("run");
     assert!(res.timed_out, "{res:?}");
-    let mut gone = false;
-    for _ in 0..80 {
-        let found = std::process::Command::new("pgrep")
-            .args(["-f", &marker])
-            .output()
-            .expect("pgrep");
-        if !found.status.success() {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let gone = no_process_matches(&marker, Duration::from_secs(8)).await;
     assert!(gone, "the remote `{marker}` outlived its timeout");
 
     let wrong = SshBackend {
@@ -651,17 +659,6 @@ async fn nothing_started_in_the_sandbox_outlives_the_command() {
         .await
         .expect("run");
     assert_eq!(res.stdout, "started\n", "{res:?}");
-    let mut gone = false;
-    for _ in 0..50 {
-        let found = std::process::Command::new("pgrep")
-            .args(["-f", &marker])
-            .output()
-            .expect("pgrep");
-        if !found.status.success() {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let gone = no_process_matches(&marker, Duration::from_secs(5)).await;
     assert!(gone, "`{marker}` outlived its sandbox");
 }

@@ -479,22 +479,24 @@ fn plugin_output_never_reaches_the_protocol_stream() {
     assert!(server.wait(Duration::from_secs(10)).success());
 }
 
-/// Writes `toolhost.toml` (TEXT) into a fresh folder; returns the folder.
-fn config_dir(text: &str) -> tempfile::TempDir {
+/// Writes `toolhost.toml` (TEXT) into a fresh folder; returns the folder
+/// (kept alive by the caller) and the config file's path.
+fn temp_config(text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("toolhost.toml"), text).unwrap();
-    dir
+    let path = dir.path().join("toolhost.toml");
+    std::fs::write(&path, text).unwrap();
+    let path = path.display().to_string();
+    (dir, path)
 }
 
 #[test]
 fn serve_config_serves_builtins_plugins_and_bridged_servers() {
     let victim = tempfile::tempdir().unwrap();
-    let dir = config_dir(&format!(
+    let (_dir, config) = temp_config(&format!(
         "[exec]\nbackend = \"local\"\n\n[[plugins]]\npath = {:?}\n\n[[mcp.servers]]\nname = \"everything\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [\"stdio\"]\n",
         plugin("hello"),
         support::server_everything().display().to_string(),
     ));
-    let config = dir.path().join("toolhost.toml").display().to_string();
     let rm = format!("rm -rf {}", victim.path().display());
     let out = python_client(
         &stdio_mode(&["--stdio", "--config", &config]),
@@ -534,11 +536,10 @@ fn serve_config_serves_builtins_plugins_and_bridged_servers() {
 
 #[test]
 fn lazy_mode_over_mcp_activates_tools_per_session() {
-    let dir = config_dir(&format!(
+    let (_dir, config) = temp_config(&format!(
         "[tools]\nregistry_mode = \"lazy\"\n\n[[plugins]]\npath = {:?}\n",
         plugin("hello")
     ));
-    let config = dir.path().join("toolhost.toml").display().to_string();
     let out = python_client(
         &stdio_mode(&["--stdio", "--config", &config]),
         json!([
@@ -571,8 +572,7 @@ fn approvals_are_asked_of_the_client_by_elicitation() {
     let (kept, gone) = (work.path().join("kept"), work.path().join("gone"));
     std::fs::create_dir(&kept).unwrap();
     std::fs::create_dir(&gone).unwrap();
-    let dir = config_dir("[exec]\nbackend = \"local\"\n");
-    let config = dir.path().join("toolhost.toml").display().to_string();
+    let (_dir, config) = temp_config("[exec]\nbackend = \"local\"\n");
     let rm = |p: &std::path::Path| json!({"command": format!("rm -rf {}", p.display())});
     let out = python_client(
         &stdio_mode(&["--stdio", "--config", &config]),
@@ -614,8 +614,7 @@ fn approvals_are_asked_of_the_client_by_elicitation() {
 #[test]
 fn without_elicitation_a_flagged_command_is_blocked() {
     let work = tempfile::tempdir().unwrap();
-    let dir = config_dir("[exec]\nbackend = \"local\"\n");
-    let config = dir.path().join("toolhost.toml").display().to_string();
+    let (_dir, config) = temp_config("[exec]\nbackend = \"local\"\n");
     // This client can answer forms, but the operator turned asking off.
     let out = python_client(
         &stdio_mode(&["--stdio", "--config", &config, "--no-elicit"]),

@@ -78,10 +78,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = args.config.engine()?;
     let dispatcher = args.config.dispatcher_with(&engine, approver).await?;
     for path in &args.plugins {
-        let registration = ComponentRegistration {
-            toolset: path.file_stem().map(|s| s.to_string_lossy().into_owned()),
-            allow_tool_override: false,
-        };
+        let registration = ComponentRegistration::for_file(path, None);
         dispatcher
             .load_component(&engine, path, LoadOptions::default(), &registration)
             .await

@@ -40,9 +40,14 @@ pub struct LocalBackend {
     pub shell: Option<PathBuf>,
 }
 
+/// The shell a backend names, or [`DEFAULT_SHELL`].
+fn shell_or_default(configured: Option<&Path>) -> &Path {
+    configured.unwrap_or(Path::new(DEFAULT_SHELL))
+}
+
 /// The shell of a backend, which must exist.
 fn shell(configured: Option<&Path>) -> Result<PathBuf, ExecError> {
-    let shell = configured.unwrap_or(Path::new(DEFAULT_SHELL));
+    let shell = shell_or_default(configured);
     require_program(
         &shell.to_string_lossy(),
         "set `shell` in [exec] to an installed POSIX shell",
@@ -84,10 +89,7 @@ impl SandboxBackend {
     /// The `bwrap` arguments for `command`, with `workspace` writable and
     /// `cwd` (inside it) as the working directory.
     pub fn bwrap_args(&self, workspace: &str, cwd: &str, command: &str) -> Vec<String> {
-        let shell = self
-            .shell
-            .as_deref()
-            .unwrap_or(Path::new(DEFAULT_SHELL))
+        let shell = shell_or_default(self.shell.as_deref())
             .to_string_lossy()
             .into_owned();
         let mut a: Vec<&str> = vec!["--unshare-all"];

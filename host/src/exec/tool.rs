@@ -60,6 +60,9 @@ pub struct ExecTool {
     gate: Arc<ApprovalGate>,
     background: Arc<BackgroundManager>,
     settings: ExecSettings,
+    /// Redacts results ([`ExecSettings::redact_output`]); built once, from
+    /// the passed-through variables' values at start-up.
+    redactor: Option<Redactor>,
 }
 
 #[derive(Deserialize)]
@@ -110,12 +113,16 @@ impl ExecTool {
             ),
         )
         .with_hints(ToolHints { destructive: Some(true), open_world: Some(true), ..Default::default() });
+        let redactor = settings
+            .redact_output
+            .then(|| Redactor::with_env_secrets(&settings.env_passthrough));
         ExecTool {
             spec,
             backend,
             gate,
             background,
             settings,
+            redactor,
         }
     }
 
@@ -153,8 +160,7 @@ impl ExecTool {
             return Ok(ToolOutput::json(&json!({ "handle": handle, "state": "running" })));
         }
         let mut result = self.backend.run(&request).await.map_err(exec_error)?;
-        if self.settings.redact_output {
-            let redactor = Redactor::with_env_secrets(&request.env_passthrough);
+        if let Some(redactor) = &self.redactor {
             result.stdout = redactor.redact(&result.stdout);
             result.stderr = redactor.redact(&result.stderr);
         }

@@ -89,17 +89,11 @@ async fn load(dispatcher: &Dispatcher, engine: &Engine, args: &Value) -> Result<
     let expected_hash = string_arg(args, "hash")?
         .map(|h| h.parse::<ComponentHash>())
         .transpose()?;
-    let toolset = string_arg(args, "toolset")?
-        .map(String::from)
-        .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()));
     let load = LoadOptions {
         expected_hash,
         ..LoadOptions::default()
     };
-    let registration = ComponentRegistration {
-        toolset,
-        allow_tool_override: false,
-    };
+    let registration = ComponentRegistration::for_file(&path, string_arg(args, "toolset")?.map(String::from));
     let component = dispatcher
         .load_component(engine, &path, load, &registration)
         .await?;

@@ -245,9 +245,8 @@ impl Attached {
 pub(crate) async fn settled(pending: Vec<watch::Receiver<Synced>>, within: Duration) -> bool {
     let all = async {
         for mut synced in pending {
-            if synced.wait_for(|s| s.generation > 0).await.is_err() {
-                return;
-            }
+            // An error means that server's bridge is gone: nothing to wait for.
+            let _ = synced.wait_for(|s| s.generation > 0).await;
         }
     };
     tokio::time::timeout(within, all).await.is_ok()

@@ -67,6 +67,18 @@ pub struct ComponentRegistration {
     pub allow_tool_override: bool,
 }
 
+impl ComponentRegistration {
+    /// The registration of the component file at `path`: its tools in
+    /// `toolset`, or else in the toolset named after the file (`files.wasm`
+    /// → `files`); no override of built-ins.
+    pub fn for_file(path: &std::path::Path, toolset: Option<String>) -> Self {
+        ComponentRegistration {
+            toolset: toolset.or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned())),
+            allow_tool_override: false,
+        }
+    }
+}
+
 /// The tools, keyed by name (listed in name order). Cheap to clone: entries
 /// are shared.
 #[derive(Debug, Clone, Default)]
