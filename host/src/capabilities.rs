@@ -195,7 +195,22 @@ impl Effective {
                             ),
                         ));
                     }
-                    effective.dirs.push(grant.clone());
+                    // The folder as it resolves now (symbolic links
+                    // followed): each call preopens this path, so a link
+                    // swapped in later cannot move the grant.
+                    let host = grant.host.canonicalize().map_err(|e| {
+                        Error::new(
+                            ErrorCode::Config,
+                            format!(
+                                "the directory granted as {guest} ({}) cannot be resolved: {e}",
+                                grant.host.display()
+                            ),
+                        )
+                    })?;
+                    effective.dirs.push(DirGrant {
+                        host,
+                        ..grant.clone()
+                    });
                 }
                 None => effective.not_granted.push(format!("dir {guest}")),
             }

@@ -12,6 +12,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::Usage;
+
 /// A short, stable, machine-readable name for what went wrong.
 ///
 /// The serialized form (`snake_case`, as returned by [`ErrorCode::as_str`]) is
@@ -121,6 +123,7 @@ impl fmt::Display for ErrorCode {
 pub struct Error {
     code: ErrorCode,
     message: String,
+    usage: Option<Usage>,
 }
 
 impl Error {
@@ -129,7 +132,22 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            usage: None,
         }
+    }
+
+    /// This error, with what the failed call used of its limits (see
+    /// [`Error::usage`]).
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// What the failed call used before it failed (fuel, peak memory, wall
+    /// time), when it ran in a sandbox: set on traps, timeouts and
+    /// exhausted limits as on a tool's own errors.
+    pub fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref()
     }
 
     /// The machine-readable code.
@@ -148,9 +166,14 @@ impl Error {
         self
     }
 
-    /// The `{"error": MESSAGE, "error_code": CODE}` object.
+    /// The `{"error": MESSAGE, "error_code": CODE}` object, with
+    /// `"usage"` when the error has one.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "error": self.message, "error_code": self.code.as_str() })
+        let mut out = serde_json::json!({ "error": self.message, "error_code": self.code.as_str() });
+        if let Some(usage) = &self.usage {
+            out["usage"] = serde_json::json!(usage);
+        }
+        out
     }
 
     pub(crate) fn io(what: impl fmt::Display, err: std::io::Error) -> Self {

@@ -16,10 +16,22 @@
 //! | [`output_bytes`](Limits::output_bytes) | 1 MiB of result JSON | `output_too_large` |
 //! | [`stderr_bytes`](Limits::stderr_bytes) | 64 KiB of captured stderr/stdout | excess dropped |
 //! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
+//! | [`log_bytes_per_sec`](Limits::log_bytes_per_sec) | 64 KiB/s of log (`host.log` records, captured stdout and stderr) per component, across its calls, in bursts of up to [`log_burst_bytes`](Limits::log_burst_bytes) (1 MiB) | excess dropped, counted |
 //! | [`call_depth`](Limits::call_depth) | 4 nested tool calls (a tool calling a tool calling …) | `blocked` |
 //! | [`http_requests`](Limits::http_requests) | 32 outbound HTTP requests per call | `connection-limit-reached` to the guest |
 //! | [`http_response_bytes`](Limits::http_response_bytes) | 16 MiB of response bodies per call | `HTTP-response-body-size` to the guest |
 //! | [`http_timeout`](Limits::http_timeout) | 30 s per request, capped by the call's deadline | a timeout error code to the guest |
+//!
+//! And what a plugin (or a bridged MCP server) may claim when it lists its
+//! tools, checked at load ([`MetadataLimits`]), in time linear in what it
+//! lists; past one, nothing of it is registered:
+//!
+//! | limit | default | when exceeded |
+//! |---|---|---|
+//! | [`max_tools`](Limits::max_tools) | 256 tools | `invalid_component` (a component), a refused server (MCP) |
+//! | [`description_bytes`](Limits::description_bytes) | 16 KiB per tool description | same |
+//! | [`schema_bytes`](Limits::schema_bytes) | 64 KiB per tool's parameter schema (JSON text) | same |
+//! | [`metadata_bytes`](Limits::metadata_bytes) | 1 MiB of names, descriptions and schemas in all | same |
 //!
 //! Wasmtime fixes the stack limit per wasmtime engine rather than per store;
 //! the [engine](crate::engine#stack-tiers) keeps one per stack size in use, so
@@ -56,6 +68,11 @@ pub struct Limits {
     pub stderr_bytes: u64,
     /// How many `host.log` records a call may emit.
     pub log_records: u32,
+    /// How many bytes of log a component may write per second, across all
+    /// its calls (records, captured stdout and stderr), on average.
+    pub log_bytes_per_sec: u64,
+    /// How many bytes of log a component may write in one burst.
+    pub log_burst_bytes: u64,
     /// How deep tool calls may nest through `toolhost:plugin/tools`.
     pub call_depth: u32,
     /// How many outbound HTTP requests a call may send.
@@ -64,6 +81,15 @@ pub struct Limits {
     pub http_response_bytes: u64,
     /// How long one HTTP request may take (never past the call's deadline).
     pub http_timeout: Duration,
+    /// How many tools a component may list.
+    pub max_tools: u32,
+    /// The longest tool description, in bytes.
+    pub description_bytes: u64,
+    /// The largest parameter schema of one tool, in bytes of JSON text.
+    pub schema_bytes: u64,
+    /// The most bytes of names, descriptions and schemas a component may
+    /// list in all.
+    pub metadata_bytes: u64,
 }
 
 impl Limits {
@@ -78,10 +104,16 @@ impl Limits {
         output_bytes: 1 << 20,
         stderr_bytes: 64 << 10,
         log_records: 1_000,
+        log_bytes_per_sec: 64 << 10,
+        log_burst_bytes: 1 << 20,
         call_depth: 4,
         http_requests: 32,
         http_response_bytes: 16 << 20,
         http_timeout: Duration::from_secs(30),
+        max_tools: 256,
+        description_bytes: 16 << 10,
+        schema_bytes: 64 << 10,
+        metadata_bytes: 1 << 20,
     };
 
     /// Returns these limits with every value `overrides` sets replaced.
@@ -96,10 +128,16 @@ impl Limits {
             output_bytes,
             stderr_bytes,
             log_records,
+            log_bytes_per_sec,
+            log_burst_bytes,
             call_depth,
             http_requests,
             http_response_bytes,
             http_timeout_ms,
+            max_tools,
+            description_bytes,
+            schema_bytes,
+            metadata_bytes,
         } = *overrides;
         if let Some(v) = fuel {
             self.fuel = v;
@@ -128,6 +166,12 @@ impl Limits {
         if let Some(v) = log_records {
             self.log_records = v;
         }
+        if let Some(v) = log_bytes_per_sec {
+            self.log_bytes_per_sec = v;
+        }
+        if let Some(v) = log_burst_bytes {
+            self.log_burst_bytes = v;
+        }
         if let Some(v) = call_depth {
             self.call_depth = v;
         }
@@ -140,7 +184,29 @@ impl Limits {
         if let Some(v) = http_timeout_ms {
             self.http_timeout = Duration::from_millis(v);
         }
+        if let Some(v) = max_tools {
+            self.max_tools = v;
+        }
+        if let Some(v) = description_bytes {
+            self.description_bytes = v;
+        }
+        if let Some(v) = schema_bytes {
+            self.schema_bytes = v;
+        }
+        if let Some(v) = metadata_bytes {
+            self.metadata_bytes = v;
+        }
         self
+    }
+
+    /// The limits on what a tool list may claim.
+    pub fn metadata(&self) -> MetadataLimits {
+        MetadataLimits {
+            max_tools: self.max_tools,
+            description_bytes: self.description_bytes,
+            schema_bytes: self.schema_bytes,
+            metadata_bytes: self.metadata_bytes,
+        }
     }
 }
 
@@ -173,6 +239,10 @@ pub struct LimitsOverride {
     pub stderr_bytes: Option<u64>,
     /// See [`Limits::log_records`].
     pub log_records: Option<u32>,
+    /// See [`Limits::log_bytes_per_sec`].
+    pub log_bytes_per_sec: Option<u64>,
+    /// See [`Limits::log_burst_bytes`].
+    pub log_burst_bytes: Option<u64>,
     /// See [`Limits::call_depth`].
     pub call_depth: Option<u32>,
     /// See [`Limits::http_requests`].
@@ -181,6 +251,14 @@ pub struct LimitsOverride {
     pub http_response_bytes: Option<u64>,
     /// See [`Limits::http_timeout`], in milliseconds.
     pub http_timeout_ms: Option<u64>,
+    /// See [`Limits::max_tools`].
+    pub max_tools: Option<u32>,
+    /// See [`Limits::description_bytes`].
+    pub description_bytes: Option<u64>,
+    /// See [`Limits::schema_bytes`].
+    pub schema_bytes: Option<u64>,
+    /// See [`Limits::metadata_bytes`].
+    pub metadata_bytes: Option<u64>,
 }
 
 impl LimitsOverride {
@@ -196,12 +274,157 @@ impl LimitsOverride {
             output_bytes: over.output_bytes.or(self.output_bytes),
             stderr_bytes: over.stderr_bytes.or(self.stderr_bytes),
             log_records: over.log_records.or(self.log_records),
+            log_bytes_per_sec: over.log_bytes_per_sec.or(self.log_bytes_per_sec),
+            log_burst_bytes: over.log_burst_bytes.or(self.log_burst_bytes),
             call_depth: over.call_depth.or(self.call_depth),
             http_requests: over.http_requests.or(self.http_requests),
             http_response_bytes: over.http_response_bytes.or(self.http_response_bytes),
             http_timeout_ms: over.http_timeout_ms.or(self.http_timeout_ms),
+            max_tools: over.max_tools.or(self.max_tools),
+            description_bytes: over.description_bytes.or(self.description_bytes),
+            schema_bytes: over.schema_bytes.or(self.schema_bytes),
+            metadata_bytes: over.metadata_bytes.or(self.metadata_bytes),
         }
     }
+}
+
+/// A component's log budget over time: a token bucket of bytes, shared by
+/// all its calls, filled at [`Limits::log_bytes_per_sec`] up to
+/// [`Limits::log_burst_bytes`]. What does not fit is dropped (and counted),
+/// so a plugin called in a tight loop cannot flood the host's log.
+#[derive(Debug)]
+pub struct LogBudget {
+    rate: f64,
+    burst: f64,
+    state: std::sync::Mutex<(f64, std::time::Instant)>,
+}
+
+impl LogBudget {
+    /// A full bucket for `limits`.
+    pub fn new(limits: &Limits) -> LogBudget {
+        let burst = limits.log_burst_bytes as f64;
+        LogBudget {
+            rate: limits.log_bytes_per_sec as f64,
+            burst,
+            state: std::sync::Mutex::new((burst, std::time::Instant::now())),
+        }
+    }
+
+    /// Takes `bytes` from the bucket; `false` (taking nothing) when they do
+    /// not fit.
+    pub fn take(&self, bytes: usize) -> bool {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = std::time::Instant::now();
+        let (tokens, last) = *state;
+        let tokens = (tokens + now.duration_since(last).as_secs_f64() * self.rate).min(self.burst);
+        let cost = bytes as f64;
+        if cost <= tokens {
+            *state = (tokens - cost, now);
+            true
+        } else {
+            *state = (tokens, now);
+            false
+        }
+    }
+}
+
+/// What one tool list (a component's, a bridged server's) may claim: see
+/// the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataLimits {
+    /// See [`Limits::max_tools`].
+    pub max_tools: u32,
+    /// See [`Limits::description_bytes`].
+    pub description_bytes: u64,
+    /// See [`Limits::schema_bytes`].
+    pub schema_bytes: u64,
+    /// See [`Limits::metadata_bytes`].
+    pub metadata_bytes: u64,
+}
+
+impl Default for MetadataLimits {
+    fn default() -> Self {
+        Limits::DEFAULT.metadata()
+    }
+}
+
+impl MetadataLimits {
+    /// Checks a tool list of `owner` ("the component", "MCP server `x`"),
+    /// given as `(name, description, schema JSON text)` per tool, in one
+    /// pass; stops at the first tool past a limit.
+    ///
+    /// # Errors
+    ///
+    /// The limit exceeded, by how much, and the key that raises it (in
+    /// `[plugins.limits]`), as a message for the caller to give a code.
+    pub fn check<'a>(
+        &self,
+        owner: &str,
+        tools: impl ExactSizeIterator<Item = (&'a str, &'a str, &'a str)>,
+    ) -> std::result::Result<(), String> {
+        let count = tools.len();
+        if count as u64 > u64::from(self.max_tools) {
+            return Err(format!(
+                "{owner} lists {count} tools, more than the limit of {} (raise `max_tools` in its [plugins.limits] if it really needs more)",
+                self.max_tools
+            ));
+        }
+        let mut total: u64 = 0;
+        for (name, description, schema) in tools {
+            if description.len() as u64 > self.description_bytes {
+                return Err(format!(
+                    "{owner}: the description of tool `{}` is {} bytes, more than the limit of {} (`description_bytes`)",
+                    clip_name(name),
+                    description.len(),
+                    self.description_bytes
+                ));
+            }
+            if schema.len() as u64 > self.schema_bytes {
+                return Err(format!(
+                    "{owner}: the parameter schema of tool `{}` is {} bytes, more than the limit of {} (`schema_bytes`)",
+                    clip_name(name),
+                    schema.len(),
+                    self.schema_bytes
+                ));
+            }
+            total = total.saturating_add((name.len() + description.len() + schema.len()) as u64);
+            if total > self.metadata_bytes {
+                return Err(format!(
+                    "{owner}: its tools' names, descriptions and schemas come to more than {} bytes (`metadata_bytes`)",
+                    self.metadata_bytes
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A tool name as shown in a message: at most 64 characters.
+fn clip_name(name: &str) -> String {
+    let mut out: String = name.chars().take(64).collect();
+    if out.len() < name.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// What a sandboxed call used of its limits: reported in its
+/// [`ToolCallEvent`](crate::dispatch::ToolCallEvent), and with its error
+/// when it failed (a trap, a timeout, an exhausted limit), so the operator
+/// sees how far it got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Fuel consumed by the call.
+    pub fuel_consumed: u64,
+    /// The largest linear memory size the call reached, in bytes.
+    pub peak_memory_bytes: u64,
+    /// Wall-clock time from the start of instantiation to the end, in
+    /// milliseconds.
+    #[serde(default)]
+    pub wall_time_ms: u64,
 }
 
 #[cfg(test)]

@@ -56,6 +56,8 @@ pub struct SandboxState {
     pub(crate) deadline: Instant,
     logs_left: u32,
     pub(crate) logs_dropped: u32,
+    /// The component's log budget over time, shared by its calls.
+    pub(crate) log_budget: std::sync::Arc<crate::limits::LogBudget>,
     /// Epoch ticks left before the call's deadline.
     pub(crate) ticks_left: u64,
     /// Set when the epoch callback stopped the call at its deadline.
@@ -72,6 +74,7 @@ impl SandboxState {
         tool: Option<String>,
         ctx: &CallContext,
         deadline: Instant,
+        log_budget: std::sync::Arc<crate::limits::LogBudget>,
     ) -> Result<Self> {
         let cap = usize::try_from(limits.stderr_bytes).unwrap_or(usize::MAX);
         let stdout = CappedPipe::new(cap);
@@ -119,6 +122,7 @@ impl SandboxState {
             deadline,
             logs_left: limits.log_records,
             logs_dropped: 0,
+            log_budget,
             ticks_left: 0,
             timed_out: false,
         })
@@ -173,6 +177,10 @@ impl v0_1_0::toolhost::plugin::host::Host for SandboxState {
             fields_text.push_str(&format!(" {k}={v:?}"));
         }
         truncate_utf8(&mut fields_text, MAX_LOG_MESSAGE);
+        if !self.log_budget.take(message.len() + fields_text.len() + 16) {
+            self.logs_dropped = self.logs_dropped.saturating_add(1);
+            return;
+        }
         let component = self.hash.short();
         let tool = self.tool.as_deref().unwrap_or("-");
         let call_id = self.call_id;
@@ -235,6 +243,7 @@ impl v0_1_0::toolhost::plugin::tools::Host for SandboxState {
             call_id: 0,
             parent_call_id: Some(self.ctx.call_id),
             session_id: self.ctx.session_id.clone(),
+            session_continues: std::sync::Arc::clone(&self.ctx.session_continues),
             deadline: Some(self.deadline),
             cancel: self.ctx.cancel.child_token(),
             limits: Default::default(),

@@ -179,17 +179,18 @@ fn the_default_config_serves_the_standard_plugins() {
 #[test]
 fn a_large_result_is_spilled_and_readable_back() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("big.txt"), "line of text\n".repeat(10_000)).unwrap();
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    std::fs::write(dir.path().join("ws/big.txt"), "line of text\n".repeat(10_000)).unwrap();
     let config = format!(
         r#"[spill]
-dir = ".toolhost/spill"
-shown_as = ".toolhost/spill"
+dir = "ws/.spill"
+shown_as = ".spill"
 threshold_bytes = 4096
 
 [[plugins]]
 path = "{}"
 [plugins.grants]
-dirs = [{{ host = ".", guest = "/workspace", mode = "rw" }}]
+dirs = [{{ host = "ws", guest = "/workspace", mode = "rw" }}]
 "#,
         support::plugin_path("files").display()
     );

@@ -88,9 +88,23 @@ async fn a_plugin_overrides_a_builtin_only_when_the_config_opts_in() {
     builtins.register(echo("greet")).unwrap();
     let dir = config_dir("[[plugins]]\npath = \"plugins/hello.wasm\"\n");
     let config = Config::load(&dir.path().join("toolhost.toml")).unwrap();
-    let err = config.dispatcher(engine(), builtins.clone()).await.unwrap_err();
-    assert_eq!(err.code(), ErrorCode::DuplicateTool);
-    assert!(err.message().contains("hello.wasm"), "{err}");
+    let started = config.start(engine(), builtins.clone(), None).await.unwrap();
+    let failed = &started.plugins[0];
+    assert_eq!(failed.error_code, Some(ErrorCode::DuplicateTool));
+    assert!(
+        failed.error.as_deref().unwrap().contains("hello.wasm"),
+        "{failed:?}"
+    );
+    assert_eq!(
+        started
+            .dispatcher
+            .registry()
+            .get("greet")
+            .unwrap()
+            .source()
+            .kind(),
+        "builtin"
+    );
 
     let dir = config_dir("[[plugins]]\npath = \"plugins/hello.wasm\"\nallow_tool_override = true\n");
     let config = Config::load(&dir.path().join("toolhost.toml")).unwrap();
@@ -129,8 +143,9 @@ async fn a_pinned_hash_is_enforced() {
         "[[plugins]]\npath = \"plugins/hello.wasm\"\nhash = \"{wrong}\"\n"
     ));
     let config = Config::load(&dir.path().join("toolhost.toml")).unwrap();
-    let err = config.dispatcher(engine(), Registry::new()).await.unwrap_err();
-    assert_eq!(err.code(), ErrorCode::HashMismatch);
+    let started = config.start(engine(), Registry::new(), None).await.unwrap();
+    assert_eq!(started.plugins[0].error_code, Some(ErrorCode::HashMismatch));
+    assert!(started.dispatcher.registry().is_empty());
 }
 
 fn toolhost(dir: &Path, args: &[&str]) -> (bool, Value) {

@@ -167,7 +167,7 @@ async fn host_application_tools_are_intercepted_first() {
         ))
         .pre_hook(move |_, _| {
             seen.fetch_add(1, Ordering::SeqCst);
-            PreDecision::Block("hooks do not see host tools".into())
+            PreDecision::Continue
         })
         .build()
         .unwrap();
@@ -176,7 +176,86 @@ async fn host_application_tools_are_intercepted_first() {
         d.dispatch("memory", json!({}), &trusted()).await.content,
         r#""remembered""#
     );
-    assert_eq!(pre.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        pre.load(Ordering::SeqCst),
+        1,
+        "the pre-call hooks see intercepted calls"
+    );
+}
+
+/// Regression (hardening): intercepted tools used to run before every gate,
+/// so a public session could call any of them and nothing validated their
+/// arguments or saw their calls.
+#[tokio::test]
+async fn intercepted_tools_pass_the_same_gates() {
+    let posts = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&posts);
+    let d = Dispatcher::builder(Registry::new())
+        .intercept(FnTool::new(
+            ToolSpec::new(
+                "admin_reset",
+                "Resets the app.",
+                json!({"type": "object", "properties": {"force": {"type": "boolean"}}, "required": ["force"]}),
+            ),
+            |_, _| async { Ok(ToolOutput::text(r#""reset""#)) },
+        ))
+        .intercept_public(FnTool::new(
+            ToolSpec::new("app_status", "Status.", json!({"type": "object"})),
+            |_, _| async { Ok(ToolOutput::text(r#""fine""#)) },
+        ))
+        .pre_hook(|info, _| {
+            if info.name == "app_status" && info.parent_call_id == Some(99) {
+                PreDecision::Block("status is off for nested calls".into())
+            } else {
+                PreDecision::Continue
+            }
+        })
+        .post_hook(move |_, _| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    let public = DispatchContext::new(Session::public("web"));
+    let denied = d.dispatch("admin_reset", json!({"force": true}), &public).await;
+    assert_eq!(
+        denied.error_code,
+        Some(ErrorCode::AudienceDenied),
+        "{}",
+        denied.content
+    );
+    assert_eq!(
+        d.dispatch("app_status", json!({}), &public).await.content,
+        r#""fine""#
+    );
+    let invalid = d
+        .dispatch("admin_reset", json!({"force": "yes"}), &trusted())
+        .await;
+    assert_eq!(
+        invalid.error_code,
+        Some(ErrorCode::InvalidArguments),
+        "{}",
+        invalid.content
+    );
+    assert_eq!(
+        d.dispatch("admin_reset", json!({"force": true}), &trusted())
+            .await
+            .content,
+        r#""reset""#
+    );
+    let mut nested = trusted();
+    nested.parent_call_id = Some(99);
+    let blocked = d.dispatch("app_status", json!({}), &nested).await;
+    assert_eq!(
+        blocked.error_code,
+        Some(ErrorCode::Blocked),
+        "{}",
+        blocked.content
+    );
+    assert_eq!(
+        posts.load(Ordering::SeqCst),
+        5,
+        "post-call hooks (spill) see every call"
+    );
 }
 
 #[tokio::test]
@@ -288,7 +367,7 @@ async fn every_call_publishes_an_event() {
     assert_eq!(wasm.call_id, ok.call_id);
     assert_eq!(wasm.parent_call_id, Some(77));
     assert_eq!(wasm.name, "greet");
-    assert_eq!(wasm.session_id, "test");
+    assert!(wasm.session_id.starts_with("test-"), "{}", wasm.session_id);
     assert_eq!(
         wasm.source,
         Some(ToolSource::Wasm {

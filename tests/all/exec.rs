@@ -294,7 +294,7 @@ async fn sandbox_confines_writes_and_network() {
     let sandbox = SandboxBackend {
         network: false,
         default_cwd: Some(dir.path().to_path_buf()),
-        shell: None,
+        ..SandboxBackend::default()
     };
     let mut r = req(&format!(
         "echo inside > ok.txt && echo ok; touch {} && echo ESCAPED; touch /etc/sandbox-escape && echo ESCAPED",
@@ -346,7 +346,7 @@ async fn sandbox_confines_writes_and_network() {
     let granted = SandboxBackend {
         network: true,
         default_cwd: Some(dir.path().to_path_buf()),
-        shell: None,
+        ..SandboxBackend::default()
     };
     let res = granted.run(&r).await.expect("run");
     assert_eq!(res.stdout, "CONNECTED\n", "{res:?}");
@@ -649,7 +649,7 @@ async fn nothing_started_in_the_sandbox_outlives_the_command() {
     let sandbox = SandboxBackend {
         network: false,
         default_cwd: Some(dir.path().to_path_buf()),
-        shell: None,
+        ..SandboxBackend::default()
     };
     // A child that leaves the process group (a new session), then the
     // command itself ends at once.

@@ -223,6 +223,8 @@ pub struct HttpServer {
     child: Child,
     /// The endpoint, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    /// The token the server made up (started without `--token`).
+    pub token: Option<String>,
 }
 
 impl HttpServer {
@@ -243,16 +245,20 @@ impl HttpServer {
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
+        let mut token = None;
         loop {
             line.clear();
             if stderr.read_line(&mut line).unwrap() == 0 {
                 let status = child.wait();
                 panic!("the MCP HTTP server exited: {status:?}");
             }
+            if let Some(t) = line.trim().split_once("Authorization: Bearer ") {
+                token = Some(t.1.to_string());
+            }
             if let Some(url) = line.trim().strip_prefix("toolhost: serving MCP at ") {
                 let url = url.to_string();
                 std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-                return HttpServer { child, url };
+                return HttpServer { child, url, token };
             }
         }
     }
@@ -276,7 +282,11 @@ impl Drop for HttpServer {
 fn python_client_over_http() {
     let (hello, panic) = (plugin("hello"), plugin("panic"));
     let server = HttpServer::start(&["--plugin", &hello, "--plugin", &panic]);
-    let out = python_client(&["http".into(), server.url.clone()], standard_steps());
+    let token = server
+        .token
+        .clone()
+        .expect("a generated token is printed at start");
+    let out = python_client(&["http".into(), server.url.clone(), token], standard_steps());
     check_standard(&out);
 }
 

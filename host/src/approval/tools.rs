@@ -21,6 +21,46 @@ impl ToolApprovalRules {
         }
     }
 
+    /// Checks that every pattern can match some tool name: tool names are
+    /// 1 to 64 characters from `A-Z a-z 0-9 _ -` (the registry's rule, for
+    /// every source), so a pattern with any other character (a `.`, a
+    /// space, a `/`) or an empty one would silently never apply.
+    ///
+    /// # Errors
+    ///
+    /// The first such pattern, with why it can never match.
+    pub fn validate(&self) -> Result<(), String> {
+        for p in &self.patterns {
+            if p.is_empty() {
+                return Err("an empty pattern matches no tool".into());
+            }
+            if let Some(bad) = p
+                .chars()
+                .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '?')))
+            {
+                return Err(format!(
+                    "pattern `{p}` contains {bad:?}, which no tool name can contain (names are 1 to 64 characters from A-Z a-z 0-9 _ -; patterns add * and ?), so it would never apply; bridged MCP tools are named like mcp__SERVER__TOOL"
+                ));
+            }
+            let literal = p.chars().filter(|c| *c != '*').count();
+            if literal > 64 {
+                return Err(format!(
+                    "pattern `{p}` needs more than 64 characters, longer than any tool name"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The patterns that match none of `names`.
+    pub fn unmatched<'a>(&self, names: impl Iterator<Item = &'a str> + Clone) -> Vec<&str> {
+        self.patterns
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !names.clone().any(|n| glob_match(p, n)))
+            .collect()
+    }
+
     /// The first pattern matching `tool`, if any.
     pub fn matching(&self, tool: &str) -> Option<&str> {
         self.patterns

@@ -91,12 +91,8 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         secrets: Vec::new(),
         ..Default::default()
     };
-    let options = LoadOptions {
-        expected_hash,
-        grants,
-        ..Default::default()
-    };
-    let component = engine.load_file(&args.file, options).await?;
+    // The limits apply from the start: `list-tools` at load runs under
+    // them too (a component may need more memory just to start).
     let limits = LimitsOverride {
         fuel: args.fuel,
         memory_mb: args.memory_mb,
@@ -104,8 +100,20 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         wasm_stack_kb: args.stack_kb,
         ..Default::default()
     };
+    let options = LoadOptions {
+        expected_hash,
+        grants,
+        limits,
+    };
+    let component = engine.load_file(&args.file, options).await?;
     let outcome = component
-        .call(&args.tool, &arguments.to_string(), &limits, None, 1)
+        .call(
+            &args.tool,
+            &arguments.to_string(),
+            &LimitsOverride::default(),
+            None,
+            1,
+        )
         .await;
     outcome.result
 }

@@ -32,7 +32,9 @@ pub(crate) struct ServeArgs {
     /// grants, default limits, toolset = its file name without `.wasm`.
     #[arg(long = "plugin", value_name = "PATH")]
     plugins: Vec<PathBuf>,
-    /// The bearer token HTTP clients must send.
+    /// The bearer token HTTP clients must send. Without one, a random token
+    /// is made up and printed on stderr at start (a non-loopback ADDR needs
+    /// this option).
     #[arg(long, env = "TOOLHOST_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// A browser origin allowed besides the loopback ones (repeatable), e.g.
@@ -76,7 +78,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None => tty,
     };
     let engine = args.config.engine()?;
-    let dispatcher = args.config.dispatcher_with(&engine, approver).await?;
+    let started = args.config.start_with(&engine, approver).await?;
+    for warning in &started.warnings {
+        eprintln!("toolhost: warning: {warning}");
+    }
+    let dispatcher = started.dispatcher;
     for path in &args.plugins {
         let registration = ComponentRegistration::for_file(path, None);
         dispatcher
@@ -99,19 +105,26 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
+        let token = match args.token.clone().filter(|t| !t.is_empty()) {
+            Some(token) => token,
+            // A public address needs the operator's own token (serve_http
+            // refuses it without one); on loopback, one is made up so that
+            // other local users and processes cannot call the tools.
+            None if !local.ip().is_loopback() => String::new(),
+            None => {
+                let token = toolhost::dispatch::new_session_id("");
+                eprintln!(
+                    "toolhost: no --token given; HTTP clients must send this generated one: Authorization: Bearer {token}"
+                );
+                token
+            }
+        };
         let options = HttpOptions {
-            bearer_token: args.token.clone(),
+            bearer_token: Some(token).filter(|t| !t.is_empty()),
             allowed_origins: args.allowed_origins.clone(),
             ..HttpOptions::default()
         };
         eprintln!("toolhost: serving MCP at http://{local}{}", options.path);
-        if options.bearer_token.is_none()
-            && args.config.audience() == toolhost::registry::ToolAudience::Trusted
-        {
-            eprintln!(
-                "toolhost: warning: no --token: any process on this machine can call the trusted tools (browsers are kept out by the Origin and Host checks); set --token or TOOLHOST_MCP_TOKEN on shared machines"
-            );
-        }
         serve_http(server, listener, options, shutdown, grace).await?;
     } else {
         serve_stdio(server, shutdown, grace).await?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use toolhost::approval::ApprovalCallback;
-use toolhost::config::Config;
+use toolhost::config::{Config, Started};
 use toolhost::dispatch::{Dispatcher, Session};
 use toolhost::registry::{Registry, ToolAudience};
 use toolhost::{Engine, Error};
@@ -31,8 +31,13 @@ pub(crate) struct ToolsArgs {
     schemas: bool,
     /// Print the state of each `[[mcp.servers]]` entry (available, tools,
     /// error, refused names) instead of the model's definitions.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "status")]
     mcp_status: bool,
+    /// Print what the config started: each `[[plugins]]` entry (loaded, or
+    /// failed with its reason), the exec backend, the MCP servers and the
+    /// warnings.
+    #[arg(long, conflicts_with = "schemas")]
+    status: bool,
     #[command(flatten)]
     pub(crate) config: ConfigArgs,
 }
@@ -61,10 +66,17 @@ impl ConfigArgs {
     /// Flagged commands are put to the user when there is a terminal on
     /// standard input to ask on; otherwise (headless) they are denied.
     pub(crate) async fn dispatcher(&self) -> Result<(Dispatcher, Arc<Session>), Error> {
+        let (started, session) = self.started().await?;
+        Ok((started.dispatcher, session))
+    }
+
+    /// As [`ConfigArgs::dispatcher`], with the start-up report.
+    pub(crate) async fn started(&self) -> Result<(Started, Arc<Session>), Error> {
         let approver = toolhost::approval::CliPrompt::stdio()
             .ok()
             .map(|p| Arc::new(p) as Arc<dyn ApprovalCallback>);
-        let dispatcher = self.dispatcher_with(&self.engine()?, approver).await?;
+        let started = self.start_with(&self.engine()?, approver).await?;
+        let dispatcher = &started.dispatcher;
         // A one-shot command should see the bridged MCP servers' tools: wait
         // for each to connect and list, or fail (each within its timeout).
         if !dispatcher.mcp_settled(MCP_SETTLE_LIMIT).await {
@@ -72,24 +84,22 @@ impl ConfigArgs {
                 "some MCP servers had not answered after {MCP_SETTLE_LIMIT:?}; going on without them"
             );
         }
-        Ok((dispatcher, Session::new("cli", self.audience())))
+        Ok((started, Session::new("cli", self.audience())))
     }
 
-    /// The configured dispatcher, loading components into `engine` and
+    /// What the config starts, loading components into `engine` and
     /// asking `approver` (none: deny) when a call needs approval.
-    pub(crate) async fn dispatcher_with(
+    pub(crate) async fn start_with(
         &self,
         engine: &Engine,
         approver: Option<Arc<dyn ApprovalCallback>>,
-    ) -> Result<Dispatcher, Error> {
+    ) -> Result<Started, Error> {
         let config = match &self.config {
             Some(path) => Config::load(path)?,
             None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
             None => Config::default(),
         };
-        config
-            .dispatcher_with_approver(engine, Registry::new(), approver)
-            .await
+        config.start(engine, Registry::new(), approver).await
     }
 
     /// The engine the options describe.
@@ -110,8 +120,11 @@ impl ConfigArgs {
 
 pub(crate) async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     let result = async {
-        let (dispatcher, session) = args.config.dispatcher().await?;
-        let out = if args.schemas {
+        let (started, session) = args.config.started().await?;
+        let dispatcher = &started.dispatcher;
+        let out = if args.status {
+            started.status()
+        } else if args.schemas {
             serde_json::Value::from(dispatcher.registry().list_schemas())
         } else if args.mcp_status {
             serde_json::to_value(dispatcher.mcp_status())

@@ -106,7 +106,16 @@ impl LoadedComponent {
             )),
             Err(e) => Err(e),
         };
-        CallOutcome { result, usage }
+        CallOutcome {
+            result: result.map_err(|e| {
+                if e.usage().is_none() {
+                    e.with_usage(usage)
+                } else {
+                    e
+                }
+            }),
+            usage,
+        }
     }
 
     /// A failure may come from a capability the plugin asked for but was not
@@ -162,7 +171,15 @@ impl LoadedComponent {
             deadline_at = deadline_at.min(d);
         }
         let engine = &self.engine.inner;
-        let state = match SandboxState::new(&limits, &self.capabilities, self.hash, tool, ctx, deadline_at) {
+        let state = match SandboxState::new(
+            &limits,
+            &self.capabilities,
+            self.hash,
+            tool,
+            ctx,
+            deadline_at,
+            std::sync::Arc::clone(&self.log_budget),
+        ) {
             Ok(state) => state,
             Err(e) => return (Err(e), Usage::default(), Vec::new()),
         };
@@ -207,6 +224,7 @@ impl LoadedComponent {
         let usage = Usage {
             fuel_consumed: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: state.limiter.peak_memory as u64,
+            wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
         let (stderr, stderr_dropped) = state.stderr.take();
         let (stdout, stdout_dropped) = state.stdout.take();
@@ -215,17 +233,23 @@ impl LoadedComponent {
             ("stderr", &stderr, stderr_dropped),
             ("stdout", &stdout, stdout_dropped),
         ] {
-            if !text.is_empty() || dropped > 0 {
+            if text.is_empty() && dropped == 0 {
+                continue;
+            }
+            if state.log_budget.take(text.len()) {
                 tracing::info!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "{}", text.trim_end());
+            } else {
+                let dropped = dropped.saturating_add(text.len() as u64);
+                tracing::debug!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "output over the component's log rate was dropped");
             }
         }
         if state.logs_dropped > 0 {
             tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
         }
         let result = match outcome {
-            Err(_elapsed) => Err(sandbox::timeout_error(&limits)),
+            Err(_elapsed) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr)),
+            Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
         };
         (result, usage, state.http.notes())
     }

@@ -49,6 +49,8 @@ pub struct LoadedComponent {
     /// Linked against the engine's stack tiers, by stack size, built on
     /// first use.
     tier_pres: Mutex<Vec<(usize, v0_1_0::PluginPre<SandboxState>)>>,
+    /// Its log budget over time, shared by all its calls.
+    log_budget: Arc<crate::limits::LogBudget>,
 }
 
 impl std::fmt::Debug for LoadedComponent {

@@ -67,6 +67,11 @@ impl Failure {
     /// The error JSON for a call of tool `name`.
     pub fn to_json(&self, name: &str) -> Value {
         let mut out = json!({ "error": self.message(name), "error_code": self.code().as_str() });
+        if let Failure::Handler(e) | Failure::Pipeline(e) = self
+            && let Some(usage) = e.usage()
+        {
+            out["usage"] = json!(usage);
+        }
         if let Failure::Unknown { suggestions, lazy } = self {
             if !suggestions.is_empty() {
                 out["suggestions"] = json!(suggestions);

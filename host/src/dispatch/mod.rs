@@ -5,9 +5,8 @@
 //!
 //! | step | where |
 //! |---|---|
-//! | host-application tools, intercepted first | [`DispatcherBuilder::intercept`] |
 //! | pre-call hooks (block, rewrite) | [`hooks`](PreDecision) |
-//! | lookup, audience, toolsets, lazy activation, availability, argument validation | [`Dispatcher::dispatch`] |
+//! | lookup (host-application tools first: [`DispatcherBuilder::intercept`]), audience, toolsets, lazy activation, availability, argument validation | [`Dispatcher::dispatch`] |
 //! | `require_approval` rules: ask, or return the seed's `BLOCKED: …` result | [`DispatcherBuilder::approval`] |
 //! | execution with cancellation and a deadline | [`DispatchContext`] |
 //! | post-call hooks, the event, the JSON result | [`ToolCallEvent`], [`ToolResult`] |
@@ -44,11 +43,12 @@ mod events;
 mod hooks;
 mod nested;
 mod pipeline;
+mod session;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -59,6 +59,7 @@ pub use batch::{DEFAULT_BATCH_CONCURRENCY, ToolCall};
 pub use errors::Failure;
 pub use events::{CallOutcome, ToolCallEvent};
 pub use hooks::{CallInfo, PostHook, PreDecision, PreHook};
+pub use session::{Session, new_session_id};
 
 use crate::approval::ApprovalGate;
 use crate::component::{LoadOptions, LoadedComponent};
@@ -68,67 +69,10 @@ use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
 use crate::registry::lazy::{self, RegistryMode};
 use crate::registry::{
-    CallId, ComponentRegistration, Registry, Tool, ToolAudience, ToolSpec, openai_definition,
+    CallId, ComponentRegistration, Registration, Registry, Tool, ToolAudience, ToolEntry, ToolSource,
+    ToolSpec, openai_definition,
 };
 use crate::toolsets::{ToolsetSelection, Toolsets};
-
-/// One agent session: its audience and, in lazy mode, the tools it has
-/// activated. Shared by `Arc` between turns.
-#[derive(Debug)]
-pub struct Session {
-    id: String,
-    audience: ToolAudience,
-    activated: Mutex<BTreeSet<String>>,
-}
-
-impl Session {
-    /// A session of `audience`.
-    pub fn new(id: impl Into<String>, audience: ToolAudience) -> Arc<Session> {
-        Arc::new(Session {
-            id: id.into(),
-            audience,
-            activated: Mutex::default(),
-        })
-    }
-
-    /// A trusted session (owner or operator turns).
-    pub fn trusted(id: impl Into<String>) -> Arc<Session> {
-        Session::new(id, ToolAudience::Trusted)
-    }
-
-    /// A public session (untrusted origins): it sees and calls public tools only.
-    pub fn public(id: impl Into<String>) -> Arc<Session> {
-        Session::new(id, ToolAudience::Public)
-    }
-
-    /// The session's id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The session's audience.
-    pub fn audience(&self) -> ToolAudience {
-        self.audience
-    }
-
-    /// The tools activated so far (lazy mode).
-    pub fn activated(&self) -> BTreeSet<String> {
-        self.activated
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn activate(&self, name: &str) {
-        let mut set = self.activated.lock().unwrap_or_else(PoisonError::into_inner);
-        set.insert(name.to_string());
-    }
-
-    fn is_active(&self, name: &str) -> bool {
-        let set = self.activated.lock().unwrap_or_else(PoisonError::into_inner);
-        set.contains(name)
-    }
-}
 
 /// What a dispatched call carries besides its name and arguments.
 #[derive(Debug, Clone)]
@@ -190,7 +134,7 @@ struct Inner {
     toolsets: Toolsets,
     selection: ToolsetSelection,
     mode: RegistryMode,
-    host_tools: HashMap<String, Arc<dyn Tool>>,
+    host_tools: HashMap<String, Arc<ToolEntry>>,
     pre_hooks: Vec<PreHook>,
     post_hooks: Vec<PostHook>,
     approval: Option<Arc<ApprovalGate>>,
@@ -242,7 +186,7 @@ pub struct DispatcherBuilder {
     toolsets: Toolsets,
     selection: ToolsetSelection,
     mode: RegistryMode,
-    host_tools: HashMap<String, Arc<dyn Tool>>,
+    host_tools: Vec<(Arc<dyn Tool>, ToolAudience)>,
     pre_hooks: Vec<PreHook>,
     post_hooks: Vec<PostHook>,
     approval: Option<Arc<ApprovalGate>>,
@@ -276,12 +220,27 @@ impl DispatcherBuilder {
         self
     }
 
-    /// Has `tool` answer calls of its name before anything else (no hooks,
-    /// no lookup): for host-application tools that need the application's
-    /// own state. Register its schema in the registry too if the model
-    /// should see it.
+    /// Has `tool` answer calls of its name instead of the registry's tool of
+    /// that name (for host-application tools that need the application's
+    /// own state). It is **trusted-only**; see
+    /// [`DispatcherBuilder::intercept_public`]. Its calls pass every gate a
+    /// registry tool's do: the pre-call hooks, the audience gate, argument
+    /// validation against its own schema, the approval rules, the deadline,
+    /// the post-call hooks (spill) and the event. If the registry also has
+    /// a tool of that name (so that the model sees it), that entry's
+    /// toolset, lazy activation and availability check apply too; an
+    /// intercepted tool the registry does not list is in no toolset, so
+    /// toolset selection and lazy mode do not hide it from a caller who
+    /// knows its name.
     pub fn intercept(mut self, tool: impl Tool) -> Self {
-        self.host_tools.insert(tool.spec().name.clone(), Arc::new(tool));
+        self.host_tools.push((Arc::new(tool), ToolAudience::Trusted));
+        self
+    }
+
+    /// As [`DispatcherBuilder::intercept`], for a tool the application has
+    /// reviewed as safe for public (untrusted) sessions.
+    pub fn intercept_public(mut self, tool: impl Tool) -> Self {
+        self.host_tools.push((Arc::new(tool), ToolAudience::Public));
         self
     }
 
@@ -328,6 +287,18 @@ impl DispatcherBuilder {
     pub fn build(self) -> Result<Dispatcher> {
         self.toolsets.validate(&self.registry)?;
         self.toolsets.select(&self.selection, &self.registry)?;
+        let mut host_tools = HashMap::new();
+        for (tool, audience) in self.host_tools {
+            let name = tool.spec().name.clone();
+            crate::registry::check_name(&name, &ToolSource::Builtin)?;
+            let entry = ToolEntry::build(
+                Registration::from_arc(tool),
+                name.clone(),
+                ToolSource::Builtin,
+                audience,
+            )?;
+            host_tools.insert(name, Arc::new(entry));
+        }
         let (events, _) = broadcast::channel(1024);
         Ok(Dispatcher {
             inner: Arc::new(Inner {
@@ -335,7 +306,7 @@ impl DispatcherBuilder {
                 toolsets: self.toolsets,
                 selection: self.selection,
                 mode: self.mode,
-                host_tools: self.host_tools,
+                host_tools,
                 pre_hooks: self.pre_hooks,
                 post_hooks: self.post_hooks,
                 approval: self.approval,
@@ -357,7 +328,7 @@ impl Dispatcher {
             toolsets: Toolsets::new(),
             selection: ToolsetSelection::default(),
             mode: RegistryMode::Full,
-            host_tools: HashMap::new(),
+            host_tools: Vec::new(),
             pre_hooks: Vec::new(),
             post_hooks: Vec::new(),
             approval: None,
@@ -510,7 +481,7 @@ impl Dispatcher {
     pub fn tool_specs(&self, session: &Session) -> Result<Vec<ToolSpec>> {
         let registry = self.registry();
         let selected = self.selected(&registry)?;
-        let mut specs = registry.visible_specs(session.audience, Some(&selected));
+        let mut specs = registry.visible_specs(session.audience(), Some(&selected));
         if self.inner.mode == RegistryMode::Lazy {
             let activated = session.activated();
             let hidden = specs.len();

@@ -23,9 +23,8 @@ use crate::registry::{
 type Step<T> = std::result::Result<T, Failure>;
 
 impl Dispatcher {
-    /// Runs one call through the pipeline: host-application tools first
-    /// (after the approval gate); then the pre-call hooks; lookup; the
-    /// audience check; the session's toolsets; lazy activation;
+    /// Runs one call through the pipeline: the pre-call hooks; lookup
+    /// (host-application tools first); the audience check; the session's toolsets; lazy activation;
     /// availability; argument validation against the tool's JSON Schema;
     /// the approval gate's `require_approval` rules; execution under the context's cancellation
     /// and deadline (async handlers on the runtime, blocking ones on the
@@ -43,30 +42,11 @@ impl Dispatcher {
             session_id: ctx.session.id().to_string(),
             audience: ctx.session.audience(),
         };
-        let (mut result, source, usage) = if let Some(host_tool) = self.inner.host_tools.get(name) {
-            let outcome = match self.approve(&info, &arguments).await {
-                Ok(()) => {
-                    execute(
-                        Arc::clone(host_tool),
-                        arguments,
-                        &info,
-                        ctx,
-                        self.nested_caller(ctx),
-                    )
-                    .await
-                }
-                Err(refused) => Ok(refused),
-            };
-            let (result, usage) = to_result(call_id, name, outcome);
-            (result, Some(ToolSource::Builtin), usage)
-        } else {
-            let (outcome, source) = self.run_pipeline(&info, arguments, ctx).await;
-            let (mut result, usage) = to_result(call_id, name, outcome);
-            for hook in &self.inner.post_hooks {
-                hook(&info, &mut result);
-            }
-            (result, source, usage)
-        };
+        let (outcome, source) = self.run_pipeline(&info, arguments, ctx).await;
+        let (mut result, usage) = to_result(call_id, name, outcome);
+        for hook in &self.inner.post_hooks {
+            hook(&info, &mut result);
+        }
         result.call_id = call_id;
         let event = ToolCallEvent {
             call_id,
@@ -108,9 +88,25 @@ impl Dispatcher {
                 Some(ToolSource::Builtin),
             );
         }
-        let entry = match self.admit(&registry, &info.name, ctx) {
-            Ok(entry) => Arc::clone(entry),
-            Err((failure, source)) => return (Err(failure), source),
+        // A host-application tool answers instead of the registry's tool of
+        // its name, behind the same gates (see `DispatcherBuilder::intercept`).
+        let intercepted = self.inner.host_tools.get(&info.name);
+        let entry = match (intercepted, registry.get(&info.name)) {
+            (Some(host), listed) => {
+                if let Err(e) = audience_gate(host, ctx) {
+                    return (Err(e), Some(ToolSource::Builtin));
+                }
+                if listed.is_some()
+                    && let Err((failure, _)) = self.admit(&registry, &info.name, ctx)
+                {
+                    return (Err(failure), Some(ToolSource::Builtin));
+                }
+                Arc::clone(host)
+            }
+            (None, _) => match self.admit(&registry, &info.name, ctx) {
+                Ok(entry) => Arc::clone(entry),
+                Err((failure, source)) => return (Err(failure), source),
+            },
         };
         let source = Some(entry.source().clone());
         if let Err(e) = entry.validate(&arguments) {
@@ -158,15 +154,8 @@ impl Dispatcher {
             return Err((self.unknown(registry, name, session.audience()), None));
         };
         let source = Some(entry.source().clone());
-        if !session.audience().may_use(entry.audience()) {
-            let e = Error::new(
-                ErrorCode::AudienceDenied,
-                format!(
-                    "tool `{name}` is trusted-only and this session is {}; only tools registered public may be called",
-                    session.audience().as_str()
-                ),
-            );
-            return Err((Failure::Pipeline(e), source));
+        if let Err(failure) = audience_gate(entry, ctx) {
+            return Err((failure, source));
         }
         let selected = self
             .selected(registry)
@@ -255,6 +244,22 @@ impl Dispatcher {
     }
 }
 
+/// The audience gate: a public session calls public tools only.
+fn audience_gate(entry: &ToolEntry, ctx: &DispatchContext) -> Step<()> {
+    let audience = ctx.session.audience();
+    if audience.may_use(entry.audience()) {
+        return Ok(());
+    }
+    Err(Failure::Pipeline(Error::new(
+        ErrorCode::AudienceDenied,
+        format!(
+            "tool `{}` is trusted-only and this session is {}; only tools registered public may be called",
+            entry.name(),
+            audience.as_str()
+        ),
+    )))
+}
+
 /// Runs `tool` under the context's cancellation and deadline, polled in
 /// place (no task of its own: a hop to another worker thread would cost
 /// more than a small tool's whole call). A panic in the handler is a
@@ -272,6 +277,7 @@ async fn execute(
         call_id: info.call_id,
         parent_call_id: info.parent_call_id,
         session_id: Some(info.session_id.clone()),
+        session_continues: Arc::clone(ctx.session.continues()),
         deadline: ctx.deadline,
         cancel: cancel.clone(),
         limits: ctx.limits,
@@ -318,13 +324,19 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
             },
             output.usage,
         ),
-        Err(failure) => (
-            ToolResult {
-                call_id,
-                content: failure.to_json(name).to_string(),
-                error_code: Some(failure.code()),
-            },
-            None,
-        ),
+        Err(failure) => {
+            let usage = match &failure {
+                Failure::Handler(e) | Failure::Pipeline(e) => e.usage().copied(),
+                Failure::Unknown { .. } => None,
+            };
+            (
+                ToolResult {
+                    call_id,
+                    content: failure.to_json(name).to_string(),
+                    error_code: Some(failure.code()),
+                },
+                usage,
+            )
+        }
     }
 }

@@ -73,7 +73,11 @@ impl Backend for LocalBackend {
 /// the workspace (the configured working directory), a private `/tmp`, no
 /// network unless granted, all namespaces unshared, no capabilities. A
 /// request's working directory must lie inside the workspace: it can move
-/// the command within the writable area, never widen it.
+/// the command within the writable area, never widen it. The
+/// [`hidden`](SandboxBackend::hidden) folders are empty in the sandbox and
+/// the [`read_only`](SandboxBackend::read_only) files stay read-only even
+/// inside the workspace (toolhost's own storage and configuration: see
+/// `toolhost::config::ProtectedPaths`).
 #[derive(Debug, Clone, Default)]
 pub struct SandboxBackend {
     /// Whether the command may use the network (`--share-net`).
@@ -83,6 +87,12 @@ pub struct SandboxBackend {
     pub default_cwd: Option<PathBuf>,
     /// The shell inside the sandbox; [`DEFAULT_SHELL`] when `None`.
     pub shell: Option<PathBuf>,
+    /// Folders replaced by an empty tmpfs (what is under them is not
+    /// visible); the workspace stays visible if it lies inside one.
+    pub hidden: Vec<PathBuf>,
+    /// Files bound read-only over themselves when they lie inside the
+    /// workspace.
+    pub read_only: Vec<PathBuf>,
 }
 
 impl SandboxBackend {
@@ -106,9 +116,32 @@ impl SandboxBackend {
             "/proc",
             "--tmpfs",
             "/tmp",
-            "--bind",
-            workspace,
-            workspace,
+        ]);
+        let hidden: Vec<String> = self
+            .hidden
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let inside = |p: &&String| Path::new(p.as_str()).starts_with(workspace);
+        // Hidden folders first (the workspace, bound after them, stays
+        // visible even inside one); those inside the workspace once more,
+        // over it, with the read-only files.
+        for h in &hidden {
+            a.extend(["--tmpfs", h]);
+        }
+        a.extend(["--bind", workspace, workspace]);
+        for h in hidden.iter().filter(inside) {
+            a.extend(["--tmpfs", h]);
+        }
+        let read_only: Vec<String> = self
+            .read_only
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        for f in read_only.iter().filter(inside) {
+            a.extend(["--ro-bind-try", f, f]);
+        }
+        a.extend([
             "--chdir",
             cwd,
             "--die-with-parent",

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use crate::exec::backend::Backend;
 use crate::exec::output::Capped;
-use crate::exec::receipts::{Receipt, ReceiptStore};
+use crate::exec::receipts::{Caller, Receipt, ReceiptStore};
 use crate::exec::request::{ExecError, ExecRequest};
 use crate::exec::runner::{GroupGuard, drain, spawn};
 use crate::redact::Redactor;
@@ -124,9 +124,9 @@ impl BackgroundManager {
         self
     }
 
-    fn get(&self, session: &str, handle: &str) -> Option<Arc<Proc>> {
+    fn get(&self, caller: &Caller<'_>, handle: &str) -> Option<Arc<Proc>> {
         let map = self.procs.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(handle).filter(|p| p.owner == session).cloned()
+        map.get(handle).filter(|p| caller.owns(&p.owner)).cloned()
     }
 
     /// Starts `req` for `session`; returns its handle. Must be called
@@ -211,16 +211,17 @@ impl BackgroundManager {
         Ok(handle)
     }
 
-    /// The state of `handle` for `session`.
+    /// The state of `handle` for `caller` (its session or one it continues).
     ///
     /// # Errors
     /// [`ExecError::UnknownHandle`] when the handle is unknown or belongs to
     /// another session.
-    pub fn poll(&self, session: &str, handle: &str) -> Result<ProcState, ExecError> {
-        if let Some(p) = self.get(session, handle) {
+    pub fn poll<'c>(&self, caller: impl Into<Caller<'c>>, handle: &str) -> Result<ProcState, ExecError> {
+        let caller = caller.into();
+        if let Some(p) = self.get(&caller, handle) {
             return Ok(*p.state.borrow());
         }
-        let r = self.receipts.read(session, handle)?;
+        let r = self.receipts.read(caller, handle)?;
         Ok(ProcState::Exited {
             exit_code: r.exit_code,
             timed_out: r.timed_out,
@@ -233,15 +234,21 @@ impl BackgroundManager {
     ///
     /// # Errors
     /// As [`BackgroundManager::poll`].
-    pub fn read_output(&self, session: &str, handle: &str, offset: u64) -> Result<OutputChunk, ExecError> {
-        if let Some(p) = self.get(session, handle) {
+    pub fn read_output<'c>(
+        &self,
+        caller: impl Into<Caller<'c>>,
+        handle: &str,
+        offset: u64,
+    ) -> Result<OutputChunk, ExecError> {
+        let caller = caller.into();
+        if let Some(p) = self.get(&caller, handle) {
             let mut chunk = p.log.lock().unwrap_or_else(|e| e.into_inner()).read(offset);
             if let Some(r) = &self.live_redactor {
                 chunk.data = r.redact(&chunk.data);
             }
             return Ok(chunk);
         }
-        let r = self.receipts.read(session, handle)?;
+        let r = self.receipts.read(caller, handle)?;
         let bytes = r.output.as_bytes();
         let from = usize::try_from(offset).unwrap_or(usize::MAX).min(bytes.len());
         Ok(OutputChunk {
@@ -255,9 +262,10 @@ impl BackgroundManager {
     ///
     /// # Errors
     /// As [`BackgroundManager::poll`].
-    pub fn kill(&self, session: &str, handle: &str) -> Result<(), ExecError> {
+    pub fn kill<'c>(&self, caller: impl Into<Caller<'c>>, handle: &str) -> Result<(), ExecError> {
+        let caller = caller.into();
         let p = self
-            .get(session, handle)
+            .get(&caller, handle)
             .ok_or_else(|| ExecError::UnknownHandle(handle.to_string()))?;
         if *p.state.borrow() == ProcState::Running {
             p.killed.store(true, Ordering::SeqCst);
@@ -270,9 +278,14 @@ impl BackgroundManager {
     ///
     /// # Errors
     /// As [`BackgroundManager::poll`].
-    pub async fn wait(&self, session: &str, handle: &str) -> Result<ProcState, ExecError> {
-        let Some(p) = self.get(session, handle) else {
-            return self.poll(session, handle);
+    pub async fn wait<'c>(
+        &self,
+        caller: impl Into<Caller<'c>>,
+        handle: &str,
+    ) -> Result<ProcState, ExecError> {
+        let caller = caller.into();
+        let Some(p) = self.get(&caller, handle) else {
+            return self.poll(caller, handle);
         };
         let mut rx = p.state.clone();
         let _ = rx.wait_for(|s| *s != ProcState::Running).await;
@@ -284,7 +297,7 @@ impl BackgroundManager {
     ///
     /// # Errors
     /// [`ExecError::UnknownHandle`] when missing or owned by another session.
-    pub fn receipt(&self, session: &str, handle: &str) -> Result<Receipt, ExecError> {
-        self.receipts.read(session, handle)
+    pub fn receipt<'c>(&self, caller: impl Into<Caller<'c>>, handle: &str) -> Result<Receipt, ExecError> {
+        self.receipts.read(caller, handle)
     }
 }

@@ -34,7 +34,7 @@ mod tool;
 pub use backend::{Backend, LocalBackend, SandboxBackend};
 pub use background::{BackgroundManager, LIVE_LOG_BYTES, OutputChunk, ProcState};
 pub use output::cut_marker;
-pub use receipts::{Receipt, ReceiptStore};
+pub use receipts::{Caller, Receipt, ReceiptStore};
 pub use request::{DEFAULT_PATH, ExecError, ExecRequest, ExecResult};
 pub use runner::{Prepared, find_program};
 pub use ssh::{HostKeyCheck, SshBackend, shell_quote};

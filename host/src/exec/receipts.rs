@@ -20,6 +20,43 @@ use serde::{Deserialize, Serialize};
 use crate::exec::request::ExecError;
 use crate::redact::Redactor;
 
+/// Who asks for a process or its receipt: a session's id and the sessions
+/// it continues (see `toolhost::dispatch::Session::continuing`). It owns
+/// what any of them started.
+#[derive(Debug, Clone, Copy)]
+pub struct Caller<'a> {
+    /// The session's own id.
+    pub session: &'a str,
+    /// The sessions it continues.
+    pub continues: &'a [String],
+}
+
+impl<'a> Caller<'a> {
+    /// Whether a process started by session `owner` is this caller's.
+    pub fn owns(&self, owner: &str) -> bool {
+        self.session == owner || self.continues.iter().any(|c| c == owner)
+    }
+
+    fn ids(&self) -> impl Iterator<Item = &'a str> + '_ {
+        std::iter::once(self.session).chain(self.continues.iter().map(String::as_str))
+    }
+}
+
+impl<'a> From<&'a str> for Caller<'a> {
+    fn from(session: &'a str) -> Self {
+        Caller {
+            session,
+            continues: &[],
+        }
+    }
+}
+
+impl<'a> From<&'a String> for Caller<'a> {
+    fn from(session: &'a String) -> Self {
+        Caller::from(session.as_str())
+    }
+}
+
 /// The stored result of one background process.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Receipt {
@@ -133,31 +170,37 @@ impl ReceiptStore {
         Ok(())
     }
 
-    /// Reads the receipt of `handle` for `session`.
+    /// Reads the receipt of `handle` for `caller`: one its session, or a
+    /// session it continues, started.
     ///
     /// # Errors
     /// [`ExecError::UnknownHandle`] when there is none, it is past the age
     /// limit, or it belongs to another session (the cases are
     /// indistinguishable on purpose).
-    pub fn read(&self, session: &str, handle: &str) -> Result<Receipt, ExecError> {
+    pub fn read<'c>(&self, caller: impl Into<Caller<'c>>, handle: &str) -> Result<Receipt, ExecError> {
+        let caller = caller.into();
         let unknown = || ExecError::UnknownHandle(handle.to_string());
         if !valid_handle(handle) {
             return Err(unknown());
         }
+        caller
+            .ids()
+            .find_map(|session| self.read_one(session, handle))
+            .ok_or_else(unknown)
+    }
+
+    fn read_one(&self, session: &str, handle: &str) -> Option<Receipt> {
         let path = self.path_of(session, handle);
         let expired = fs::metadata(&path)
             .and_then(|m| m.modified())
             .map_or(true, |t| self.is_expired(t));
         if expired {
             let _ = fs::remove_file(&path);
-            return Err(unknown());
+            return None;
         }
-        let bytes = fs::read(&path).map_err(|_| unknown())?;
-        let r: Receipt = serde_json::from_slice(&bytes).map_err(|_| unknown())?;
-        if r.owner_session != session || r.handle != handle {
-            return Err(unknown());
-        }
-        Ok(r)
+        let bytes = fs::read(&path).ok()?;
+        let r: Receipt = serde_json::from_slice(&bytes).ok()?;
+        (r.owner_session == session && r.handle == handle).then_some(r)
     }
 
     fn is_expired(&self, modified: SystemTime) -> bool {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::approval::{ApprovalGate, Decision};
 use crate::error::{Error, ErrorCode, Result};
-use crate::exec::{Backend, BackgroundManager, ExecError, ExecRequest};
+use crate::exec::{Backend, BackgroundManager, Caller, ExecError, ExecRequest};
 use crate::redact::Redactor;
 use crate::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
 
@@ -76,8 +76,12 @@ struct ExecArgs {
 }
 
 /// The session a call belongs to, for approvals and background processes.
+/// A call outside any session gets a fresh one of its own: it can start
+/// processes but never reach another caller's.
 fn session_of(ctx: &CallContext) -> String {
-    ctx.session_id.clone().unwrap_or_else(|| "default".to_string())
+    ctx.session_id
+        .clone()
+        .unwrap_or_else(|| crate::dispatch::new_session_id("anonymous"))
 }
 
 fn exec_error(e: ExecError) -> Error {
@@ -225,18 +229,22 @@ impl Tool for ProcessTool {
             let args: ProcessArgs = serde_json::from_value(arguments)
                 .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))?;
             let session = session_of(&ctx);
+            let caller = Caller {
+                session: &session,
+                continues: &ctx.session_continues,
+            };
             let bg = &self.background;
             let value = match args.action.as_str() {
-                "poll" => serde_json::to_value(bg.poll(&session, &args.handle).map_err(exec_error)?),
+                "poll" => serde_json::to_value(bg.poll(caller, &args.handle).map_err(exec_error)?),
                 "read" => serde_json::to_value(
-                    bg.read_output(&session, &args.handle, args.offset)
+                    bg.read_output(caller, &args.handle, args.offset)
                         .map_err(exec_error)?,
                 ),
                 "kill" => {
-                    bg.kill(&session, &args.handle).map_err(exec_error)?;
+                    bg.kill(caller, &args.handle).map_err(exec_error)?;
                     Ok(json!({ "killed": true }))
                 }
-                "receipt" => serde_json::to_value(bg.receipt(&session, &args.handle).map_err(exec_error)?),
+                "receipt" => serde_json::to_value(bg.receipt(caller, &args.handle).map_err(exec_error)?),
                 other => {
                     return Err(Error::new(
                         ErrorCode::InvalidArguments,

@@ -196,6 +196,24 @@ fn register(
     tools: &[Arc<McpTool>],
     connected: &Check,
 ) -> (Vec<String>, Vec<String>) {
+    // What a server may claim is capped like a component's (see
+    // `MetadataLimits`): past a limit, none of its tools is served.
+    let schemas: Vec<String> = tools.iter().map(|t| t.spec().parameters.to_string()).collect();
+    let claims = crate::limits::MetadataLimits::default().check(
+        &format!("MCP server {name:?}"),
+        tools.iter().zip(&schemas).map(|(t, schema)| {
+            (
+                t.spec().name.as_str(),
+                t.spec().description.as_str(),
+                schema.as_str(),
+            )
+        }),
+    );
+    if let Err(why) = claims {
+        tracing::error!(server = %name, "the MCP server's tools were not registered: {why}");
+        let _ = dispatcher.update_registry(|registry| Ok(registry.unregister_mcp_server(name)));
+        return (Vec::new(), vec![why]);
+    }
     let outcome = dispatcher.update_registry(|registry| {
         registry.unregister_mcp_server(name);
         let mut registered = Vec::new();

@@ -37,7 +37,9 @@ pub mod approval;
 pub mod bridge;
 pub mod client;
 pub mod config;
+pub mod framing;
 pub mod naming;
+pub mod origin;
 pub mod server;
 mod tool;
 

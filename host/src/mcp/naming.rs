@@ -20,17 +20,8 @@ use std::collections::HashMap;
 
 use crate::error::{Error, ErrorCode, Result};
 
-/// The longest tool name.
-pub const MAX_TOOL_NAME_LEN: usize = 64;
-
-/// Whether `name` obeys the tool-name rule `^[A-Za-z0-9_-]{1,64}$`.
-pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=MAX_TOOL_NAME_LEN).contains(&name.len()) && name.bytes().all(is_name_byte)
-}
-
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
-}
+use crate::registry::names::is_name_byte;
+pub use crate::registry::names::{MAX_TOOL_NAME_LEN, is_valid_tool_name};
 
 /// Replaces every character outside `A-Za-z0-9_-` with `_` and cuts the
 /// result at 64 characters. An empty input gives `_`.

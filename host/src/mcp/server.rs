@@ -28,7 +28,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
@@ -36,8 +36,9 @@ use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpToolDef, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool as McpToolDef, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -73,7 +74,6 @@ pub struct McpServer {
 }
 
 struct Shared {
-    next_session: AtomicU64,
     in_flight: AtomicUsize,
     draining: AtomicBool,
     /// Whether a `tools/list` has waited for the bridged servers already.
@@ -107,14 +107,13 @@ impl McpServer {
     /// [`ToolAudience::Public`] lists and calls only tools registered public.
     pub fn new(dispatcher: Dispatcher, audience: ToolAudience) -> Self {
         let state = Arc::new(Shared {
-            next_session: AtomicU64::new(1),
             in_flight: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
             waited_for_bridges: AtomicBool::new(false),
             idle: Notify::new(),
         });
         McpServer {
-            session: new_session(&state, audience),
+            session: new_session(audience),
             session_ended: Arc::new(CancellationToken::new().drop_guard()),
             dispatcher,
             audience,
@@ -135,7 +134,7 @@ impl McpServer {
     /// and shutdown state, with a dispatch session of its own.
     pub fn new_session(&self) -> Self {
         McpServer {
-            session: new_session(&self.state, self.audience),
+            session: new_session(self.audience),
             session_ended: Arc::new(CancellationToken::new().drop_guard()),
             ..self.clone()
         }
@@ -175,9 +174,10 @@ impl McpServer {
     }
 }
 
-fn new_session(state: &Shared, audience: ToolAudience) -> Arc<Session> {
-    let n = state.next_session.fetch_add(1, Ordering::Relaxed);
-    Session::new(format!("mcp-{n}"), audience)
+/// A new MCP session's dispatch session: `mcp-` and 128 random bits, new in
+/// every process (see [`Session`]).
+fn new_session(audience: ToolAudience) -> Arc<Session> {
+    Session::new("mcp", audience)
 }
 
 /// The MCP description of a tool spec.
@@ -207,6 +207,22 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// Records the client (and its elicitation capability) for approvals
+    /// before answering, so that a call right after `initialize` can be put
+    /// to it: waiting for `notifications/initialized` would race the first
+    /// call.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        if let Some(approver) = &self.approver {
+            approver.register(self.session.id(), context.peer.clone());
+        }
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
@@ -257,9 +273,6 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if let Some(approver) = &self.approver {
-            approver.register(self.session.id(), context.peer.clone());
-        }
         let mut changes = self.dispatcher.subscribe_changes();
         changes.mark_unchanged();
         let peer = context.peer;
@@ -286,7 +299,11 @@ impl ServerHandler for McpServer {
 /// [`ErrorCode::Io`] if the MCP session cannot start (e.g. stdin closed
 /// before `initialize`).
 pub async fn serve_stdio(server: McpServer, shutdown: CancellationToken, grace: Duration) -> Result<()> {
-    let transport = rmcp::transport::stdio_pipes();
+    // Malformed requests are answered here, not dropped (see `framing`).
+    // rmcp's pipes: non-blocking where stdin and stdout are FIFOs (as MCP
+    // clients start servers), so a shutdown never waits on a blocked read.
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    let transport = super::framing::GuardedStdio::new(tokio::io::BufReader::new(reader), writer);
     let ct = CancellationToken::new();
     let start = server.clone().serve_with_ct(transport, ct.clone());
     let running = tokio::select! {
@@ -377,6 +394,7 @@ pub async fn serve_http(
         .map(|s| s.to_string())
         .collect();
     origins.extend(options.allowed_origins.iter().cloned());
+    let origins_for_policy = origins.clone();
     let rmcp_ct = CancellationToken::new();
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(origins)
@@ -392,9 +410,14 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
     let router = axum::Router::new()
         .route_service(&options.path, service)
-        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer));
+        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(origin_policy),
+            require_origin,
+        ));
     let drained = CancellationToken::new();
     let graceful = {
         let (server, shutdown, drained, rmcp_ct) =
@@ -410,6 +433,22 @@ pub async fn serve_http(
         .with_graceful_shutdown(graceful)
         .await
         .map_err(|e| Error::io("serving MCP over HTTP", e))
+}
+
+/// Refuses (403) a request whose `Origin` the policy does not allow (see
+/// [`super::origin`]); requests without one (not from a browser) pass.
+async fn require_origin(
+    State(policy): State<Arc<super::origin::OriginPolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(origin) = request.headers().get(http::header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| policy.allows(o));
+        if !allowed {
+            return (StatusCode::FORBIDDEN, "this origin may not call the MCP endpoint").into_response();
+        }
+    }
+    next.run(request).await
 }
 
 async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {

@@ -233,7 +233,7 @@ impl ToolEntry {
     ///
     /// `invalid_arguments` when the parameter schema is not a valid JSON
     /// Schema.
-    pub(super) fn build(
+    pub(crate) fn build(
         reg: Registration,
         default_toolset: String,
         source: ToolSource,

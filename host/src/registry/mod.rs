@@ -38,6 +38,7 @@
 mod availability;
 mod entry;
 pub mod lazy;
+pub mod names;
 mod schemas;
 mod tool;
 
@@ -168,8 +169,11 @@ impl Registry {
         allow_override: Option<bool>,
     ) -> Result<()> {
         let name = reg.handler.spec().name.clone();
+        check_name(&name, &source)?;
         if let Some(existing) = self.entries.get(&name) {
-            let overridable = allow_override == Some(true) && existing.source == ToolSource::Builtin;
+            let overridable = allow_override == Some(true)
+                && existing.source == ToolSource::Builtin
+                && names::reserved(&name).is_none();
             if !overridable {
                 return Err(duplicate(&name, existing, &source));
             }
@@ -300,6 +304,32 @@ impl Registry {
         names.sort_unstable();
         names.dedup();
         names
+    }
+}
+
+/// The one naming rule, for every source (see [`names`]).
+pub(crate) fn check_name(name: &str, source: &ToolSource) -> Result<()> {
+    if !names::is_valid_tool_name(name) {
+        return Err(Error::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "{source} cannot register a tool named {:?}: names are 1 to 64 characters from A-Z a-z 0-9 _ -",
+                name.chars().take(80).collect::<String>()
+            ),
+        ));
+    }
+    match names::reserved(name) {
+        Some(names::Reserved::Dispatcher) => Err(Error::new(
+            ErrorCode::DuplicateTool,
+            format!(
+                "tool `{name}` is reserved for the dispatcher (lazy mode's search); {source} cannot register it"
+            ),
+        )),
+        Some(names::Reserved::Builtin) if *source != ToolSource::Builtin => Err(Error::new(
+            ErrorCode::DuplicateTool,
+            format!("tool `{name}` is reserved for toolhost's built-ins; {source} cannot register it"),
+        )),
+        _ => Ok(()),
     }
 }
 

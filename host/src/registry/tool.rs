@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
 use crate::limits::LimitsOverride;
+pub use crate::limits::Usage;
 
 /// A boxed, sendable future, as returned by [`Tool::call`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -105,6 +106,10 @@ pub struct CallContext {
     pub parent_call_id: Option<CallId>,
     /// The agent session the call belongs to, if the application has one.
     pub session_id: Option<String>,
+    /// The sessions that session declares it continues (see
+    /// [`Session::continuing`](crate::dispatch::Session::continuing)): it
+    /// owns what they owned.
+    pub session_continues: Arc<[String]>,
     /// The instant by which the call must be finished, if any. A tool must
     /// not run past it; WASM tools take the earlier of it and their own limit.
     pub deadline: Option<Instant>,
@@ -136,15 +141,6 @@ impl fmt::Debug for ToolCallerHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ToolCallerHandle")
     }
-}
-
-/// Resource usage of a sandboxed call, reported in call events.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Fuel consumed by the call.
-    pub fuel_consumed: u64,
-    /// The largest linear memory size the call reached, in bytes.
-    pub peak_memory_bytes: u64,
 }
 
 /// A successful tool result.

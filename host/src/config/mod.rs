@@ -45,23 +45,26 @@
 //! assert!(err.message().contains("key `foo`"), "{err}");
 //! ```
 
+mod exec;
+mod plugins;
+pub mod protected;
+
+pub use exec::{ExecConfig, SshConfig, sandbox_works};
+pub use plugins::{PluginConfig, PluginStatus};
+pub use protected::ProtectedPaths;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::capabilities::Grants;
-use crate::component::{LoadOptions, LoadedComponent};
 use crate::dispatch::{Dispatcher, DispatcherBuilder};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::identity::ComponentHash;
-use crate::limits::LimitsOverride;
 use crate::mcp::{McpConfig, McpTransport};
-use crate::redact::Redactor;
+use crate::registry::Registry;
 use crate::registry::lazy::RegistryMode;
-use crate::registry::{ComponentRegistration, Registry};
 use crate::spill::SpillConfig;
 use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
 
@@ -133,78 +136,6 @@ fn default_storage_dir() -> PathBuf {
     PathBuf::from(".toolhost")
 }
 
-/// The `[exec]` section: shell commands behind the approval gate.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExecConfig {
-    /// `local` (default), `sandbox` (bubblewrap: only the working
-    /// directory writable, no network unless `network = true`) or `ssh`
-    /// (on the host of the `[exec.ssh]` table).
-    #[serde(default = "default_backend")]
-    pub backend: String,
-    /// For the ssh backend: where and as whom to connect.
-    pub ssh: Option<SshConfig>,
-    /// For the sandbox backend: allow the network.
-    #[serde(default)]
-    pub network: bool,
-    /// The working directory (relative to the config file; default its folder).
-    pub cwd: Option<PathBuf>,
-    /// Parent environment variables passed to commands (none by default).
-    #[serde(default)]
-    pub env_passthrough: Vec<String>,
-    /// The default timeout, in milliseconds (default 60 000).
-    pub timeout_ms: Option<u64>,
-    /// Output kept per command, in bytes (default 64 KiB).
-    pub output_bytes: Option<usize>,
-    /// The shell commands run with (`SHELL -c COMMAND`; default `/bin/sh`).
-    /// For the sandbox backend, the shell inside the sandbox.
-    pub shell: Option<PathBuf>,
-    /// Whether secrets are redacted from results the model sees (default
-    /// true). Process receipts are redacted regardless.
-    #[serde(default = "default_true")]
-    pub redact_output: bool,
-}
-
-fn default_true() -> bool {
-    true
-}
-
-fn default_backend() -> String {
-    "local".into()
-}
-
-/// The `[exec.ssh]` table: the remote host of the `ssh` backend. Commands
-/// run non-interactively (`BatchMode`) with only this identity, and the host
-/// key is checked against `known_hosts`; `cwd` in `[exec]` is then a path on
-/// the remote host (default: the remote user's home).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SshConfig {
-    /// Host name or address.
-    pub host: String,
-    /// Port (default 22).
-    #[serde(default = "default_ssh_port")]
-    pub port: u16,
-    /// Remote user.
-    pub user: String,
-    /// Private key file (relative to the config file).
-    pub identity_file: PathBuf,
-    /// Known-hosts file holding the host's key (relative to the config file).
-    pub known_hosts: PathBuf,
-    /// `strict` (default: only hosts already in `known_hosts`) or
-    /// `accept-new` (add unknown hosts, refuse changed keys).
-    #[serde(default = "default_host_key_check")]
-    pub host_key_check: String,
-}
-
-fn default_ssh_port() -> u16 {
-    22
-}
-
-fn default_host_key_check() -> String {
-    "strict".into()
-}
-
 /// The `[tools]` section.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -219,29 +150,6 @@ pub struct ToolsConfig {
     pub disabled_toolsets: Vec<String>,
     /// How many calls of a batch run at once (default 8).
     pub batch_concurrency: Option<usize>,
-}
-
-/// One `[[plugins]]` entry.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PluginConfig {
-    /// The component file, relative to the config file's folder.
-    pub path: PathBuf,
-    /// The hash its bytes must have.
-    pub hash: Option<ComponentHash>,
-    /// The toolset of its tools (default: the file name without `.wasm`).
-    pub toolset: Option<String>,
-    /// Whether its tools may override built-ins of the same name.
-    #[serde(default)]
-    pub allow_tool_override: bool,
-    /// Limits for every call of its tools.
-    #[serde(default)]
-    pub limits: LimitsOverride,
-    /// What the operator grants it (`[plugins.grants]`): directories
-    /// (relative host paths are relative to this file's folder), environment
-    /// variables, tools it may call. See [`crate::capabilities`].
-    #[serde(default)]
-    pub grants: Grants,
 }
 
 impl Config {
@@ -332,50 +240,6 @@ impl Config {
         mcp
     }
 
-    /// Loads every plugin into `engine` and registers its tools.
-    ///
-    /// # Errors
-    ///
-    /// A load error or duplicate name, prefixed with the plugin's path.
-    pub async fn load_plugins(
-        &self,
-        engine: &Engine,
-        registry: &mut Registry,
-    ) -> Result<Vec<Arc<LoadedComponent>>> {
-        let mut loaded = Vec::new();
-        for plugin in &self.plugins {
-            let path = self.base_dir.join(&plugin.path);
-            let context = format!("plugin {}", path.display());
-            let mut grants = plugin.grants.clone();
-            for dir in &mut grants.dirs {
-                dir.host = self.base_dir.join(&dir.host);
-            }
-            grants.http = grants
-                .http
-                .into_iter()
-                .map(|g| g.resolved_against(&self.base_dir))
-                .collect();
-            let load = LoadOptions {
-                expected_hash: plugin.hash,
-                limits: plugin.limits,
-                grants,
-            };
-            let component = engine
-                .load_file(&path, load)
-                .await
-                .map_err(|e| e.context(&context))?;
-            let options = ComponentRegistration {
-                allow_tool_override: plugin.allow_tool_override,
-                ..ComponentRegistration::for_file(&plugin.path, plugin.toolset.clone())
-            };
-            registry
-                .register_component(&component, &options)
-                .map_err(|e| e.context(&context))?;
-            loaded.push(component);
-        }
-        Ok(loaded)
-    }
-
     /// Applies the mode, toolsets, selection and batch size to `builder`.
     ///
     /// # Errors
@@ -410,13 +274,14 @@ impl Config {
     /// (with the built-ins, toolsets, spill and approval gate the config
     /// describes), and starts bridging its `[[mcp.servers]]` in (see
     /// [`Dispatcher::connect_mcp`]; [`Dispatcher::mcp_settled`] waits for
-    /// them).
+    /// them). A plugin entry that fails is left out (see [`Config::start`]
+    /// for the report).
     ///
     /// # Errors
     ///
-    /// As [`Config::load_plugins`] and [`DispatcherBuilder::build`].
+    /// As [`Config::start`].
     pub async fn dispatcher(&self, engine: &Engine, registry: Registry) -> Result<Dispatcher> {
-        self.dispatcher_with_approver(engine, registry, None).await
+        Ok(self.start(engine, registry, None).await?.dispatcher)
     }
 
     /// As [`Config::dispatcher`], with `approver` asked when a command is
@@ -426,25 +291,74 @@ impl Config {
     ///
     /// # Errors
     ///
-    /// As [`Config::dispatcher`].
+    /// As [`Config::start`].
     pub async fn dispatcher_with_approver(
+        &self,
+        engine: &Engine,
+        registry: Registry,
+        approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<Dispatcher> {
+        Ok(self.start(engine, registry, approver).await?.dispatcher)
+    }
+
+    /// Starts what the config describes: the storage folder, the approval
+    /// gate (asking `approver`, if any), the built-ins, every plugin (each
+    /// on its own: see [`Config::load_plugins`]), the dispatcher and the
+    /// MCP bridge. Returns the dispatcher with a report of what loaded,
+    /// what did not and why, and the warnings (also logged).
+    ///
+    /// # Errors
+    ///
+    /// `config` for settings that are wrong as a whole (an invalid
+    /// `[[mcp.servers]]` entry, a `require_approval` pattern that can never
+    /// match a tool name, an unknown exec backend, a toolset cycle); `io`
+    /// when the storage folder cannot be created.
+    pub async fn start(
         &self,
         engine: &Engine,
         mut registry: Registry,
         approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
-    ) -> Result<Dispatcher> {
+    ) -> Result<Started> {
         let mcp = self.mcp_config();
         mcp.validate()?;
+        let rules = crate::approval::ToolApprovalRules::new(self.require_approval.clone());
+        rules
+            .validate()
+            .map_err(|e| Error::new(ErrorCode::Config, format!("require_approval: {e}")))?;
         self.prepare_storage()?;
         let gate = self.approval_gate(approver)?;
-        self.register_builtins(&mut registry, &gate)?;
-        self.load_plugins(engine, &mut registry).await?;
+        let exec_backend = self.register_builtins(&mut registry, &gate)?;
+        let plugins = self.load_plugins(engine, &mut registry).await;
+        let mut warnings = Vec::new();
+        if exec_backend.as_deref() == Some("local") {
+            warnings.push(
+                "exec runs on the `local` backend: a command the detector misjudges runs with all of this user's powers; use backend = \"sandbox\" (bubblewrap) where you can".to_string(),
+            );
+        }
+        // Patterns may name tools that come later (an MCP server still
+        // connecting, a component loaded at run time): a warning, not an error.
+        let bridged: Vec<String> = mcp.servers.iter().map(|s| s.name.clone()).collect();
+        for pattern in rules.unmatched(registry.names().into_iter()) {
+            let maybe_mcp = !bridged.is_empty() && (pattern.starts_with("mcp") || pattern.starts_with('*'));
+            if !maybe_mcp {
+                let warning = format!(
+                    "require_approval pattern `{pattern}` matches no tool registered at start; check its spelling"
+                );
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            }
+        }
         let dispatcher = self
             .configure(Dispatcher::builder(registry))?
             .approval(gate)
             .build()?;
         dispatcher.connect_mcp(&mcp)?;
-        Ok(dispatcher)
+        Ok(Started {
+            dispatcher,
+            plugins,
+            exec_backend,
+            warnings,
+        })
     }
 
     /// The managed storage folder, resolved against the config file's folder.
@@ -466,13 +380,21 @@ impl Config {
             std::fs::create_dir_all(&path)
                 .map_err(|e| Error::io(format!("cannot create the storage folder {}", path.display()), e))?;
         }
-        for plugin in &self.plugins {
-            for grant in &plugin.grants.dirs {
-                let host = self.base_dir.join(&grant.host);
-                if host.starts_with(&dir) {
-                    std::fs::create_dir_all(&host)
-                        .map_err(|e| Error::io(format!("cannot create {}", host.display()), e))?;
-                }
+        // Folders the config puts in the storage folder: plugin grants, the
+        // spill folder, the exec workspace.
+        let grants = self
+            .plugins
+            .iter()
+            .flat_map(|p| &p.grants.dirs)
+            .map(|g| self.base_dir.join(&g.host));
+        let spill = self.spill_config().map(|s| s.dir);
+        let exec_cwd = self
+            .exec_cwd()
+            .filter(|_| self.exec.as_ref().is_some_and(|e| e.backend != "ssh"));
+        for host in grants.chain(spill).chain(exec_cwd) {
+            if host.starts_with(&dir) {
+                std::fs::create_dir_all(&host)
+                    .map_err(|e| Error::io(format!("cannot create {}", host.display()), e))?;
             }
         }
         Ok(())
@@ -516,131 +438,31 @@ impl Config {
         }
         Ok(Arc::new(gate))
     }
+}
 
-    /// Registers the configured built-ins (`exec` and `process` when
-    /// `[exec]` is present), their commands judged by `gate` (see
-    /// [`Config::approval_gate`]).
-    ///
-    /// # Errors
-    ///
-    /// `config` for an unknown backend; `duplicate_tool` as
-    /// [`Registry::register`].
-    pub fn register_builtins(
-        &self,
-        registry: &mut Registry,
-        gate: &Arc<crate::approval::ApprovalGate>,
-    ) -> Result<()> {
-        use crate::exec::{
-            Backend, BackgroundManager, ExecSettings, ExecTool, HostKeyCheck, LocalBackend, ProcessTool,
-            ReceiptStore, SandboxBackend, SshBackend,
-        };
-        let Some(exec) = &self.exec else { return Ok(()) };
-        let mut cwd = Some(
-            exec.cwd
-                .as_ref()
-                .map(|c| self.base_dir.join(c))
-                .unwrap_or_else(|| self.base_dir.clone()),
-        );
-        if exec.shell.is_some() && exec.backend == "ssh" {
-            return Err(Error::new(
-                ErrorCode::Config,
-                "[exec] shell does not apply to the ssh backend (commands run under the remote /bin/sh)",
-            ));
-        }
-        if exec.ssh.is_some() && exec.backend != "ssh" {
-            return Err(Error::new(
-                ErrorCode::Config,
-                format!(
-                    "[exec.ssh] is set but backend = {:?}; set backend = \"ssh\" or remove [exec.ssh]",
-                    exec.backend
-                ),
-            ));
-        }
-        let backend: Arc<dyn Backend> = match exec.backend.as_str() {
-            "local" => Arc::new(LocalBackend {
-                default_cwd: cwd.clone(),
-                shell: exec.shell.clone(),
-            }),
-            "sandbox" => Arc::new(SandboxBackend {
-                network: exec.network,
-                default_cwd: cwd.clone(),
-                shell: exec.shell.clone(),
-            }),
-            "ssh" => {
-                let Some(ssh) = &exec.ssh else {
-                    return Err(Error::new(
-                        ErrorCode::Config,
-                        "[exec] backend = \"ssh\" needs an [exec.ssh] table (host, user, identity_file, known_hosts)",
-                    ));
-                };
-                // A remote working directory is a remote path, as written.
-                cwd = exec.cwd.clone();
-                Arc::new(SshBackend {
-                    host: ssh.host.clone(),
-                    port: ssh.port,
-                    user: ssh.user.clone(),
-                    identity_file: self.base_dir.join(&ssh.identity_file),
-                    known_hosts: self.base_dir.join(&ssh.known_hosts),
-                    host_key_check: match ssh.host_key_check.as_str() {
-                        "strict" => HostKeyCheck::Strict,
-                        "accept-new" => HostKeyCheck::AcceptNew,
-                        other => {
-                            return Err(Error::new(
-                                ErrorCode::Config,
-                                format!(
-                                    "[exec.ssh] host_key_check = {other:?}: use \"strict\" or \"accept-new\""
-                                ),
-                            ));
-                        }
-                    },
-                })
-            }
-            other => {
-                return Err(Error::new(
-                    ErrorCode::Config,
-                    format!("[exec] backend = {other:?}: use \"local\", \"sandbox\" or \"ssh\""),
-                ));
-            }
-        };
-        // Secrets the commands are given (passed-through variables whose
-        // names say so) never reach a receipt, nor, by default, the model.
-        let redactor = Redactor::with_env_secrets(&exec.env_passthrough);
-        let receipts = ReceiptStore::new(
-            self.storage_dir().join("receipts"),
-            std::time::Duration::from_secs(7 * 24 * 3600),
-            100,
-        )
-        .with_redactor(redactor.clone());
-        let mut background = BackgroundManager::new(Arc::clone(&backend), receipts);
-        if exec.redact_output {
-            background = background.with_live_redaction(redactor);
-        }
-        let background = Arc::new(background);
-        let mut settings = ExecSettings {
-            default_cwd: cwd,
-            env_passthrough: exec.env_passthrough.clone(),
-            ..ExecSettings::default()
-        };
-        if let Some(ms) = exec.timeout_ms {
-            settings.default_timeout = std::time::Duration::from_millis(ms);
-        }
-        if let Some(bytes) = exec.output_bytes {
-            settings.output_cap = bytes;
-        }
-        settings.redact_output = exec.redact_output;
-        registry.register(
-            crate::registry::Registration::new(ExecTool::new(
-                backend,
-                Arc::clone(gate),
-                Arc::clone(&background),
-                settings,
-            ))
-            .toolset("exec")
-            .emoji("💻"),
-        )?;
-        registry
-            .register(crate::registry::Registration::new(ProcessTool::new(background)).toolset("exec"))?;
-        Ok(())
+/// What [`Config::start`] started, and how it went.
+#[derive(Debug)]
+pub struct Started {
+    /// The dispatcher serving the registry.
+    pub dispatcher: Dispatcher,
+    /// Each `[[plugins]]` entry, in order: loaded or why not.
+    pub plugins: Vec<PluginStatus>,
+    /// The exec backend in use (`None` without `[exec]`).
+    pub exec_backend: Option<String>,
+    /// What the operator should know (also logged).
+    pub warnings: Vec<String>,
+}
+
+impl Started {
+    /// The report as JSON (`toolhost tools --status`): `plugins`, `exec`,
+    /// `mcp_servers`, `warnings`.
+    pub fn status(&self) -> serde_json::Value {
+        serde_json::json!({
+            "plugins": self.plugins,
+            "exec": self.exec_backend.as_ref().map(|b| serde_json::json!({ "backend": b })),
+            "mcp_servers": self.dispatcher.mcp_status(),
+            "warnings": self.warnings,
+        })
     }
 }
 

@@ -1,0 +1,379 @@
+//! # JSON-RPC framing on stdio: every request gets an answer
+//!
+//! rmcp's line codec drops a line it cannot turn into a typed MCP message,
+//! without a word, and a client whose request was dropped waits forever.
+//! [`GuardedStdio`] reads the lines itself and hands rmcp only messages
+//! rmcp will take; anything else that carries a readable `id` is answered
+//! at once with the error JSON-RPC 2.0 names, echoing that id:
+//!
+//! | line | answer |
+//! |---|---|
+//! | not UTF-8, or not JSON | `-32700` parse error (the id when it can still be read, else `null`) |
+//! | a batch (MCP 2025-06-18 has none) | `-32600` for each request in it |
+//! | not an object, `jsonrpc` other than `"2.0"`, no `method` (and not a response), a `method` or `id` of the wrong type | `-32600` invalid request |
+//! | a known method whose `params` do not fit | `-32602` invalid params |
+//! | longer than [`MAX_LINE_BYTES`] | `-32600` (the rest of the line is discarded) |
+//!
+//! Notifications never get answers (JSON-RPC forbids them); a bad one is
+//! logged and dropped. Unknown methods reach rmcp, which answers `-32601`.
+//!
+//! Written here rather than taken from a crate: the check must be rmcp's
+//! own parse (so that what passes is exactly what rmcp accepts), and the
+//! answers must share rmcp's writer.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Mutex;
+
+/// The longest line read; a longer one is answered with `-32600` and
+/// discarded.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// How much of an oversized or unparsable line is searched for its `id`.
+const ID_SCAN_BYTES: usize = 4096;
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// What one line is.
+#[derive(Debug)]
+pub enum Line {
+    /// A message rmcp takes.
+    Message(Box<ClientJsonRpcMessage>),
+    /// Nothing to do (a blank line, a bad notification).
+    Skip,
+    /// Not for rmcp: this answer (a JSON-RPC error, or an array of them for
+    /// a batch) goes back to the client.
+    Answer(Value),
+}
+
+/// Classifies one line (without its newline) as the module documentation
+/// describes.
+pub fn classify(line: &[u8]) -> Line {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Line::Skip;
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        let lossy = String::from_utf8_lossy(line);
+        let id = serde_json::from_str::<Value>(&lossy)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .or_else(|| scan_id(&lossy));
+        return answer(id, PARSE_ERROR, "Parse error: the message is not valid UTF-8");
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return answer(scan_id(text), PARSE_ERROR, &format!("Parse error: {e}")),
+    };
+    match value {
+        Value::Array(items) => batch(&items),
+        Value::Object(_) => single(text, &value),
+        _ => answer(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: a message must be a JSON object",
+        ),
+    }
+}
+
+fn single(text: &str, value: &Value) -> Line {
+    let id = value.get("id").cloned();
+    let id_ok = matches!(&id, None | Some(Value::String(_)) | Some(Value::Number(_)));
+    if !id_ok {
+        return answer(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: `id` must be a string or a number",
+        );
+    }
+    if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return answer(id, INVALID_REQUEST, "Invalid Request: `jsonrpc` must be \"2.0\"");
+    }
+    let is_response = value.get("result").is_some() || value.get("error").is_some();
+    match value.get("method") {
+        Some(Value::String(_)) => {}
+        None if is_response => {}
+        None => return answer(id, INVALID_REQUEST, "Invalid Request: no `method`"),
+        Some(_) => return answer(id, INVALID_REQUEST, "Invalid Request: `method` must be a string"),
+    }
+    match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+        Ok(message) => Line::Message(Box::new(message)),
+        Err(e) if id.is_some() && !is_response => answer(id, INVALID_PARAMS, &format!("Invalid params: {e}")),
+        Err(e) => {
+            tracing::debug!("dropped an MCP message that does not parse: {e}");
+            Line::Skip
+        }
+    }
+}
+
+fn batch(items: &[Value]) -> Line {
+    if items.is_empty() {
+        return answer(None, INVALID_REQUEST, "Invalid Request: an empty batch");
+    }
+    let answers: Vec<Value> = items
+        .iter()
+        .filter(|item| item.get("method").is_some() && item.get("id").is_some())
+        .map(|item| {
+            error_object(
+                item.get("id").cloned(),
+                INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed them); send one message per line",
+            )
+        })
+        .collect();
+    if answers.is_empty() {
+        Line::Skip
+    } else {
+        Line::Answer(Value::Array(answers))
+    }
+}
+
+fn answer(id: Option<Value>, code: i64, message: &str) -> Line {
+    Line::Answer(error_object(id, code, message))
+}
+
+fn error_object(id: Option<Value>, code: i64, message: &str) -> Value {
+    let id = id
+        .filter(|v| v.is_string() || v.is_number())
+        .unwrap_or(Value::Null);
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+/// The `id` of a message that does not parse as a whole (cut short, or
+/// broken after its id): the first `"id": NUMBER` or `"id": "STRING"` in
+/// its first [`ID_SCAN_BYTES`] bytes.
+fn scan_id(text: &str) -> Option<Value> {
+    let head = &text.as_bytes()[..text.len().min(ID_SCAN_BYTES)];
+    let mut at = 0;
+    while let Some(pos) = find(&head[at..], b"\"id\"") {
+        let mut i = at + pos + 4;
+        while head.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if head.get(i) == Some(&b':') {
+            i += 1;
+            while head.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            let rest = &head[i..];
+            let end = match rest.first() {
+                Some(b'"') => rest[1..]
+                    .iter()
+                    .position(|b| *b == b'"' || *b == b'\\')
+                    .map(|p| p + 2),
+                Some(b) if b.is_ascii_digit() || *b == b'-' => Some(
+                    rest.iter()
+                        .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+                        .unwrap_or(rest.len()),
+                ),
+                _ => None,
+            };
+            if let Some(end) = end
+                && let Ok(v) = serde_json::from_slice::<Value>(&rest[..end])
+            {
+                return Some(v);
+            }
+        }
+        at += pos + 4;
+    }
+    None
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// An rmcp server transport over a line reader and writer (stdin and
+/// stdout) that answers malformed requests itself (see the module
+/// documentation).
+pub struct GuardedStdio<R, W> {
+    reader: R,
+    writer: Arc<Mutex<W>>,
+    buffer: Vec<u8>,
+}
+
+impl<R, W> std::fmt::Debug for GuardedStdio<R, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GuardedStdio")
+    }
+}
+
+impl<R, W> GuardedStdio<R, W>
+where
+    R: AsyncBufRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// A transport reading `reader` and writing `writer`.
+    pub fn new(reader: R, writer: W) -> Self {
+        GuardedStdio {
+            reader,
+            writer: Arc::new(Mutex::new(writer)),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Reads one line into the buffer, at most [`MAX_LINE_BYTES`] of it.
+    /// Returns `None` at the end of input, `Some(true)` for a whole line,
+    /// `Some(false)` for one cut at the limit (the rest discarded; the
+    /// buffer keeps its head).
+    async fn read_line(&mut self) -> std::io::Result<Option<bool>> {
+        self.buffer.clear();
+        let mut whole = true;
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                let read_any = !self.buffer.is_empty() || !whole;
+                return Ok(read_any.then_some(whole));
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |p| p + 1);
+            if whole {
+                let room = MAX_LINE_BYTES.saturating_sub(self.buffer.len());
+                let chunk = &available[..take];
+                let end = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+                if end.len() > room {
+                    // Keep the head (to find the id), drop the rest.
+                    self.buffer.extend_from_slice(&end[..room.min(ID_SCAN_BYTES)]);
+                    whole = false;
+                } else {
+                    self.buffer.extend_from_slice(end);
+                }
+            }
+            self.reader.consume(take);
+            if newline.is_some() {
+                return Ok(Some(whole));
+            }
+        }
+    }
+
+    async fn write(writer: &Mutex<W>, value: &impl serde::Serialize) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut w = writer.lock().await;
+        w.write_all(&line).await?;
+        w.flush().await
+    }
+}
+
+impl<R, W> Transport<RoleServer> for GuardedStdio<R, W>
+where
+    R: AsyncBufRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        async move { Self::write(&writer, &item).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let whole = match self.read_line().await {
+                Ok(Some(whole)) => whole,
+                Ok(None) => return None,
+                Err(e) => {
+                    tracing::warn!("reading MCP input failed: {e}");
+                    return None;
+                }
+            };
+            let line = if whole {
+                classify(&self.buffer)
+            } else {
+                let head = String::from_utf8_lossy(&self.buffer);
+                answer(
+                    scan_id(&head),
+                    INVALID_REQUEST,
+                    &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
+                )
+            };
+            match line {
+                Line::Message(message) => return Some(*message),
+                Line::Skip => {}
+                Line::Answer(answer) => {
+                    if let Err(e) = Self::write(&self.writer, &answer).await {
+                        tracing::warn!("writing an MCP error answer failed: {e}");
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answered(line: &str) -> Value {
+        match classify(line.as_bytes()) {
+            Line::Answer(v) => v,
+            other => panic!("{line}: expected an answer, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_requests_are_answered_with_their_id() {
+        let v = answered(r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#);
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(7), json!(-32600))
+        );
+        let v = answered(r#"{"jsonrpc":"2.0","id":"a"}"#);
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!("a"), json!(-32600))
+        );
+        let v = answered(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":7}"#);
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(3), json!(-32602))
+        );
+        let v = answered(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"#);
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(9), json!(-32700))
+        );
+        let v = answered(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]"#);
+        assert_eq!(v.as_array().map(Vec::len), Some(1));
+        assert_eq!(v[0]["id"], json!(1));
+        let bad_utf8 = b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"x\":\"\xff\"}";
+        let Line::Answer(v) = classify(bad_utf8) else {
+            panic!()
+        };
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(4), json!(-32700))
+        );
+        assert_eq!(answered("42")["id"], Value::Null);
+    }
+
+    #[test]
+    fn good_messages_pass() {
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Line::Message(_)
+        ));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"no/such/method"}"#),
+            Line::Message(_)
+        ));
+        assert!(matches!(classify(b"  \r"), Line::Skip));
+    }
+}
