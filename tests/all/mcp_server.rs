@@ -291,7 +291,7 @@ fn python_client_over_http() {
 }
 
 /// Sends one raw HTTP/1.1 POST and returns the status code.
-fn post_status(addr: &str, headers: &[(&str, &str)]) -> u16 {
+pub fn post_status(addr: &str, headers: &[(&str, &str)]) -> u16 {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
@@ -356,6 +356,18 @@ pub struct StdioServer {
 impl StdioServer {
     /// Spawns `toolhost serve --stdio EXTRA...` and completes `initialize`.
     pub fn start(extra: &[&str]) -> StdioServer {
+        let mut server = StdioServer::spawn(extra);
+        server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
+        let init = server.recv();
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// Spawns `toolhost serve --stdio EXTRA...`, leaving the handshake to
+    /// the test.
+    pub fn spawn(extra: &[&str]) -> StdioServer {
         let mut args = vec!["--stdio"];
         args.extend_from_slice(extra);
         let mut child = Command::new(support::toolhost_bin())
@@ -366,13 +378,7 @@ impl StdioServer {
             .spawn()
             .unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut server = StdioServer { child, stdout };
-        server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
-        let init = server.recv();
-        assert!(init["result"]["serverInfo"].is_object(), "{init}");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
+        StdioServer { child, stdout }
     }
 
     /// Writes one message.
@@ -380,6 +386,32 @@ impl StdioServer {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Writes raw bytes, then a newline.
+    pub fn send_line(&mut self, bytes: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Reads messages until the answer to request `id` (skipping
+    /// notifications and server requests).
+    pub fn answer(&mut self, id: &Value) -> Value {
+        loop {
+            let message = self.recv();
+            if message.get("method").is_none() && message.get("id") == Some(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls tool `name` with `arguments` as request `id` and returns the
+    /// answer's `result`.
+    pub fn call(&mut self, id: i64, name: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
+        self.answer(&json!(id))["result"].clone()
     }
 
     /// Reads one message (every stdout line must be JSON-RPC).

@@ -28,6 +28,7 @@ pub const PLUGINS: &[&str] = &[
     "time",
     "http-plugin",
     "chatty",
+    "claims",
 ];
 
 /// The workspace root.

@@ -153,8 +153,8 @@ impl ProtectedPaths {
 
     /// Checks every plugin's directory grants of `config` (see
     /// [`ProtectedPaths::check_grant`]), and that no plugin's grant overlaps
-    /// another plugin's storage (a grant inside the storage folder) when
-    /// either is read-write. Returns, per plugin (in order), `Ok` or why its
+    /// an earlier plugin's storage (a grant inside the storage folder) when
+    /// either is read-write: the first entry keeps the folder. Returns, per plugin (in order), `Ok` or why its
     /// grants are refused.
     pub fn check_plugins(&self, config: &Config) -> Vec<Result<()>> {
         let grants: Vec<Vec<DirGrant>> = config
@@ -179,7 +179,9 @@ impl ProtectedPaths {
                 let name = plugin.path.display().to_string();
                 for grant in &grants[i] {
                     self.check_grant(&name, grant)?;
-                    for (j, others) in grants.iter().enumerate().filter(|(j, _)| *j != i) {
+                    // The earlier entry keeps the folder; a later one that
+                    // reaches it is refused.
+                    for (j, others) in grants.iter().enumerate().take(i) {
                         for other in others {
                             self.check_storage_overlap(&name, grant, &config.plugins[j].path, other)?;
                         }
