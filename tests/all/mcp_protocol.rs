@@ -117,6 +117,45 @@ fn an_approval_right_after_initialize_is_asked_of_the_client() {
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 }
 
+/// The same over streamable HTTP: HTTP 400 with the JSON-RPC error, not a
+/// bare 415.
+#[test]
+fn malformed_http_requests_get_a_json_rpc_error() {
+    use std::io::{Read, Write};
+    let server = HttpServer::start(&["--plugin", &hello(), "--token", "t0k"]);
+    let addr = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    for (body, id, code) in [
+        (r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#, json!(7), -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":[]}"#,
+            json!("x"),
+            -32602,
+        ),
+        (r#"{"jsonrpc":"2.0","id":9,"method":"#, json!(9), -32700),
+    ] {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer t0k\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+        let json: Value = serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(
+            (json["id"].clone(), json["error"]["code"].clone()),
+            (id, json!(code)),
+            "{json}"
+        );
+    }
+}
+
 #[test]
 fn origin_port_wildcards_match_port_numbers_only() {
     let server = HttpServer::start(&["--plugin", &hello(), "--token", "t0k"]);

@@ -17,6 +17,10 @@
 //! Notifications never get answers (JSON-RPC forbids them); a bad one is
 //! logged and dropped. Unknown methods reach rmcp, which answers `-32601`.
 //!
+//! Over streamable HTTP the same [`classify`] runs on each POST body, and a
+//! malformed one gets HTTP 400 with the same JSON-RPC error (413 past the
+//! size limit) instead of rmcp's bare 415.
+//!
 //! Written here rather than taken from a crate: the check must be rmcp's
 //! own parse (so that what passes is exactly what rmcp accepts), and the
 //! answers must share rmcp's writer.
@@ -107,7 +111,14 @@ fn single(text: &str, value: &Value) -> Line {
     }
     match serde_json::from_str::<ClientJsonRpcMessage>(text) {
         Ok(message) => Line::Message(Box::new(message)),
-        Err(e) if id.is_some() && !is_response => answer(id, INVALID_PARAMS, &format!("Invalid params: {e}")),
+        Err(e) if id.is_some() && !is_response => {
+            let method = value.get("method").and_then(Value::as_str).unwrap_or_default();
+            answer(
+                id,
+                INVALID_PARAMS,
+                &format!("Invalid params: `{method}` does not take these params ({e})"),
+            )
+        }
         Err(e) => {
             tracing::debug!("dropped an MCP message that does not parse: {e}");
             Line::Skip
@@ -135,6 +146,16 @@ fn batch(items: &[Value]) -> Line {
     } else {
         Line::Answer(Value::Array(answers))
     }
+}
+
+/// The answer to a message longer than [`MAX_LINE_BYTES`] whose id could
+/// not be read.
+pub fn too_long() -> Value {
+    error_object(
+        None,
+        INVALID_REQUEST,
+        &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
+    )
 }
 
 fn answer(id: Option<Value>, code: i64, message: &str) -> Line {

@@ -413,6 +413,7 @@ pub async fn serve_http(
     let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
     let router = axum::Router::new()
         .route_service(&options.path, service)
+        .layer(middleware::from_fn(answer_malformed))
         .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
         .layer(middleware::from_fn_with_state(
             Arc::new(origin_policy),
@@ -433,6 +434,37 @@ pub async fn serve_http(
         .with_graceful_shutdown(graceful)
         .await
         .map_err(|e| Error::io("serving MCP over HTTP", e))
+}
+
+/// Answers a POST whose body rmcp would refuse with a bare HTTP 415 with
+/// the JSON-RPC error the spec names instead (HTTP 400, the request's id
+/// echoed; see [`super::framing`]); passes every other request on.
+async fn answer_malformed(request: Request, next: Next) -> Response {
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let limit = super::framing::MAX_LINE_BYTES;
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return json_response(StatusCode::PAYLOAD_TOO_LARGE, &super::framing::too_long());
+        }
+    };
+    if let super::framing::Line::Answer(answer) = super::framing::classify(&bytes) {
+        return json_response(StatusCode::BAD_REQUEST, &answer);
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// Refuses (403) a request whose `Origin` the policy does not allow (see
