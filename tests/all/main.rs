@@ -8,8 +8,6 @@ mod cache;
 mod capabilities;
 mod cli;
 mod config;
-mod detect_adversarial;
-mod detect_corpus;
 mod dispatch;
 mod example;
 mod exec;
