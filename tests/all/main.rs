@@ -10,8 +10,6 @@ mod claims;
 mod cli;
 mod config;
 mod defaults;
-mod detect_adversarial;
-mod detect_corpus;
 mod dispatch;
 mod example;
 mod exec;

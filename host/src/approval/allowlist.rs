@@ -22,7 +22,7 @@ use std::sync::Mutex;
 
 use toml_edit::{Array, DocumentMut, Item, Value};
 
-use crate::approval::verdict::{Category, Match, Verdict};
+use crate::approval::{Category, Match, Verdict};
 
 /// The key of the allowlist array in the configuration file.
 pub const ALLOWLIST_KEY: &str = "command_allowlist";

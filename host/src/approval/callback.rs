@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::approval::verdict::Verdict;
+use crate::approval::Verdict;
 
 /// A boxed, sendable future, as returned by the object-safe traits here
 /// (the crate's one alias, shared with the registry's `Tool` trait).

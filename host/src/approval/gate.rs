@@ -15,14 +15,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::approval::Verdict;
 use crate::approval::allowlist::{Allowlist, AllowlistError, pattern_for};
 use crate::approval::callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice, Subject};
-use crate::approval::detector::{inspect_in, normalized_program_name};
 use crate::approval::result::{BlockReason, BlockedResult};
 use crate::approval::session::SessionApprovals;
 use crate::approval::smart::{SmartApprover, is_approval};
 use crate::approval::tools::ToolApprovalRules;
-use crate::approval::verdict::Verdict;
+use crate::approval::{inspect_in, normalized_program_name};
 
 /// How long the callback may take by default.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);

@@ -2,7 +2,7 @@
 //!
 //! | type | role |
 //! | --- | --- |
-//! | [`detect`], [`inspect`] → [`Verdict`], [`Category`], [`Match`] | judge a shell command |
+//! | [`detect`], [`inspect`] → [`Verdict`], [`Category`], [`Match`] | judge a shell command (re-exported from `toolhost-detector`) |
 //! | [`ApprovalGate`], [`ApprovalPolicy`], [`Decision`] | decide whether a command or tool call runs |
 //! | [`ApprovalCallback`], [`ApprovalRequest`], [`ApprovalOutcome`], [`Choice`] | ask a person (asynchronously) |
 //! | [`CliPrompt`] | ask on a terminal |
@@ -27,18 +27,15 @@
 
 mod allowlist;
 mod callback;
-mod detector;
 mod gate;
 mod prompt;
 mod result;
 mod session;
 mod smart;
 mod tools;
-mod verdict;
 
 pub use allowlist::{ALLOWLIST_KEY, Allowlist, AllowlistError, pattern_allows, pattern_for, write_atomic};
 pub use callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, BoxFuture, Choice, Subject};
-pub use detector::{Inspection, MAX_COMMAND_BYTES, detect, inspect, inspect_in, normalized_program_name};
 pub use gate::{
     AllowedBy, ApprovalGate, ApprovalPolicy, DEFAULT_APPROVAL_TIMEOUT, Decision, Evaluation, GateError,
     RuleOutcome,
@@ -48,4 +45,9 @@ pub use result::{BlockReason, BlockStatus, BlockedResult, STOP_AFTER_DENIALS};
 pub use session::SessionApprovals;
 pub use smart::{SmartApprover, SmartError, is_approval, review_prompt};
 pub use tools::{ToolApprovalRules, glob_match};
-pub use verdict::{Category, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict};
+// The detector is its own crate (`toolhost-detector`); its API stays
+// reachable here under the paths the host has always used.
+pub use toolhost_detector::{
+    Category, Inspection, MAX_COMMAND_BYTES, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict,
+    detect, inspect, inspect_in, normalized_program_name,
+};

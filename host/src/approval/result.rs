@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::approval::verdict::Category;
+use crate::approval::Category;
 use crate::error::ErrorCode;
 use crate::registry::ToolOutput;
 

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use crate::approval::verdict::Category;
+use crate::approval::Category;
 
 #[derive(Debug, Default)]
 struct SessionState {

@@ -7,8 +7,8 @@
 //! and the verdict is complete; its reply is parsed strictly by
 //! [`is_approval`]: only the word `APPROVE` approves.
 
+use crate::approval::Verdict;
 use crate::approval::callback::BoxFuture;
-use crate::approval::verdict::Verdict;
 
 /// The error of a smart approver that could not answer; treated as "not
 /// approved".

@@ -2,11 +2,11 @@
 //! changes and writes into sensitive locations.
 
 use super::{Cmd, args};
-use crate::approval::detector::analyze::Analyzer;
-use crate::approval::detector::expand::Field;
-use crate::approval::detector::paths::{is_log_or_history, system_write_reason};
-use crate::approval::detector::resolve::Via;
-use crate::approval::verdict::Category;
+use crate::analyze::Analyzer;
+use crate::expand::Field;
+use crate::paths::{is_log_or_history, system_write_reason};
+use crate::resolve::Via;
+use crate::verdict::Category;
 
 const FORMATTERS: &[&str] = &[
     "mke2fs",

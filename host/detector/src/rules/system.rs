@@ -3,8 +3,8 @@
 
 use super::shell::Sink;
 use super::{Cmd, args};
-use crate::approval::detector::analyze::Analyzer;
-use crate::approval::verdict::Category;
+use crate::analyze::Analyzer;
+use crate::verdict::Category;
 
 fn sub_is(sub: Option<&str>, words: &[&str]) -> bool {
     sub.is_some_and(|s| words.iter().any(|w| s.eq_ignore_ascii_case(w)))

@@ -1,7 +1,7 @@
 //! Words: quoting, escapes, parameters and substitutions.
 
 use super::{Parser, is_meta};
-use crate::approval::detector::ast::{Assign, List, Part, Word};
+use crate::ast::{Assign, List, Part, Word};
 
 /// Where the characters being read stand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use super::expand::{Field, UNKNOWN};
 use super::paths;
 use super::payload::Payload;
 use super::resolve::{Invocation, Via, resolve_via};
-use crate::approval::verdict::Category;
+use crate::verdict::Category;
 
 /// One command as the rules see it.
 #[derive(Debug, Clone, Copy)]

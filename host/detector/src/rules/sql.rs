@@ -5,9 +5,9 @@
 use super::names::Lang;
 use super::shell::Sink;
 use super::{Cmd, args};
-use crate::approval::detector::analyze::{Analyzer, Input};
-use crate::approval::detector::payload::Payload;
-use crate::approval::verdict::Category;
+use crate::analyze::{Analyzer, Input};
+use crate::payload::Payload;
+use crate::verdict::Category;
 
 impl Analyzer {
     /// `psql`, `mysql`, `sqlite3`, `redis-cli`, `mongosh`, ...

@@ -2,11 +2,11 @@
 //! infrastructure-as-code and cloud command-line tools.
 
 use super::{Cmd, args};
-use crate::approval::detector::analyze::Analyzer;
-use crate::approval::detector::expand::Field;
-use crate::approval::detector::paths::system_write_reason;
-use crate::approval::detector::resolve::Via;
-use crate::approval::verdict::Category;
+use crate::analyze::Analyzer;
+use crate::expand::Field;
+use crate::paths::system_write_reason;
+use crate::resolve::Via;
+use crate::verdict::Category;
 
 impl Analyzer {
     /// Rules for version control and infrastructure tools.

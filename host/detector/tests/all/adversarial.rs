@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use toolhost::approval::{Category, detect, inspect};
+use toolhost_detector::{Category, detect, inspect};
 
 fn flagged(cmd: &str, cat: Category) {
     let v = detect(cmd);

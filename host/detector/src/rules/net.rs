@@ -2,9 +2,9 @@
 
 use super::names::{NET_TOOLS, is_sender};
 use super::{Cmd, args};
-use crate::approval::detector::analyze::{Analyzer, Input};
-use crate::approval::detector::paths::is_secret_path;
-use crate::approval::verdict::Category;
+use crate::analyze::{Analyzer, Input};
+use crate::paths::is_secret_path;
+use crate::verdict::Category;
 
 impl Analyzer {
     /// Rules for network programs.

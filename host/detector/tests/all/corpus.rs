@@ -1,12 +1,15 @@
 //! The approval corpus: every dangerous command flagged, at most two benign
 //! ones flagged.
 
-use toolhost::approval::detect;
+use toolhost_detector::detect;
 
 /// The corpus file (the integrator may point this at `shared/`).
 /// A copy of `shared/approval-corpus/commands.tsv`, kept in the repository so
 /// the suite runs from a clean clone.
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/approval-corpus.tsv");
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/data/approval-corpus.tsv"
+);
 
 fn load() -> Vec<(String, String, String)> {
     let text = std::fs::read_to_string(CORPUS).expect("read corpus");

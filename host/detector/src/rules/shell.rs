@@ -5,12 +5,12 @@
 
 use super::names::{Lang, SHELLS};
 use super::{Cmd, args};
-use crate::approval::detector::analyze::{Analyzer, Input};
-use crate::approval::detector::ast::Part;
-use crate::approval::detector::expand::{Field, UNKNOWN};
-use crate::approval::detector::payload::Payload;
-use crate::approval::detector::resolve::Via;
-use crate::approval::verdict::Category;
+use crate::analyze::{Analyzer, Input};
+use crate::ast::Part;
+use crate::expand::{Field, UNKNOWN};
+use crate::payload::Payload;
+use crate::resolve::Via;
+use crate::verdict::Category;
 
 const PIPED: &str = "piped into it";
 
@@ -287,7 +287,7 @@ impl Analyzer {
                     None => Some("~".to_string()),
                     Some(f) => f
                         .value()
-                        .map(|v| crate::approval::detector::paths::normalize(v, self.scope.cwd.as_deref())),
+                        .map(|v| crate::paths::normalize(v, self.scope.cwd.as_deref())),
                 };
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {

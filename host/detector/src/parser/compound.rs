@@ -1,7 +1,7 @@
 //! Compound commands and function definitions.
 
 use super::{Parser, is_meta};
-use crate::approval::detector::ast::{Command, Compound, CompoundKind, Function, List, Redirect, Word};
+use crate::ast::{Command, Compound, CompoundKind, Function, List, Redirect, Word};
 
 impl Parser<'_> {
     fn compound(&mut self, kind: CompoundKind, start: usize, lists: Vec<List>, words: Vec<Word>) -> Compound {

@@ -1,7 +1,28 @@
-//! # The dangerous-command detector
+//! # toolhost-detector: judging shell commands before they run
 //!
-//! [`detect`] reads a command the way a shell would and judges every
-//! simple command in it.
+//! toolhost asks a person (or a reviewer) before an agent's shell command
+//! runs when this crate says the command is dangerous. [`detect`] reads a
+//! command the way a shell would and judges every simple command in it.
+//!
+//! | item | role |
+//! | --- | --- |
+//! | [`detect`] → [`Verdict`] | whether a command needs approval, and why |
+//! | [`inspect`], [`inspect_in`] → [`Inspection`] | the verdict plus every program the command runs |
+//! | [`Verdict`], [`Match`], [`Category`] | the answer: each reason, its kind and the text that triggered it |
+//! | [`UnknownCategory`] | the error of parsing a category name |
+//! | [`normalized_program_name`] | the name a program word is judged by |
+//! | [`MAX_COMMAND_BYTES`], [`MAX_MATCHES`], [`MAX_MATCHED_CHARS`] | the bounds of the analysis and of a verdict |
+//!
+//! ```
+//! use toolhost_detector::{Category, detect};
+//!
+//! let v = detect("cd /tmp && sh -c 'rm -rf build'");
+//! assert!(v.dangerous);
+//! assert_eq!(v.categories, vec![Category::RecursiveDelete]);
+//! assert!(!detect("echo 'rm -rf /'").dangerous);
+//! ```
+//!
+//! ## How a command is read
 //!
 //! | stage | module | what it does |
 //! | --- | --- | --- |
@@ -20,15 +41,8 @@
 //! beyond a fixed depth or work beyond a budget proportional to the input
 //! yield an `unanalyzable` match (which needs approval) instead of running
 //! long or deep. [`detect`] never panics.
-//!
-//! ```
-//! use toolhost::approval::{detect, Category};
-//!
-//! let v = detect("cd /tmp && sh -c 'rm -rf build'");
-//! assert!(v.dangerous);
-//! assert_eq!(v.categories, vec![Category::RecursiveDelete]);
-//! assert!(!detect("echo 'rm -rf /'").dangerous);
-//! ```
+
+#![deny(missing_docs)]
 
 mod analyze;
 mod ast;
@@ -39,10 +53,12 @@ mod payload;
 mod resolve;
 mod rules;
 mod sanitize;
+mod verdict;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::approval::verdict::{Category, Match, Verdict, clip};
+use verdict::clip;
+pub use verdict::{Category, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict};
 
 /// The name a program word is judged by: the last path component, lower
 /// case (`/usr/bin/../bin/RM` → `rm`). Quotes and escapes must already be

@@ -3,7 +3,7 @@
 //! once the whole text has been parsed.
 
 use super::Parser;
-use crate::approval::detector::ast::{Command, List, Part, RedirOp, Redirect, Word};
+use crate::ast::{Command, List, Part, RedirOp, Redirect, Word};
 
 /// A heredoc whose body has not been read yet.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! Option parsing for the rules: GNU-style, options anywhere before `--`.
 
-use crate::approval::detector::expand::Field;
+use crate::expand::Field;
 
 /// A command line split into options and operands.
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@ use super::ast::{Command, Compound, CompoundKind, Function, Item, List, Part, Pi
 use super::parser;
 use super::payload::Payload;
 use super::resolve::{Invocation, resolve};
-use crate::approval::verdict::{Category, Match, clip};
+use crate::verdict::{Category, Match, clip};
 
 /// Deepest nesting of syntax plus re-parsed payloads that is analysed.
 pub(crate) const MAX_NESTING: usize = 48;

@@ -8,9 +8,9 @@
 
 use super::Cmd;
 use super::names::Lang;
-use crate::approval::detector::analyze::{Analyzer, Input};
-use crate::approval::detector::paths::{is_block_device, is_secret_path, normalize, system_write_reason};
-use crate::approval::verdict::Category;
+use crate::analyze::{Analyzer, Input};
+use crate::paths::{is_block_device, is_secret_path, normalize, system_write_reason};
+use crate::verdict::Category;
 
 /// Code split into its parts.
 #[derive(Debug, Default)]

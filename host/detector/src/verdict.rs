@@ -1,6 +1,6 @@
 //! # Verdicts
 //!
-//! The result of [`detect`](crate::approval::detect): whether a command needs
+//! The result of [`detect`](crate::detect): whether a command needs
 //! approval, the [`Category`] of every reason, and each [`Match`] with the
 //! part of the command that triggered it.
 
@@ -157,10 +157,17 @@ impl fmt::Display for Category {
     }
 }
 
-/// The error of parsing an unknown category name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown command category `{0}`")]
+/// The error of parsing an unknown category name: holds the rejected text.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownCategory(pub String);
+
+impl fmt::Display for UnknownCategory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown command category `{}`", self.0)
+    }
+}
+
+impl std::error::Error for UnknownCategory {}
 
 impl FromStr for Category {
     type Err = UnknownCategory;
