@@ -4,10 +4,15 @@
 //! working directory), and hands each resolved command to the rules.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::ast::{Command, Compound, CompoundKind, Function, Item, List, Part, Pipeline, Simple, Word};
+use super::definitions::Calls;
+use super::expand::Field;
+use super::files::Files;
 use super::parser;
 use super::payload::Payload;
+use super::protected::Host;
 use super::resolve::{Invocation, resolve};
 use crate::verdict::{Category, Match, clip};
 
@@ -27,6 +32,16 @@ pub(crate) struct Scope {
     pub cwd: Option<String>,
     /// Where the values of variables came from (network, decoded, secret).
     pub taint: HashMap<String, Payload>,
+    /// Arrays set by the script (`a=(rm -rf d)`), element by element.
+    pub arrays: HashMap<String, Vec<Field>>,
+    /// Aliases defined by the script: `Some` when the text is known.
+    pub aliases: HashMap<String, Option<String>>,
+    /// Functions defined by the script, by name.
+    pub functions: HashMap<String, Rc<Command>>,
+    /// The positional parameters (`$1`, `$@`) when known: inside a
+    /// function call, a script file run with arguments or `sh -c CODE
+    /// NAME ARGS`.
+    pub positional: Option<Vec<Field>>,
 }
 
 /// Where a command's standard input comes from.
@@ -57,6 +72,12 @@ pub(crate) struct Analyzer {
     pub findings: Vec<Match>,
     /// Every program (and wrapper) judged, normalized.
     pub programs: Vec<String>,
+    /// Files the command writes, with what is known of their content.
+    pub files: Files,
+    /// What the caller protects (see [`crate::Context`]).
+    pub host: Host,
+    /// Function calls and alias expansions in progress and done.
+    pub calls: Calls,
     work: usize,
     exhausted: bool,
     nest: usize,
@@ -64,12 +85,16 @@ pub(crate) struct Analyzer {
 }
 
 impl Analyzer {
-    /// An analyzer allowed about `work` units of effort.
-    pub(crate) fn new(work: usize) -> Analyzer {
+    /// An analyzer allowed about `work` units of effort, protecting what
+    /// `host` names.
+    pub(crate) fn new(work: usize, host: Host) -> Analyzer {
         Analyzer {
             scope: Scope::default(),
             findings: Vec::new(),
             programs: Vec::new(),
+            files: Files::default(),
+            host,
+            calls: Calls::default(),
             work,
             exhausted: false,
             nest: 0,
@@ -129,6 +154,12 @@ impl Analyzer {
     /// Analyses a shell payload (`sh -c`, `eval`, piped text) one level
     /// deeper, with its own variables.
     pub(crate) fn payload(&mut self, text: &str, input: Input) {
+        self.payload_with(text, input, None);
+    }
+
+    /// Like [`Analyzer::payload`], with known positional parameters (a
+    /// script run with arguments, `sh -c CODE NAME ARGS`).
+    pub(crate) fn payload_with(&mut self, text: &str, input: Input, positional: Option<Vec<Field>>) {
         if self.payload_depth >= MAX_PAYLOAD_DEPTH {
             self.add(
                 Category::Unanalyzable,
@@ -139,12 +170,13 @@ impl Analyzer {
         }
         self.payload_depth += 1;
         let saved = std::mem::take(&mut self.scope);
+        self.scope.positional = positional;
         self.script(text, input);
         self.scope = saved;
         self.payload_depth -= 1;
     }
 
-    fn enter(&mut self) -> bool {
+    pub(crate) fn enter(&mut self) -> bool {
         self.nest += 1;
         if self.nest > MAX_NESTING {
             self.nest -= 1;
@@ -158,7 +190,7 @@ impl Analyzer {
         self.spend(1)
     }
 
-    fn leave(&mut self) {
+    pub(crate) fn leave(&mut self) {
         self.nest = self.nest.saturating_sub(1);
     }
 
@@ -203,7 +235,7 @@ impl Analyzer {
         }
     }
 
-    fn command(&mut self, c: &Command, stdin: &Input, place: Place<'_>) -> Option<Invocation> {
+    pub(crate) fn command(&mut self, c: &Command, stdin: &Input, place: Place<'_>) -> Option<Invocation> {
         match c {
             Command::Simple(s) => self.simple(s, stdin, place),
             Command::Compound(k) => {
@@ -227,6 +259,10 @@ impl Analyzer {
         let body_input = self.redirect_input(&k.redirects).unwrap_or_else(|| stdin.clone());
         for l in &k.lists {
             self.list(l, &body_input);
+        }
+        if k.redirects.iter().any(|r| r.op.writes()) {
+            let out = self.compound_output(k, &Payload::default());
+            self.record_redirects(&k.redirects, out);
         }
         let infinite = match k.kind {
             CompoundKind::While { until } => k.lists.first().is_some_and(|c| always(c, !until)),
@@ -264,6 +300,7 @@ impl Analyzer {
             );
         }
         self.list(&body, &Input::None);
+        self.define_function(f);
     }
 
     fn simple(&mut self, s: &Simple, stdin: &Input, place: Place<'_>) -> Option<Invocation> {
@@ -281,8 +318,19 @@ impl Analyzer {
         for a in &s.assigns {
             self.assignment(a, s.words.is_empty());
         }
+        if self.expand_alias(s, stdin) {
+            self.record_redirects(&s.redirects, Payload::default());
+            return None;
+        }
         let fields = self.expand_all(&s.words);
+        if self.call_function(&fields, stdin, place) {
+            self.record_redirects(&s.redirects, Payload::default());
+            return None;
+        }
         let res = resolve(fields);
+        for (w, args) in &res.wrapped {
+            self.wrapper_options(w, args, &s.raw);
+        }
         for d in &res.dynamic {
             let shown = if d.contains('…') {
                 String::new()
@@ -297,10 +345,23 @@ impl Analyzer {
                 ),
             );
         }
-        let inv = res.inv?;
         let stdin = self.redirect_input(&s.redirects).unwrap_or_else(|| stdin.clone());
-        self.judge(&inv, s, &stdin, place);
-        Some(inv)
+        if let Some(inv) = &res.inv {
+            self.judge(inv, s, &stdin, place);
+        }
+        if s.redirects.iter().any(|r| r.op.writes()) {
+            let input = match &stdin {
+                Input::Pipe(p) | Input::Here(p) => p.clone(),
+                _ => Payload::default(),
+            };
+            let out = if res.inv.is_some() {
+                self.simple_output(s, &input)
+            } else {
+                Payload::literal("")
+            };
+            self.record_redirects(&s.redirects, out);
+        }
+        res.inv
     }
 
     /// Walks the substitutions inside a word (they run before the command).

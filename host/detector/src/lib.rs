@@ -7,7 +7,8 @@
 //! | item | role |
 //! | --- | --- |
 //! | [`detect`] → [`Verdict`] | whether a command needs approval, and why |
-//! | [`inspect`], [`inspect_in`] → [`Inspection`] | the verdict plus every program the command runs |
+//! | [`inspect`], [`inspect_in`], [`inspect_with`] → [`Inspection`] | the verdict plus every program the command runs |
+//! | [`Context`] | where a command runs: working directory, home, protected paths |
 //! | [`Verdict`], [`Match`], [`Category`] | the answer: each reason, its kind and the text that triggered it |
 //! | [`UnknownCategory`] | the error of parsing a category name |
 //! | [`normalized_program_name`] | the name a program word is judged by |
@@ -46,10 +47,16 @@
 
 mod analyze;
 mod ast;
+mod context;
+mod credentials;
+mod definitions;
+mod environ;
 mod expand;
+mod files;
 mod parser;
 mod paths;
 mod payload;
+mod protected;
 mod resolve;
 mod rules;
 mod sanitize;
@@ -57,6 +64,7 @@ mod verdict;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+pub use context::Context;
 use verdict::clip;
 pub use verdict::{Category, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict};
 
@@ -108,8 +116,21 @@ pub fn inspect(command: &str) -> Inspection {
 /// Like [`inspect`], for a command that runs in the working directory
 /// `cwd`: relative paths in it are judged as the paths they name there
 /// (`echo x > passwd` in `/etc` writes `/etc/passwd`). `None`: unknown.
+/// The same as [`inspect_with`] with only a working directory.
 pub fn inspect_in(command: &str, cwd: Option<&str>) -> Inspection {
-    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command, cwd)));
+    let mut cx = Context::new();
+    if let Some(dir) = cwd {
+        cx = cx.with_cwd(dir);
+    }
+    inspect_with(command, &cx)
+}
+
+/// Like [`inspect`], with what the caller knows about where the command
+/// runs: its working directory, home folder and protected paths (see
+/// [`Context`]). Writing a protected path is
+/// [`Category::HostConfigWrite`]. Same guarantees as [`detect`].
+pub fn inspect_with(command: &str, context: &Context<'_>) -> Inspection {
+    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command, context)));
     match outcome {
         Ok(v) => v,
         Err(_) => Inspection {
@@ -123,7 +144,7 @@ pub fn inspect_in(command: &str, cwd: Option<&str>) -> Inspection {
     }
 }
 
-fn inspect_inner(command: &str, cwd: Option<&str>) -> Inspection {
+fn inspect_inner(command: &str, context: &Context<'_>) -> Inspection {
     let mut findings = Vec::new();
     let mut text = command;
     if command.len() > MAX_COMMAND_BYTES {
@@ -139,12 +160,16 @@ fn inspect_inner(command: &str, cwd: Option<&str>) -> Inspection {
         });
     }
     let budget = WORK_BASE + text.len().saturating_mul(WORK_PER_BYTE);
-    let mut a = analyze::Analyzer::new(budget);
+    let host = protected::Host::new(context);
+    let cwd = host.fold_cwd(context.cwd);
+    let mut a = analyze::Analyzer::new(budget, host);
     for reading in sanitize::readings(text) {
         a.scope = analyze::Scope {
-            cwd: cwd.map(str::to_string),
+            cwd: cwd.clone(),
             ..analyze::Scope::default()
         };
+        a.files = files::Files::default();
+        a.calls = definitions::Calls::default();
         a.script(&reading, analyze::Input::None);
     }
     findings.append(&mut a.findings);

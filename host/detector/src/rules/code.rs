@@ -6,7 +6,6 @@
 //! runs processes, its string literals (and lists of literals joined, as in
 //! `subprocess.call(["rm", "-rf", "/"])`) are analysed as shell commands.
 
-use super::Cmd;
 use super::names::Lang;
 use crate::analyze::{Analyzer, Input};
 use crate::paths::{is_block_device, is_secret_path, normalize, system_write_reason};
@@ -266,13 +265,12 @@ const WRITE: &[&str] = &[
 
 impl Analyzer {
     /// Judges inline interpreter code.
-    pub(crate) fn inline_code(&mut self, lang: Lang, src: &str, c: &Cmd<'_>) {
+    pub(crate) fn inline_code(&mut self, lang: Lang, src: &str, raw: &str) {
         if !self.spend(src.len()) {
             return;
         }
         let lx = lex(src, lang);
         let code = lx.code.as_str();
-        let raw = c.raw();
         let mut exec = any(code, EXEC);
         if lang == Lang::Awk {
             exec = has(code, "system")

@@ -7,11 +7,15 @@
 
 pub(crate) mod args;
 mod code;
+mod editors;
 mod fs;
 mod infra;
 pub(crate) mod names;
 mod net;
-mod shell;
+mod options;
+mod scripts;
+mod sed;
+pub(crate) mod shell;
 mod sql;
 mod system;
 
@@ -20,6 +24,7 @@ use super::ast::{Assign, RedirOp, Redirect, Simple};
 use super::expand::{Field, UNKNOWN};
 use super::paths;
 use super::payload::Payload;
+use super::protected::Touch;
 use super::resolve::{Invocation, Via, resolve_via};
 use crate::verdict::Category;
 
@@ -67,6 +72,16 @@ impl Analyzer {
                 self.programs.push(w.to_string());
             }
         }
+        for f in &inv.env {
+            if let Some((n, v)) = f.text.split_once('=') {
+                let value = Field {
+                    text: v.to_string(),
+                    ..f.clone()
+                };
+                self.environment(n, &value, c.raw());
+            }
+        }
+        self.program_file(&c);
         if names::SHELLS.contains(&name) {
             self.shell(&c);
         } else if let Some(lang) = names::interpreter(name) {
@@ -79,12 +94,20 @@ impl Analyzer {
         self.system(&c);
         self.infra(&c);
         self.network(&c);
+        self.options(&c);
+        self.editors(&c);
+        self.credentials(&c);
+        self.protected_rules(&c);
+        self.record_writes(name, &inv.args, c.stdin_payload());
     }
 
     /// Resolves and judges a command line embedded in another one
     /// (`find -exec`, `docker exec`, `kubectl exec`).
     pub(crate) fn judge_fields(&mut self, fields: Vec<Field>, via: Via, c: &Cmd<'_>) {
         let res = resolve_via(fields, via);
+        for (w, args) in &res.wrapped {
+            self.wrapper_options(w, args, c.raw());
+        }
         for d in &res.dynamic {
             self.add(
                 Category::DynamicCommand,
@@ -107,6 +130,7 @@ impl Analyzer {
 
     /// Judges a path the command writes to.
     pub(crate) fn write_target(&mut self, f: &Field, matched: &str) {
+        self.protected_touch(f, Touch::Write, matched);
         let Some(p) = self.path(f) else { return };
         if paths::is_net_device(&p) {
             self.add(
@@ -148,6 +172,7 @@ impl Analyzer {
             }
             RedirOp::In => {
                 for f in &fields {
+                    self.credential_read(&f.text, &r.raw);
                     if self.path(f).is_some_and(|p| paths::is_net_device(&p)) {
                         self.add(
                             Category::ReverseShell,
@@ -174,10 +199,21 @@ impl Analyzer {
     }
 
     /// Tracks and judges an assignment (`persist`: it stands alone, so it
-    /// changes the script's variables).
+    /// changes the script's variables; otherwise it sets the environment
+    /// of the command it prefixes).
     pub(crate) fn assignment(&mut self, a: &Assign, persist: bool) {
-        let value = a.value.first().map(|w| self.expand(w)).unwrap_or_default();
-        let text = value.first().and_then(|f| f.value().map(str::to_string));
+        if persist && self.array_assignment(a) {
+            let first = self.scope.arrays.get(&a.name).and_then(|e| e.first()).cloned();
+            let text = first.as_ref().and_then(|f| f.value().map(str::to_string));
+            self.set_var(&a.name, text.as_deref(), &a.raw, persist);
+            return;
+        }
+        let value = match a.value.first() {
+            Some(w) => self.expand_value(w),
+            None => Field::lit(""),
+        };
+        self.environment(&a.name, &value, &a.raw);
+        let text = value.value().map(str::to_string);
         if persist && let Some(w) = a.value.first() {
             let mut t = self.word_payload(w);
             t.text = None;
@@ -193,14 +229,8 @@ impl Analyzer {
         {
             self.add(Category::LogTampering, raw, "turns off shell history");
         }
-        if name == "LD_PRELOAD" || name == "LD_AUDIT" {
-            self.add(
-                Category::CodeExecution,
-                raw,
-                "injects a library into every program started",
-            );
-        }
         if persist {
+            self.calls.version += 1;
             if name == "IFS" {
                 self.scope.ifs = value.map(str::to_string);
             }
