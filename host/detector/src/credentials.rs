@@ -237,7 +237,7 @@ impl Analyzer {
         if t.is_empty() || t.starts_with('-') {
             return None;
         }
-        let p = self.host.fold(paths::normalize(t, self.scope.cwd.as_deref()));
+        let p = self.host.resolve(t, self.scope.cwd.as_deref());
         credential(&p).map(|why| (p, why))
     }
 

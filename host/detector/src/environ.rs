@@ -221,7 +221,11 @@ impl Analyzer {
             return;
         }
         if v.contains(UNKNOWN) || v.contains(INHERITED) {
-            self.opaque_env(name, v, raw, "the command it holds is computed at run time");
+            self.add(
+                Category::DynamicCommand,
+                raw,
+                format!("{name} holds a command computed at run time"),
+            );
             return;
         }
         let mut cmd = v.trim_start();
@@ -239,8 +243,9 @@ fn has_any(text: &str, words: &[&str]) -> bool {
     text.split_whitespace().any(|t| {
         words.iter().any(|w| {
             t == *w
-                || t.strip_prefix(w)
-                    .is_some_and(|r| r.starts_with('=') || w.starts_with("--"))
+                || t.strip_prefix(w).is_some_and(|r| {
+                    r.starts_with(['=', ':']) || w.starts_with("--") || w.len() == 2 && !r.is_empty()
+                })
         })
     })
 }

@@ -53,7 +53,7 @@ impl Analyzer {
         if !f.known || f.glob || f.text.is_empty() {
             return None;
         }
-        Some(paths::normalize(&f.text, self.scope.cwd.as_deref()))
+        Some(self.host.resolve(&f.text, self.scope.cwd.as_deref()))
     }
 
     /// What the command wrote earlier into the file `f`, if it did.

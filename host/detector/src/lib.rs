@@ -161,7 +161,7 @@ fn inspect_inner(command: &str, context: &Context<'_>) -> Inspection {
     }
     let budget = WORK_BASE + text.len().saturating_mul(WORK_PER_BYTE);
     let host = protected::Host::new(context);
-    let cwd = host.fold_cwd(context.cwd);
+    let cwd = host.working_dir(context.cwd);
     let mut a = analyze::Analyzer::new(budget, host);
     for reading in sanitize::readings(text) {
         a.scope = analyze::Scope {

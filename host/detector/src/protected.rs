@@ -30,8 +30,7 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    /// The protected paths of `cx`, normalized (relative ones against its
-    /// working directory) and with its home folder written as `~`.
+    /// The protected paths of `cx`, resolved (see [`Host::resolve`]).
     pub(crate) fn new(cx: &Context<'_>) -> Host {
         let mut h = Host {
             protected: Vec::new(),
@@ -40,17 +39,26 @@ impl Host {
                 .map(|d| paths::normalize(d, None))
                 .filter(|d| d.starts_with('/') && d != "/"),
         };
+        let cwd = h.working_dir(cx.cwd);
         h.protected = cx
             .protected
             .iter()
             .filter(|p| !p.trim().is_empty())
-            .map(|p| h.fold(paths::normalize(p, cx.cwd)))
+            .map(|p| h.resolve(p, cwd.as_deref()))
             .collect();
         h
     }
 
+    /// `p` with a leading `~` replaced by the home folder, when known.
+    fn unfold(&self, p: &str) -> String {
+        match (&self.home, p.strip_prefix('~')) {
+            (Some(h), Some(rest)) if rest.is_empty() || rest.starts_with('/') => format!("{h}{rest}"),
+            _ => p.to_string(),
+        }
+    }
+
     /// `p` with the home folder written as `~`.
-    pub(crate) fn fold(&self, p: String) -> String {
+    fn fold(&self, p: String) -> String {
         match &self.home {
             Some(h) if p == *h => "~".to_string(),
             Some(h) => match p.strip_prefix(h.as_str()).filter(|r| r.starts_with('/')) {
@@ -61,9 +69,19 @@ impl Host {
         }
     }
 
-    /// The working directory to judge paths against, with `~` folded.
-    pub(crate) fn fold_cwd(&self, cwd: Option<&str>) -> Option<String> {
-        cwd.map(|c| self.fold(paths::normalize(c, None)))
+    /// The path `text` names from the working directory `cwd`, normalized
+    /// (`..`, `.`, `//` folded) with `~` standing for the home folder.
+    /// With the home folder known, `..` above it is resolved
+    /// (`~/project/../../me/x` is `~/x` for home `/home/me`).
+    pub(crate) fn resolve(&self, text: &str, cwd: Option<&str>) -> String {
+        let cwd = cwd.map(|c| self.unfold(c));
+        self.fold(paths::normalize(&self.unfold(text), cwd.as_deref()))
+    }
+
+    /// A working directory as the analysis keeps it: absolute when the
+    /// home folder is known (so that `..` can leave it).
+    pub(crate) fn working_dir(&self, cwd: Option<&str>) -> Option<String> {
+        cwd.map(|c| self.unfold(&paths::normalize(c, None)))
     }
 }
 
@@ -114,7 +132,7 @@ impl Analyzer {
             return None;
         }
         let base = if fixed.is_empty() { "." } else { fixed };
-        let p = self.host.fold(paths::normalize(base, self.scope.cwd.as_deref()));
+        let p = self.host.resolve(base, self.scope.cwd.as_deref());
         let relative = !p.starts_with('/') && !p.starts_with('~');
         self.host
             .protected
@@ -144,7 +162,7 @@ impl Analyzer {
         let name = c.inv.name.as_str();
         let (how, skip, with_arg): (Touch, usize, &str) = match name {
             "rm" | "rmdir" | "unlink" | "shred" | "srm" | "wipe" | "trash" | "trash-put" | "del" => {
-                (Touch::Remove, 0, "nsu")
+                (Touch::Remove, 0, "ns")
             }
             "mv" => (Touch::Remove, 0, "tS"),
             "ln" | "touch" | "mkdir" => (Touch::Write, 0, "tSmdrt"),

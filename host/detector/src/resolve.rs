@@ -159,9 +159,11 @@ impl Scan {
 
 fn is_assignment(t: &str) -> bool {
     t.split_once('=').is_some_and(|(n, _)| {
-        !n.is_empty()
-            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !n.starts_with(|c: char| c.is_ascii_digit())
+        // `env 'BASH_FUNC_f%%=() { ...; }'` exports a function.
+        n.starts_with("BASH_FUNC_") && n.ends_with("%%")
+            || !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.starts_with(|c: char| c.is_ascii_digit())
     })
 }
 
@@ -349,9 +351,13 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             let args: Vec<Field> = args.iter().filter(|f| f.text != "-").cloned().collect();
             let s = scan(&args, &o);
             if let Some(split) = s.value(&["S", "--split-string"]) {
-                let mut v: Vec<Field> = split.split_whitespace().map(Field::lit).collect();
-                v.extend(after(&args, &s).unwrap_or_default());
-                return next(v, "env");
+                // `env -S` splits its string with quotes, like a shell.
+                let mut code = split.to_string();
+                for f in after(&args, &s).unwrap_or_default() {
+                    code.push(' ');
+                    code.push_str(&f.text);
+                }
+                return next(sh_c(Field::lit(&code)), "env");
             }
             match after(&args, &s) {
                 Some(a) => next(a, "env"),

@@ -47,22 +47,14 @@ impl Analyzer {
         let name = c.inv.name.as_str();
         match name {
             "vi" | "vim" | "nvim" | "view" | "vimdiff" | "gvim" | "ex" | "rvim" | "evim" => {
-                for (k, v) in valued(&a, &["-c", "--cmd", "-S", "-u", "-s", "-l"]) {
-                    match k.as_str() {
-                        "-c" | "--cmd" => self.editor_command(&v, raw, 0),
-                        "-u" if matches!(v.as_str(), "NONE" | "NORC" | "DEFAULTS") => {}
-                        "-S" if v.is_empty() || v.starts_with('-') => self.editor_file("Session.vim", raw),
+                let (opts, ex_mode) = vim_args(&a, name == "ex");
+                for (k, v) in opts {
+                    match k {
+                        'c' => self.editor_command(&v, raw, 0),
+                        'u' | 'U' if matches!(v.as_str(), "NONE" | "NORC" | "DEFAULTS") => {}
                         _ => self.editor_file(&v, raw),
                     }
                 }
-                for t in &a {
-                    if let Some(cmd) = t.strip_prefix('+').filter(|c| !c.is_empty()) {
-                        self.editor_command(cmd, raw, 0);
-                    }
-                }
-                let ex_mode = name == "ex"
-                    || a.iter()
-                        .any(|t| matches!(t.as_str(), "-e" | "-es" | "-E" | "-Es"));
                 if ex_mode {
                     self.editor_stdin(c, raw);
                 }
@@ -354,6 +346,71 @@ impl Analyzer {
             }
         }
     }
+}
+
+/// The options of a vi/vim/ex command line that carry commands or
+/// command files: `('c', cmd)` for `-c CMD`, `--cmd CMD` and `+CMD`;
+/// `('S'|'s'|'u'|'U'|'l', file)` for script files. Short options cluster
+/// (`ex -sc CMD`); `-s` is "silent" in Ex mode (`-e`, `-E`, `ex`) and
+/// takes a script of keystrokes otherwise. Also returns whether Ex mode
+/// is on (then commands are read from standard input).
+fn vim_args(args: &[String], ex: bool) -> (Vec<(char, String)>, bool) {
+    let mut out = Vec::new();
+    let mut ex_mode = ex;
+    let mut i = 0;
+    while let Some(t) = args.get(i) {
+        i += 1;
+        if t == "--" {
+            break;
+        }
+        if let Some(cmd) = t.strip_prefix('+') {
+            if !cmd.is_empty() {
+                out.push(('c', cmd.to_string()));
+            }
+            continue;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            if long == "cmd" {
+                out.push(('c', args.get(i).cloned().unwrap_or_default()));
+                i += 1;
+            } else if matches!(long, "startuptime" | "servername" | "remote-send" | "remote-expr") {
+                i += 1;
+            }
+            continue;
+        }
+        let Some(cluster) = t.strip_prefix('-') else {
+            continue;
+        };
+        let chars: Vec<char> = cluster.chars().collect();
+        for (k, &ch) in chars.iter().enumerate() {
+            let takes = match ch {
+                'e' | 'E' => {
+                    ex_mode = true;
+                    false
+                }
+                's' => !ex_mode,
+                'c' | 'S' | 'u' | 'U' | 'T' | 'i' | 'w' | 'W' | 't' | 'q' | 'l' => true,
+                _ => false,
+            };
+            if !takes {
+                continue;
+            }
+            let attached: String = chars.get(k + 1..).unwrap_or_default().iter().collect();
+            let value = if !attached.is_empty() {
+                attached
+            } else if ch == 'S' && args.get(i).is_none_or(|n| n.starts_with('-')) {
+                "Session.vim".to_string()
+            } else {
+                i += 1;
+                args.get(i - 1).cloned().unwrap_or_default()
+            };
+            if matches!(ch, 'c' | 'S' | 's' | 'u' | 'U' | 'l') {
+                out.push((ch, value));
+            }
+            break;
+        }
+    }
+    (out, ex_mode)
 }
 
 /// Removes ex command modifiers (`silent!`, `noautocmd`, ...) and a line

@@ -191,7 +191,7 @@ impl Analyzer {
 
     /// Deleting system files, logs or history.
     fn deleted_paths(&mut self, c: &Cmd<'_>) {
-        for f in args::parse(c.args(), "nsu", &[]).operands {
+        for f in args::parse(c.args(), "ns", &[]).operands {
             let Some(p) = self.path(f) else { continue };
             if is_log_or_history(&p) {
                 self.add(

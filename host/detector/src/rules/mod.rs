@@ -7,6 +7,7 @@
 
 pub(crate) mod args;
 mod code;
+mod code_lex;
 mod editors;
 mod fs;
 mod infra;
@@ -125,7 +126,7 @@ impl Analyzer {
         if f.text.is_empty() || (f.text.contains(UNKNOWN) && !f.text.starts_with('/')) {
             return None;
         }
-        Some(paths::normalize(&f.text, self.scope.cwd.as_deref()))
+        Some(self.host.resolve(&f.text, self.scope.cwd.as_deref()))
     }
 
     /// Judges a path the command writes to.

@@ -267,11 +267,7 @@ impl Analyzer {
             "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive" | "remote" | "submodule" => {
                 for r in rest {
                     if let Some(cmd) = r.strip_prefix("ext::") {
-                        let cmd = cmd
-                            .replace("%%", "\u{0}")
-                            .replace(['%'], "")
-                            .replace('\u{0}', "%");
-                        self.option_command(&cmd, raw, "a git ext:: remote");
+                        self.option_command(&ext_command(cmd), raw, "a git ext:: remote");
                     }
                 }
                 for (_, v) in valued(rest, &["-u", "--upload-pack", "--receive-pack", "--exec"]) {
@@ -389,6 +385,38 @@ pub(crate) fn valued(args: &[String], keys: &[&str]) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The command of a git `ext::` remote as shell text: words split at
+/// spaces, `% ` a space inside a word, `%%` a percent sign, other `%x`
+/// placeholders a plain word.
+fn ext_command(url: &str) -> String {
+    let mut words: Vec<String> = vec![String::new()];
+    let mut chars = url.chars();
+    while let Some(c) = chars.next() {
+        let piece = match c {
+            '%' => match chars.next() {
+                Some(' ') => ' ',
+                Some('%') => '%',
+                Some(_) => 'x',
+                None => continue,
+            },
+            ' ' => {
+                words.push(String::new());
+                continue;
+            }
+            c => c,
+        };
+        if let Some(w) = words.last_mut() {
+            w.push(piece);
+        }
+    }
+    words
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// ssh's `%h`, `%p`, ... placeholders as plain words.

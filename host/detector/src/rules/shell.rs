@@ -194,11 +194,12 @@ impl Analyzer {
             Lang::Perl => ("eE", "eEIMm", &[]),
             Lang::Ruby => ("e", "eIrCEFx", &[]),
             Lang::Node => ("ep", "eprC", &["--eval", "--print"]),
-            Lang::Php => ("r", "rfdcBRFEz", &[]),
+            Lang::Php => ("r", "rfdcBRFEzSt", &[]),
             Lang::Lua => ("e", "el", &[]),
             Lang::Awk => ("", "Fvf", &["--source"]),
             Lang::AppleScript => ("e", "el", &[]),
             Lang::PowerShell => ("c", "cfe", &["--command", "-command"]),
+            Lang::R => ("e", "e", &["--expr"]),
             Lang::Other => ("e", "e", &["--eval"]),
         };
         let longs: Vec<&str> = long_code.to_vec();
@@ -365,13 +366,13 @@ impl Analyzer {
             }
             "cd" | "pushd" => {
                 let target = a.iter().find(|f| !f.text.starts_with('-'));
-                self.scope.cwd = match target {
+                let dir = match target {
                     None => Some("~".to_string()),
-                    Some(f) => f.value().map(|v| {
-                        self.host
-                            .fold(crate::paths::normalize(v, self.scope.cwd.as_deref()))
-                    }),
+                    Some(f) => f
+                        .value()
+                        .map(|v| crate::paths::normalize(v, self.scope.cwd.as_deref())),
                 };
+                self.scope.cwd = self.host.working_dir(dir.as_deref());
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
                 for f in a {
