@@ -73,10 +73,14 @@ impl Analyzer {
     /// Remembers that `f` now holds `content` (appended to what it held).
     pub(crate) fn record_file(&mut self, f: &Field, content: Content, append: bool) {
         let Some(key) = self.file_key(f) else { return };
-        let content = match (append, self.files.map.get(&key), content) {
-            (true, Some(Content::Data(old)), Content::Data(new)) => Content::Data(old.clone().then(new)),
-            (true, Some(Content::Program(_)), _) => Content::Data(Payload::default()),
-            (_, _, c) => c,
+        let content = match (append, content) {
+            (true, Content::Data(new)) => match self.files.map.remove(&key) {
+                // Appending reuses the text held so far (no copy per append).
+                Some(Content::Data(old)) => Content::Data(old.then(new)),
+                Some(Content::Program(_)) => Content::Data(Payload::default()),
+                None => Content::Data(new),
+            },
+            (_, c) => c,
         };
         let content = match content {
             Content::Data(mut p) if p.text.as_ref().is_some_and(|t| t.len() > MAX_FILE_TEXT) => {

@@ -307,3 +307,71 @@ fn random_inputs_terminate() {
     }
     assert!(start.elapsed() < Duration::from_secs(60));
 }
+
+/// Indirection stays bounded: definitions calling each other, scripts
+/// running themselves, huge option values.
+#[test]
+fn indirection_is_bounded() {
+    let mut chain = String::new();
+    for i in 0..2000 {
+        chain.push_str(&format!("f{i}(){{ f{}; }}; ", i + 1));
+    }
+    chain.push_str("f2000(){ rm -rf /; }; f0");
+    let mut aliases = String::new();
+    for i in 0..2000 {
+        aliases.push_str(&format!("alias a{i}=a{}; ", i + 1));
+    }
+    aliases.push_str("alias a2000='rm -rf /'; a0");
+    let mut tree = String::new();
+    for i in 0..40 {
+        tree.push_str(&format!("g{i}(){{ g{0} \"$1\"; g{0} \"$1\"; }}; ", i + 1));
+    }
+    tree.push_str("g40(){ rm \"$1\"; }; g0 x");
+    let mut aliases_tree = String::new();
+    for i in 0..40 {
+        aliases_tree.push_str(&format!("alias b{i}='b{0}; b{0}'; ", i + 1));
+    }
+    aliases_tree.push_str("b0");
+    let cases = [
+        chain,
+        aliases,
+        tree,
+        aliases_tree,
+        "f(){ f; }; f".to_string(),
+        "f(){ f \"$@\" x; }; f".to_string(),
+        "f(){ g; }; g(){ f; }; f".to_string(),
+        "alias x=x; x".to_string(),
+        "alias x='y'; alias y='x'; x".to_string(),
+        "echo '. ./f' > f; . ./f".to_string(),
+        "echo 'sh f' > f; sh f".to_string(),
+        "echo 'sh g' > f; echo 'sh f' > g; sh f".to_string(),
+        "cp /bin/a /usr/bin/b; cp /bin/b /usr/bin/a; a".to_string(),
+        format!("tar --to-command='{}' -xf a.tar", "x ".repeat(300_000)),
+        format!("git -c core.pager='{}' log", "$(".repeat(100_000)),
+        format!("vim -c '{}'", "exe \"".repeat(100_000)),
+        format!("sed '{}'", "s/a/b/;".repeat(100_000)),
+        format!("PATH={}:$PATH ls", "/usr/bin:".repeat(100_000)),
+        format!("a=({}); \"${{a[@]}}\"", "x ".repeat(200_000)),
+        "echo x >> f; ".repeat(50_000),
+        format!("{}sh f", "echo 'echo a' >> f; ".repeat(20_000)),
+        "f(){ rm \"$@\"; }; ".to_string() + &"f a; ".repeat(50_000),
+    ];
+    for c in &cases {
+        let start = Instant::now();
+        let v = detect(c);
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "too slow ({:?}) on {}…",
+            start.elapsed(),
+            c.get(..60).unwrap_or(c)
+        );
+        let _ = serde_json::to_string(&v).expect("serializes");
+    }
+    let v = detect(cases.first().map(String::as_str).unwrap_or_default());
+    assert!(
+        v.dangerous,
+        "a long call chain is flagged (analysed or unanalyzable)"
+    );
+    let v = detect("f(){ rm \"$@\"; }; f a; f b; f -rf /");
+    assert!(v.categories.contains(&Category::RecursiveDelete), "{v:?}");
+}
