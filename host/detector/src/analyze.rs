@@ -3,7 +3,7 @@
 //! tracks what the script itself makes knowable (variables, IFS, the
 //! working directory), and hands each resolved command to the rules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::ast::{Command, Compound, CompoundKind, Function, Item, List, Part, Pipeline, Simple, Word};
@@ -38,10 +38,34 @@ pub(crate) struct Scope {
     pub aliases: HashMap<String, Option<String>>,
     /// Functions defined by the script, by name.
     pub functions: HashMap<String, Rc<Command>>,
+    /// Exported variable and function names (`export X`, `export -f f`):
+    /// child shells (`bash -c`, scripts) see them.
+    pub exported: HashSet<String>,
     /// The positional parameters (`$1`, `$@`) when known: inside a
     /// function call, a script file run with arguments or `sh -c CODE
     /// NAME ARGS`.
     pub positional: Option<Vec<Field>>,
+}
+
+impl Scope {
+    /// What a child shell started from this scope knows: exported
+    /// variables and functions (and the working directory).
+    pub(crate) fn inherited(&self) -> Scope {
+        let mut child = Scope {
+            cwd: self.cwd.clone(),
+            exported: self.exported.clone(),
+            ..Scope::default()
+        };
+        for name in &self.exported {
+            if let Some(v) = self.vars.get(name) {
+                child.vars.insert(name.clone(), v.clone());
+            }
+            if let Some(f) = self.functions.get(name) {
+                child.functions.insert(name.clone(), f.clone());
+            }
+        }
+        child
+    }
 }
 
 /// Where a command's standard input comes from.
@@ -170,6 +194,7 @@ impl Analyzer {
         }
         self.payload_depth += 1;
         let saved = std::mem::take(&mut self.scope);
+        self.scope = saved.inherited();
         self.scope.positional = positional;
         self.script(text, input);
         self.scope = saved;

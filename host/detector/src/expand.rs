@@ -206,11 +206,17 @@ fn field_of(atoms: &[Atom], dynamic: bool) -> Field {
         dynamic,
         ..Field::default()
     };
+    // `[` starts a pattern only when a `]` closes it (`[` alone is the
+    // test command).
+    let mut open_bracket = false;
     for a in atoms {
         match a {
             Atom::Ch(c, flags) => {
-                if flags & GLOB != 0 && matches!(c, '*' | '?' | '[') {
+                if flags & GLOB != 0 && matches!(c, '*' | '?') || open_bracket && *c == ']' {
                     f.glob = true;
+                }
+                if flags & GLOB != 0 && *c == '[' {
+                    open_bracket = true;
                 }
                 if *c == UNKNOWN || *c == INHERITED {
                     f.known = false;

@@ -206,7 +206,12 @@ impl Analyzer {
         let shown = f.text.replace(UNKNOWN, "…");
         match self.file_content(f) {
             Some(Content::Data(p)) => match p.text.clone() {
-                Some(text) => self.run_text(f, &text, sink, matched, args),
+                Some(text) => {
+                    if p.network || p.decoded {
+                        self.run_unknown(&p, &shown, matched);
+                    }
+                    self.run_text(f, &text, sink, matched, args);
+                }
                 None => self.run_unknown(&p, &shown, matched),
             },
             Some(Content::Program(n)) => self.add(

@@ -170,6 +170,10 @@ impl Analyzer {
             }
         }
         let fields = self.expand_all(&s.words);
+        if fields.is_empty() {
+            // `$(<file)`: the file's content.
+            return input;
+        }
         if let Some(found) = program_lookup(&fields) {
             return found;
         }

@@ -22,7 +22,7 @@ mod system;
 
 use super::analyze::{Analyzer, Input, Place};
 use super::ast::{Assign, RedirOp, Redirect, Simple};
-use super::expand::{Field, UNKNOWN};
+use super::expand::{Field, INHERITED, UNKNOWN};
 use super::paths;
 use super::payload::Payload;
 use super::protected::Touch;
@@ -209,10 +209,16 @@ impl Analyzer {
             self.set_var(&a.name, text.as_deref(), &a.raw, persist);
             return;
         }
-        let value = match a.value.first() {
+        let mut value = match a.value.first() {
             Some(w) => self.expand_value(w),
             None => Field::lit(""),
         };
+        if a.raw.get(a.name.len()..).is_some_and(|r| r.starts_with("+=")) {
+            // `NAME+=value` appends to the value held so far.
+            let old = self.var_value(&a.name);
+            value.text = format!("{}{}", old.as_deref().unwrap_or("\u{1}"), value.text);
+            value.known &= old.is_some_and(|o| !o.contains(INHERITED));
+        }
         self.environment(&a.name, &value, &a.raw);
         let text = value.value().map(str::to_string);
         if persist && let Some(w) = a.value.first() {

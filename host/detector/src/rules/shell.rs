@@ -375,6 +375,12 @@ impl Analyzer {
                 self.scope.cwd = self.host.working_dir(dir.as_deref());
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
+                let exports = c.inv.name == "export"
+                    || a.iter().any(|f| f.text.starts_with('-') && f.text.contains('x'));
+                for f in a.iter().filter(|f| exports && !f.text.starts_with('-')) {
+                    let n = f.text.split_once('=').map_or(f.text.as_str(), |(n, _)| n);
+                    self.scope.exported.insert(n.trim_end_matches('+').to_string());
+                }
                 for f in a {
                     if let Some((n, v)) = f.text.split_once('=') {
                         let n = n.trim_end_matches('+');
@@ -386,6 +392,20 @@ impl Analyzer {
                         self.set_var(n, f.known.then_some(v), c.raw(), true);
                     }
                 }
+            }
+            "hash" if a.iter().any(|f| f.text == "-p") => {
+                self.add(
+                    Category::Opaque,
+                    c.raw(),
+                    "hash -p makes a program name run another file, which the detector cannot see",
+                );
+            }
+            "enable" if a.iter().any(|f| f.text.starts_with("-f")) => {
+                self.add(
+                    Category::Opaque,
+                    c.raw(),
+                    "enable -f loads a shell builtin from a library, which the detector cannot see",
+                );
             }
             "unset"
                 if a.iter()

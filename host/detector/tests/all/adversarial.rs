@@ -229,6 +229,16 @@ fn ansi_c_escape_before_multibyte_char_terminates() {
     let _ = detect("echo \\ｒ; (\u{200b}");
 }
 
+/// Regression: a lone `[` (the test command) was taken for a glob, so
+/// `if [ -f x ]; then ...` needed approval as a computed command name.
+#[test]
+fn test_bracket_is_not_a_glob() {
+    clean("if [ -f Cargo.toml ]; then cargo build; fi");
+    clean("[ \"$x\" = y ] || exit 1");
+    flagged("[ -d x ] && rm -r x", Category::RecursiveDelete);
+    flagged("/???/r[m] -rf /", Category::DynamicCommand);
+}
+
 /// Deterministic random inputs over the shell alphabet: no panic, no hang.
 #[test]
 fn random_inputs_terminate() {

@@ -42,6 +42,8 @@ fn functions_are_judged_when_called_with_their_arguments() {
         "f(){ g \"$@\"; }; g(){ rm \"$1\" \"$2\"; }; f -rf /",
         "f(){ local t=\"$1\"; rm -r \"$t\"; }; f /srv",
         "f(){ $1 -rf \"$2\"; }; f rm d",
+        "f(){ rm -r \"$1\"; }; export -f f; bash -c 'f /srv'",
+        "export c=rm; bash -c '$c -rf d'",
     ] {
         flagged(cmd, Category::RecursiveDelete);
     }

