@@ -102,6 +102,10 @@ pub(crate) struct Analyzer {
     pub host: Host,
     /// Function calls and alias expansions in progress and done.
     pub calls: Calls,
+    /// How many conditional contexts enclose the command being judged
+    /// (`if`/`case`/loop bodies, the right of `&&`/`||`, function bodies
+    /// at their definition): assignments there may not happen.
+    pub cond: usize,
     work: usize,
     exhausted: bool,
     nest: usize,
@@ -119,6 +123,7 @@ impl Analyzer {
             files: Files::default(),
             host,
             calls: Calls::default(),
+            cond: 0,
             work,
             exhausted: false,
             nest: 0,
@@ -230,9 +235,13 @@ impl Analyzer {
     }
 
     fn item(&mut self, item: &Item, input: &Input) {
-        for p in &item.pipelines {
+        let cond = self.cond;
+        for (i, p) in item.pipelines.iter().enumerate() {
+            // After `&&` or `||`, a pipeline may not run.
+            self.cond = cond + usize::from(i > 0);
             self.pipeline(p, input);
         }
+        self.cond = cond;
     }
 
     fn pipeline(&mut self, p: &Pipeline, input: &Input) {
@@ -282,9 +291,15 @@ impl Analyzer {
             self.redirect(r);
         }
         let body_input = self.redirect_input(&k.redirects).unwrap_or_else(|| stdin.clone());
+        let conditional = !matches!(
+            k.kind,
+            CompoundKind::Subshell | CompoundKind::Group | CompoundKind::Arith | CompoundKind::Cond
+        );
+        self.cond += usize::from(conditional);
         for l in &k.lists {
             self.list(l, &body_input);
         }
+        self.cond -= usize::from(conditional);
         if k.redirects.iter().any(|r| r.op.writes()) {
             let out = self.compound_output(k, &Payload::default());
             self.record_redirects(&k.redirects, out);
@@ -324,7 +339,10 @@ impl Analyzer {
                 format!("function `{}` spawns copies of itself without bound", f.name),
             );
         }
+        // Judged where defined as if it ran there, maybe.
+        self.cond += 1;
         self.list(&body, &Input::None);
+        self.cond -= 1;
         self.define_function(f);
     }
 
@@ -343,15 +361,12 @@ impl Analyzer {
         for a in &s.assigns {
             self.assignment(a, s.words.is_empty());
         }
-        if self.expand_alias(s, stdin) {
-            self.record_redirects(&s.redirects, Payload::default());
-            return None;
-        }
+        // An alias or function runs instead of the program of that name,
+        // if its definition ran: the program is judged too, so that a
+        // definition in a branch that never runs cannot hide it.
+        self.expand_alias(s, stdin);
         let fields = self.expand_all(&s.words);
-        if self.call_function(&fields, stdin, place) {
-            self.record_redirects(&s.redirects, Payload::default());
-            return None;
-        }
+        self.call_function(&fields, stdin, place);
         let res = resolve(fields);
         for (w, args) in &res.wrapped {
             self.wrapper_options(w, args, &s.raw);

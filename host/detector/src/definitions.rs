@@ -185,6 +185,13 @@ impl Analyzer {
             elems.extend(self.expand(w));
         }
         elems.truncate(4096);
+        if self.cond > 0 && self.scope.arrays.get(&a.name) != Some(&elems) {
+            // A conditional assignment: the elements are not known.
+            elems = vec![Field {
+                text: UNKNOWN.to_string(),
+                ..Field::default()
+            }];
+        }
         self.scope.arrays.insert(a.name.clone(), elems);
         self.calls.version += 1;
         true

@@ -26,7 +26,7 @@ const SEARCH_PATHS: &[&str] = &[
 ];
 
 /// One word after expansion.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Field {
     /// The value, with [`UNKNOWN`] where a piece could not be known.
     pub text: String,

@@ -29,19 +29,49 @@
 //! | --- | --- | --- |
 //! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, and NFKC-normalized; all are analysed |
 //! | parsing | `parser` | a tolerant, depth-bounded parser for the POSIX/bash language |
-//! | expansion | `expand`, `payload` | brace expansion, variables the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
+//! | expansion | `expand`, `payload` | brace expansion, variables and arrays the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
+//! | definitions | `definitions` | aliases expanded where used; functions judged at every call with its arguments |
+//! | written files | `files` | scripts and program copies the command writes, analysed when it runs them |
 //! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `xargs`, `watch`, `ssh`, ...) peeled |
-//! | rules | `rules` | per-program rules, shell payloads (`sh -c`, `eval`, piped code) analysed recursively |
+//! | environment | `environ` | `PATH`, `LD_PRELOAD`, `BASH_ENV` and variables holding commands (`GIT_SSH_COMMAND`, `PAGER`) |
+//! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code analysed recursively |
+//! | credentials, protected paths | `credentials`, `protected` | reading credential files; changing the paths the caller protects ([`Context`]) |
 //!
 //! Quoted text is data: it matters only where a program treats it as code
-//! (`sh -c`, `eval`, `python -c`, SQL given to a database client).
-//! A command that cannot be known without running it (a computed command
-//! name, decoded or downloaded code) needs approval.
+//! (`sh -c`, `eval`, `python -c`, SQL given to a database client, an
+//! option that takes a command). A command that cannot be known without
+//! running it (a computed command name, decoded or downloaded code)
+//! needs approval.
+//!
+//! ## Opaque commands
+//!
+//! Some commands run code that is not in their text: a script file
+//! (`sh cleanup.sh`, `. ./env.sh`, `python3 x.py`, `./run.sh`), a
+//! program found through a changed `PATH`, an injected library, a file of
+//! editor or debugger commands. A tool may have written that file a
+//! moment earlier, so the detector cannot vouch for it: such a command
+//! gets a [`Category::Opaque`] match and [`Verdict::opaque`] is set (as it
+//! is for [`Category::DynamicCommand`], code computed at run time). An
+//! opaque verdict always needs approval. Files the same command writes
+//! before running them are analysed instead, and files in the system's
+//! installed locations (`/usr`, `/etc`, `/opt`, ...) are the system's own:
+//!
+//! ```
+//! use toolhost_detector::{Category, detect};
+//!
+//! let v = detect("sh cleanup.sh");
+//! assert!(v.dangerous && v.opaque);
+//! assert_eq!(v.categories, vec![Category::Opaque]);
+//! let v = detect("echo 'rm -rf build' > c.sh; sh c.sh");
+//! assert_eq!(v.categories, vec![Category::RecursiveDelete]);
+//! assert!(!detect("source /etc/profile; make test").dangerous);
+//! ```
 //!
 //! The analysis is bounded: input beyond [`MAX_COMMAND_BYTES`], nesting
-//! beyond a fixed depth or work beyond a budget proportional to the input
-//! yield an `unanalyzable` match (which needs approval) instead of running
-//! long or deep. [`detect`] never panics.
+//! beyond a fixed depth, work beyond a budget proportional to the input
+//! or too many function calls and alias expansions yield an
+//! `unanalyzable` match (which needs approval) instead of running long or
+//! deep. [`detect`] never panics.
 
 #![deny(missing_docs)]
 

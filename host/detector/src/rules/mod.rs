@@ -238,6 +238,13 @@ impl Analyzer {
         }
         if persist {
             self.calls.version += 1;
+            // In a conditional context the assignment may not happen: the
+            // value stays known only if it does not change.
+            let value = match self.scope.vars.get(name) {
+                _ if self.cond == 0 => value,
+                Some(Some(old)) if Some(old.as_str()) == value => value,
+                _ => None,
+            };
             if name == "IFS" {
                 self.scope.ifs = value.map(str::to_string);
             }

@@ -81,3 +81,27 @@ fn variables_and_arrays_holding_commands() {
     clean("a=(one two); echo \"${a[@]}\"");
     clean("files=(a.txt b.txt); wc -l \"${files[@]}\"");
 }
+
+/// A definition may not run (a branch not taken), so a function or alias
+/// named like a program never hides the program: both are judged.
+/// Assignments in branches make a changed variable unknown.
+#[test]
+fn definitions_in_branches_do_not_hide_programs() {
+    for cmd in [
+        "if false; then rm(){ :; }; fi; rm -rf /",
+        "false && alias rm=:; rm -rf /",
+        "rm(){ :; }; rm -rf /",
+        "case x in y) alias rm=echo;; esac; rm -rf /srv",
+    ] {
+        flagged(cmd, Category::RecursiveDelete);
+    }
+    for cmd in [
+        "c=rm; if false; then c=ls; fi; $c -rf /",
+        "c=rm; [ -n \"$x\" ] && c=ls; $c -rf /",
+        "a=(rm -rf /); [ -n \"$x\" ] && a=(ls); \"${a[@]}\"",
+    ] {
+        let v = toolhost_detector::detect(cmd);
+        assert!(v.dangerous, "{cmd}: {v:?}");
+    }
+    clean("if [ -z \"$d\" ]; then d=build; fi; ls \"$d\"");
+}
