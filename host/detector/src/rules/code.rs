@@ -220,6 +220,13 @@ impl Analyzer {
         }
         let lx = lex(src, lang);
         let code = lx.code.as_str();
+        if code.contains(crate::expand::UNKNOWN) {
+            self.add(
+                Category::DynamicCommand,
+                raw,
+                "inline interpreter code is partly computed at run time",
+            );
+        }
         let lower = src.to_lowercase();
         let mut exec = any(code, EXEC) || lang == Lang::Node && code.contains("$``");
         if lang == Lang::Awk {

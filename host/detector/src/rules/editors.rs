@@ -65,7 +65,9 @@ impl Analyzer {
                     let Some(cmd) = t.strip_prefix('+').map(|c| c.trim_start_matches('+')) else {
                         continue;
                     };
-                    if let Some(shell) = cmd.strip_prefix('!') {
+                    if cmd.contains(UNKNOWN) {
+                        computed(cmd, raw, self);
+                    } else if let Some(shell) = cmd.strip_prefix('!') {
                         self.option_command(shell, raw, "less");
                     } else if let Some(pipe) = cmd.strip_prefix('|') {
                         self.option_command(pipe.get(1..).unwrap_or_default(), raw, "less");
@@ -198,6 +200,9 @@ impl Analyzer {
         if depth > MAX_EDITOR_DEPTH || !self.spend(text.len()) {
             return;
         }
+        if computed(text, raw, self) {
+            return;
+        }
         let mut rest = text;
         while !rest.trim().is_empty() {
             let cmd = strip_modifiers(rest.trim_start().trim_start_matches([':', ' ', '\t']));
@@ -282,6 +287,9 @@ impl Analyzer {
     /// One gdb command (`shell cmd`, `!cmd`, `pipe ... | cmd`, `python
     /// ...`, `call system("...")`).
     fn debugger_command(&mut self, text: &str, raw: &str) {
+        if computed(text, raw, self) {
+            return;
+        }
         let t = text.trim();
         let word: String = t
             .chars()
@@ -411,6 +419,20 @@ fn vim_args(args: &[String], ex: bool) -> (Vec<(char, String)>, bool) {
         }
     }
     (out, ex_mode)
+}
+
+/// Flags an editor or debugger command computed at run time (it may be a
+/// shell escape); true when it was.
+fn computed(text: &str, raw: &str, a: &mut Analyzer) -> bool {
+    if !text.contains(UNKNOWN) {
+        return false;
+    }
+    a.add(
+        Category::DynamicCommand,
+        raw,
+        "the program runs an editor or debugger command computed at run time",
+    );
+    true
 }
 
 /// Removes ex command modifiers (`silent!`, `noautocmd`, ...) and a line

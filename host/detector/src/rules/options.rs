@@ -174,6 +174,9 @@ impl Analyzer {
     fn ssh_options(&mut self, a: &[String], raw: &str, keys: &[&str]) {
         for (k, v) in valued(a, keys) {
             match k.as_str() {
+                "-o" if v.split(['=', ' ']).next().is_some_and(|k| k.contains(UNKNOWN)) => {
+                    self.option_command(&v, raw, "ssh -o (a computed option)");
+                }
                 "-o" => {
                     let (key, value) = v
                         .split_once(['=', ' ', '\t'])
@@ -205,7 +208,11 @@ impl Analyzer {
                 "-c" => {
                     let kv = a.get(i + 1).cloned().unwrap_or_default();
                     let (k, v) = kv.split_once('=').unwrap_or((kv.as_str(), "true"));
-                    self.git_config(k, v, raw);
+                    if k.contains([UNKNOWN, INHERITED]) {
+                        self.option_command(k, raw, "git -c (a computed setting)");
+                    } else {
+                        self.git_config(k, v, raw);
+                    }
                     i += 2;
                 }
                 "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => i += 2,

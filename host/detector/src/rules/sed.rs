@@ -21,6 +21,8 @@ struct Effects {
     runs_input: bool,
     /// Files written by `w`, `W` and `s///w`.
     writes: Vec<String>,
+    /// Whether a command of the script is computed at run time.
+    computed: bool,
 }
 
 impl Analyzer {
@@ -91,6 +93,13 @@ impl Analyzer {
                 return;
             }
             let e = scan(&s);
+            if e.computed {
+                self.add(
+                    Category::DynamicCommand,
+                    c.raw(),
+                    "sed runs a script computed at run time (it may run commands)",
+                );
+            }
             if e.runs_input {
                 self.add(
                     Category::DynamicCommand,
@@ -207,6 +216,10 @@ fn scan(script: &str) -> Effects {
                 while chars.get(i).is_some_and(|&d| d != '\n' && d != ';') {
                     i += 1;
                 }
+            }
+            crate::expand::UNKNOWN => {
+                e.computed = true;
+                i += 1;
             }
             _ => i += 1,
         }

@@ -235,3 +235,35 @@ fn build_tools_stream_editors_and_wrappers() {
         clean(cmd);
     }
 }
+
+/// A command hidden in a computed option value (or a computed setting
+/// that could name one) needs approval; computed data does not.
+#[test]
+fn computed_option_commands_need_approval() {
+    for cmd in [
+        "vim -c \"$X\" f",
+        "gdb -ex \"$C\"",
+        "less \"+$X\" f",
+        "git -c \"$KV\" log",
+        "ssh -o \"$O\" host",
+        "sed \"$S\" f",
+        "sed \"s/x/y/$FLAGS\" f",
+        "tar --to-command=\"$T\" -xf a.tar",
+        "rsync -e \"$RSH\" a host:b",
+        "python3 -c \"$CODE\"",
+        "make CC=\"$CC\"",
+    ] {
+        let v = flagged(cmd, Category::DynamicCommand);
+        assert!(v.opaque, "{cmd}: {v:?}");
+    }
+    for cmd in [
+        "sed \"s/$a/$b/g\" f",
+        "python3 -c \"print('$name')\"",
+        "python3 -c 'import sys; print(sys.argv[1])' \"$x\"",
+        "git -c user.name=\"$NAME\" commit -m x",
+        "ssh -o ConnectTimeout=\"$T\" host uptime",
+        "tar -xf \"$ARCHIVE\"",
+    ] {
+        clean(cmd);
+    }
+}
