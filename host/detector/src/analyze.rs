@@ -303,6 +303,7 @@ impl Analyzer {
         if k.redirects.iter().any(|r| r.op.writes()) {
             let out = self.compound_output(k, &Payload::default());
             self.record_redirects(&k.redirects, out);
+            self.written_configs(&k.raw);
         }
         let infinite = match k.kind {
             CompoundKind::While { until } => k.lists.first().is_some_and(|c| always(c, !until)),
@@ -400,6 +401,7 @@ impl Analyzer {
                 Payload::literal("")
             };
             self.record_redirects(&s.redirects, out);
+            self.written_configs(&s.raw);
         }
         res.inv
     }

@@ -46,6 +46,15 @@ pub(crate) struct Files {
     running: Vec<String>,
     /// Depth of programs re-judged under their real name.
     pub renames: usize,
+    /// Files written since the last [`Files::take_written`].
+    written: Vec<String>,
+}
+
+impl Files {
+    /// The files written since the last call.
+    pub(crate) fn take_written(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.written)
+    }
 }
 
 impl Analyzer {
@@ -90,6 +99,9 @@ impl Analyzer {
             c => c,
         };
         if self.files.map.len() < MAX_FILES || self.files.map.contains_key(&key) {
+            if self.files.written.len() < MAX_FILES {
+                self.files.written.push(key.clone());
+            }
             self.files.map.insert(key, content);
         }
     }

@@ -8,6 +8,7 @@
 pub(crate) mod args;
 mod code;
 mod code_lex;
+mod configs;
 mod editors;
 mod fs;
 mod infra;
@@ -99,7 +100,9 @@ impl Analyzer {
         self.editors(&c);
         self.credentials(&c);
         self.protected_rules(&c);
+        self.build_files(&c);
         self.record_writes(name, &inv.args, c.stdin_payload());
+        self.written_configs(c.raw());
     }
 
     /// Resolves and judges a command line embedded in another one

@@ -286,7 +286,7 @@ impl Analyzer {
     }
 
     /// One git configuration value set for this command or stored.
-    fn git_config(&mut self, key: &str, value: &str, raw: &str) {
+    pub(crate) fn git_config(&mut self, key: &str, value: &str, raw: &str) {
         let k = key.to_lowercase();
         let boolean = matches!(
             value.to_lowercase().as_str(),
@@ -446,7 +446,7 @@ fn expand_percent(v: &str) -> String {
 
 /// Shell commands in make text: recipe lines (after a tab or a rule's
 /// `;`) and `$(shell ...)` calls.
-fn make_recipes(text: &str) -> Vec<String> {
+pub(crate) fn make_recipes(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
         if let Some(r) = line.strip_prefix('\t') {

