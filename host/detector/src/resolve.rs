@@ -497,7 +497,8 @@ fn peel(name: &str, args: &[Field]) -> Peel {
         "parallel" => {
             let s = scan(args, &opts("jSIadnX"));
             let Some(a) = after(args, &s) else {
-                return Peel::Stop;
+                // No command: each line of the input is one.
+                return next(vec![Field::lit("sh")], "parallel");
             };
             let end = a
                 .iter()
@@ -510,6 +511,7 @@ fn peel(name: &str, args: &[Field]) -> Peel {
                 if given.is_empty() {
                     return Peel::Stop;
                 }
+
                 return next(sh_c(join_with(&given, "; ")), "parallel");
             }
             let replace = Some("{}".to_string());

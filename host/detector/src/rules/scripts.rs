@@ -17,6 +17,8 @@ use crate::verdict::Category;
 
 /// Standard folders a bare program name is looked up in.
 const PATH_DIRS: &[&str] = &[
+    "~/.local/bin",
+    "~/bin",
     "/usr/local/sbin",
     "/usr/local/bin",
     "/usr/sbin",

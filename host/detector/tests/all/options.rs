@@ -204,6 +204,7 @@ fn build_tools_stream_editors_and_wrappers() {
         "runuser -u nobody -- rm -rf d",
         "parallel rm -rf ::: a b",
         "parallel ::: 'rm -rf d' ls",
+        "echo 'rm -rf d' > f; parallel < f",
         "busybox sh -c 'rm -rf d'",
         "strace -f rm -rf d",
         "valgrind rm -rf d",
@@ -214,6 +215,7 @@ fn build_tools_stream_editors_and_wrappers() {
     }
     opaque("make SHELL=/tmp/x");
     opaque("sed -f script.sed f");
+    opaque("parallel -j4 < cmds.txt");
     flagged("sed 's/x/y/e' f", Category::DynamicCommand);
     flagged("sed -n '/x/w /etc/passwd' f", Category::SystemConfigOverwrite);
     for cmd in [

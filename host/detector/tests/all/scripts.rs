@@ -77,6 +77,7 @@ fn programs_copied_or_linked_under_new_names_are_themselves() {
         "install -m755 /bin/rm ./x; ./x -rf d",
         "cp /bin/rm a; mv a b; ./b -rf d",
         "cp /bin/rm /usr/local/bin/tidy; tidy -rf /srv",
+        "ln -s /bin/rm ~/bin/ls; ls -rf d",
         "cp /bin/rm x; sudo ./x -rf /srv",
         "cp /bin/rm x; find . -exec ./x -rf {} +",
     ] {
