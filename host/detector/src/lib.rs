@@ -122,9 +122,11 @@ pub struct Inspection {
     pub verdict: Verdict,
     /// The normalized names (see [`normalized_program_name`]) of every
     /// program and wrapper the command runs, including those inside shell
-    /// payloads, substitutions and `find -exec`, in order of appearance.
-    /// Programs whose names are computed at run time are not listed; the
-    /// verdict flags those as `dynamic_command`.
+    /// payloads, substitutions, function bodies and `find -exec`, in order
+    /// of appearance (at most 1024). A name the command defines as a
+    /// function or alias is listed too: it may run the program of that
+    /// name. Programs whose names are computed at run time are not listed;
+    /// the verdict flags those as `dynamic_command`.
     pub programs: Vec<String>,
 }
 
