@@ -210,7 +210,10 @@ impl Analyzer {
                 "#" => Some((vec![Field::lit(&pos.len().to_string())], false)),
                 n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && n != "0" => {
                     let i: usize = n.parse().ok()?;
-                    let v = pos.get(i - 1).cloned().unwrap_or_else(|| Field::lit(""));
+                    let v = pos
+                        .get(i.checked_sub(1)?)
+                        .cloned()
+                        .unwrap_or_else(|| Field::lit(""));
                     Some((vec![v], false))
                 }
                 _ => None,

@@ -385,3 +385,109 @@ fn indirection_is_bounded() {
     let v = detect("f(){ rm \"$@\"; }; f a; f b; f -rf /");
     assert!(v.categories.contains(&Category::RecursiveDelete), "{v:?}");
 }
+
+/// Deterministic random inputs over the indirection vocabulary
+/// (definitions, written files, command-valued options, environment):
+/// no panic, no hang.
+#[test]
+fn random_indirection_inputs_terminate() {
+    let alphabet: Vec<&str> = vec![
+        "alias x='",
+        "x ",
+        "f(){ ",
+        "}",
+        "; ",
+        "f ",
+        "\"$@\"",
+        "$1",
+        "${a[@]}",
+        "a=(",
+        ")",
+        "export -f f",
+        "echo '",
+        "' > f",
+        ">> f",
+        "sh f",
+        ". ./f",
+        "./f",
+        "cp /bin/rm f",
+        "ln -s ",
+        "PATH=./b:$PATH ",
+        "LD_PRELOAD=",
+        "BASH_ENV=f ",
+        "tar --to-command=",
+        "--checkpoint-action=exec=",
+        "git -c alias.x=!",
+        "core.pager=",
+        "vim -c '",
+        ":!",
+        "exe \"",
+        "sed '",
+        "e ",
+        "s/x/y/e",
+        "w ",
+        "ssh -o ProxyCommand=",
+        "make --eval='",
+        "\n\t",
+        "python3 -c '",
+        "os.remove(",
+        "shutil.rmtree(",
+        "cat ~/.ssh/id_rsa",
+        "< .env",
+        "rm -rf ",
+        "$(",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "\n",
+        "if ",
+        "then ",
+        "fi",
+        "&&",
+        "|",
+        "{",
+        "%",
+        "<<EOF\n",
+        "EOF\n",
+        "${00}",
+        "${99999999999999999999}",
+        "+=(",
+        "$'\\x",
+        "ｒ",
+        "\u{1}",
+        "\u{2}",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let start = Instant::now();
+    for _ in 0..3000 {
+        let mut s = String::new();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        for _ in 0..(seed % 48 + 1) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            s.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+        }
+        let v = toolhost_detector::inspect_with(
+            &s,
+            &toolhost_detector::Context::new()
+                .with_cwd("/home/u/p")
+                .with_home("/home/u")
+                .with_protected(&[
+                    "/home/u/.config/toolhost/toolhost.toml",
+                    "/home/u/.local/share/toolhost",
+                ]),
+        );
+        assert!(
+            !v.verdict
+                .matches
+                .iter()
+                .any(|m| m.reason == "the detector failed on this command"),
+            "the detector panicked on {s:?}"
+        );
+    }
+    assert!(start.elapsed() < Duration::from_secs(120));
+}
