@@ -3,11 +3,16 @@
 //! tracks what the script itself makes knowable (variables, IFS, the
 //! working directory), and hands each resolved command to the rules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use super::ast::{Command, Compound, CompoundKind, Function, Item, List, Part, Pipeline, Simple, Word};
+use super::definitions::Calls;
+use super::expand::Field;
+use super::files::Files;
 use super::parser;
 use super::payload::Payload;
+use super::protected::Host;
 use super::resolve::{Invocation, resolve};
 use crate::verdict::{Category, Match, clip};
 
@@ -27,6 +32,40 @@ pub(crate) struct Scope {
     pub cwd: Option<String>,
     /// Where the values of variables came from (network, decoded, secret).
     pub taint: HashMap<String, Payload>,
+    /// Arrays set by the script (`a=(rm -rf d)`), element by element.
+    pub arrays: HashMap<String, Vec<Field>>,
+    /// Aliases defined by the script: `Some` when the text is known.
+    pub aliases: HashMap<String, Option<String>>,
+    /// Functions defined by the script, by name.
+    pub functions: HashMap<String, Rc<Command>>,
+    /// Exported variable and function names (`export X`, `export -f f`):
+    /// child shells (`bash -c`, scripts) see them.
+    pub exported: HashSet<String>,
+    /// The positional parameters (`$1`, `$@`) when known: inside a
+    /// function call, a script file run with arguments or `sh -c CODE
+    /// NAME ARGS`.
+    pub positional: Option<Vec<Field>>,
+}
+
+impl Scope {
+    /// What a child shell started from this scope knows: exported
+    /// variables and functions (and the working directory).
+    pub(crate) fn inherited(&self) -> Scope {
+        let mut child = Scope {
+            cwd: self.cwd.clone(),
+            exported: self.exported.clone(),
+            ..Scope::default()
+        };
+        for name in &self.exported {
+            if let Some(v) = self.vars.get(name) {
+                child.vars.insert(name.clone(), v.clone());
+            }
+            if let Some(f) = self.functions.get(name) {
+                child.functions.insert(name.clone(), f.clone());
+            }
+        }
+        child
+    }
 }
 
 /// Where a command's standard input comes from.
@@ -57,6 +96,16 @@ pub(crate) struct Analyzer {
     pub findings: Vec<Match>,
     /// Every program (and wrapper) judged, normalized.
     pub programs: Vec<String>,
+    /// Files the command writes, with what is known of their content.
+    pub files: Files,
+    /// What the caller protects (see [`crate::Context`]).
+    pub host: Host,
+    /// Function calls and alias expansions in progress and done.
+    pub calls: Calls,
+    /// How many conditional contexts enclose the command being judged
+    /// (`if`/`case`/loop bodies, the right of `&&`/`||`, function bodies
+    /// at their definition): assignments there may not happen.
+    pub cond: usize,
     work: usize,
     exhausted: bool,
     nest: usize,
@@ -64,12 +113,17 @@ pub(crate) struct Analyzer {
 }
 
 impl Analyzer {
-    /// An analyzer allowed about `work` units of effort.
-    pub(crate) fn new(work: usize) -> Analyzer {
+    /// An analyzer allowed about `work` units of effort, protecting what
+    /// `host` names.
+    pub(crate) fn new(work: usize, host: Host) -> Analyzer {
         Analyzer {
             scope: Scope::default(),
             findings: Vec::new(),
             programs: Vec::new(),
+            files: Files::default(),
+            host,
+            calls: Calls::default(),
+            cond: 0,
             work,
             exhausted: false,
             nest: 0,
@@ -129,6 +183,12 @@ impl Analyzer {
     /// Analyses a shell payload (`sh -c`, `eval`, piped text) one level
     /// deeper, with its own variables.
     pub(crate) fn payload(&mut self, text: &str, input: Input) {
+        self.payload_with(text, input, None);
+    }
+
+    /// Like [`Analyzer::payload`], with known positional parameters (a
+    /// script run with arguments, `sh -c CODE NAME ARGS`).
+    pub(crate) fn payload_with(&mut self, text: &str, input: Input, positional: Option<Vec<Field>>) {
         if self.payload_depth >= MAX_PAYLOAD_DEPTH {
             self.add(
                 Category::Unanalyzable,
@@ -139,12 +199,14 @@ impl Analyzer {
         }
         self.payload_depth += 1;
         let saved = std::mem::take(&mut self.scope);
+        self.scope = saved.inherited();
+        self.scope.positional = positional;
         self.script(text, input);
         self.scope = saved;
         self.payload_depth -= 1;
     }
 
-    fn enter(&mut self) -> bool {
+    pub(crate) fn enter(&mut self) -> bool {
         self.nest += 1;
         if self.nest > MAX_NESTING {
             self.nest -= 1;
@@ -158,7 +220,7 @@ impl Analyzer {
         self.spend(1)
     }
 
-    fn leave(&mut self) {
+    pub(crate) fn leave(&mut self) {
         self.nest = self.nest.saturating_sub(1);
     }
 
@@ -173,9 +235,13 @@ impl Analyzer {
     }
 
     fn item(&mut self, item: &Item, input: &Input) {
-        for p in &item.pipelines {
+        let cond = self.cond;
+        for (i, p) in item.pipelines.iter().enumerate() {
+            // After `&&` or `||`, a pipeline may not run.
+            self.cond = cond + usize::from(i > 0);
             self.pipeline(p, input);
         }
+        self.cond = cond;
     }
 
     fn pipeline(&mut self, p: &Pipeline, input: &Input) {
@@ -203,7 +269,7 @@ impl Analyzer {
         }
     }
 
-    fn command(&mut self, c: &Command, stdin: &Input, place: Place<'_>) -> Option<Invocation> {
+    pub(crate) fn command(&mut self, c: &Command, stdin: &Input, place: Place<'_>) -> Option<Invocation> {
         match c {
             Command::Simple(s) => self.simple(s, stdin, place),
             Command::Compound(k) => {
@@ -225,8 +291,19 @@ impl Analyzer {
             self.redirect(r);
         }
         let body_input = self.redirect_input(&k.redirects).unwrap_or_else(|| stdin.clone());
+        let conditional = !matches!(
+            k.kind,
+            CompoundKind::Subshell | CompoundKind::Group | CompoundKind::Arith | CompoundKind::Cond
+        );
+        self.cond += usize::from(conditional);
         for l in &k.lists {
             self.list(l, &body_input);
+        }
+        self.cond -= usize::from(conditional);
+        if k.redirects.iter().any(|r| r.op.writes()) {
+            let out = self.compound_output(k, &Payload::default());
+            self.record_redirects(&k.redirects, out);
+            self.written_configs(&k.raw);
         }
         let infinite = match k.kind {
             CompoundKind::While { until } => k.lists.first().is_some_and(|c| always(c, !until)),
@@ -263,7 +340,11 @@ impl Analyzer {
                 format!("function `{}` spawns copies of itself without bound", f.name),
             );
         }
+        // Judged where defined as if it ran there, maybe.
+        self.cond += 1;
         self.list(&body, &Input::None);
+        self.cond -= 1;
+        self.define_function(f);
     }
 
     fn simple(&mut self, s: &Simple, stdin: &Input, place: Place<'_>) -> Option<Invocation> {
@@ -281,8 +362,16 @@ impl Analyzer {
         for a in &s.assigns {
             self.assignment(a, s.words.is_empty());
         }
+        // An alias or function runs instead of the program of that name,
+        // if its definition ran: the program is judged too, so that a
+        // definition in a branch that never runs cannot hide it.
+        self.expand_alias(s, stdin);
         let fields = self.expand_all(&s.words);
+        self.call_function(&fields, stdin, place);
         let res = resolve(fields);
+        for (w, args) in &res.wrapped {
+            self.wrapper_options(w, args, &s.raw);
+        }
         for d in &res.dynamic {
             let shown = if d.contains('…') {
                 String::new()
@@ -297,10 +386,24 @@ impl Analyzer {
                 ),
             );
         }
-        let inv = res.inv?;
         let stdin = self.redirect_input(&s.redirects).unwrap_or_else(|| stdin.clone());
-        self.judge(&inv, s, &stdin, place);
-        Some(inv)
+        if let Some(inv) = &res.inv {
+            self.judge(inv, s, &stdin, place);
+        }
+        if s.redirects.iter().any(|r| r.op.writes()) {
+            let input = match &stdin {
+                Input::Pipe(p) | Input::Here(p) => p.clone(),
+                _ => Payload::default(),
+            };
+            let out = if res.inv.is_some() {
+                self.simple_output(s, &input)
+            } else {
+                Payload::literal("")
+            };
+            self.record_redirects(&s.redirects, out);
+            self.written_configs(&s.raw);
+        }
+        res.inv
     }
 
     /// Walks the substitutions inside a word (they run before the command).

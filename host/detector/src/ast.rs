@@ -109,6 +109,13 @@ pub(crate) enum RedirOp {
     HereString,
 }
 
+impl RedirOp {
+    /// Whether the redirection writes its target file.
+    pub fn writes(self) -> bool {
+        matches!(self, RedirOp::Out | RedirOp::Append | RedirOp::ReadWrite)
+    }
+}
+
 /// A redirection with its target (for heredocs: the body as a word).
 #[derive(Debug, Clone)]
 pub(crate) struct Redirect {

@@ -11,9 +11,22 @@ const MAX_BRACE_WORD: usize = 4096;
 const MAX_BRACE_RESULTS: usize = 256;
 /// Stands for an unknown piece in [`Field::text`].
 pub(crate) const UNKNOWN: char = '\u{1}';
+/// Stands for the inherited value of a search-path variable the script
+/// did not set (`$PATH` in `PATH=./bin:$PATH`); unknown like [`UNKNOWN`].
+pub(crate) const INHERITED: char = '\u{2}';
+
+/// Search-path variables whose inherited value is marked [`INHERITED`].
+const SEARCH_PATHS: &[&str] = &[
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+    "DYLD_INSERT_LIBRARIES",
+];
 
 /// One word after expansion.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Field {
     /// The value, with [`UNKNOWN`] where a piece could not be known.
     pub text: String,
@@ -83,6 +96,22 @@ impl Analyzer {
         out
     }
 
+    /// Expands an assignment's value into one field (assignments are not
+    /// split into words).
+    pub(crate) fn expand_value(&mut self, w: &Word) -> Field {
+        let fields = self.expand(w);
+        Field {
+            text: fields
+                .iter()
+                .map(|f| f.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            known: fields.iter().all(|f| f.known),
+            glob: false,
+            dynamic: fields.iter().any(|f| f.dynamic),
+        }
+    }
+
     /// Expands every word of a command line.
     pub(crate) fn expand_all(&mut self, words: &[Word]) -> Vec<Field> {
         let mut out = Vec::new();
@@ -97,6 +126,28 @@ impl Analyzer {
             Part::Lit { text, quoted } => {
                 let flags = if *quoted { 0 } else { BRACE | GLOB };
                 out.extend(text.chars().map(|c| Atom::Ch(c, flags)));
+            }
+            Part::Param {
+                name,
+                simple,
+                quoted,
+                nested,
+            } if self.list_param(name, *simple, nested).is_some() => {
+                let (elems, separate) = self.list_param(name, *simple, nested).unwrap_or_default();
+                for (i, e) in elems.iter().enumerate() {
+                    if i > 0 {
+                        if separate || !*quoted {
+                            out.push(Atom::Split);
+                        } else {
+                            out.push(Atom::Ch(' ', 0));
+                        }
+                    }
+                    if e.known {
+                        self.push_expansion(&e.text, *quoted, out);
+                    } else {
+                        out.push(Atom::Unknown);
+                    }
+                }
             }
             Part::Param {
                 name,
@@ -143,6 +194,7 @@ impl Analyzer {
             Some(v) => v.clone(),
             None if name == "HOME" => Some("~".to_string()),
             None if name == "PWD" => self.scope.cwd.clone(),
+            None if SEARCH_PATHS.contains(&name) => Some(INHERITED.to_string()),
             None => None,
         }
     }
@@ -154,13 +206,19 @@ fn field_of(atoms: &[Atom], dynamic: bool) -> Field {
         dynamic,
         ..Field::default()
     };
+    // `[` starts a pattern only when a `]` closes it (`[` alone is the
+    // test command).
+    let mut open_bracket = false;
     for a in atoms {
         match a {
             Atom::Ch(c, flags) => {
-                if flags & GLOB != 0 && matches!(c, '*' | '?' | '[') {
+                if flags & GLOB != 0 && matches!(c, '*' | '?') || open_bracket && *c == ']' {
                     f.glob = true;
                 }
-                if *c == UNKNOWN {
+                if flags & GLOB != 0 && *c == '[' {
+                    open_bracket = true;
+                }
+                if *c == UNKNOWN || *c == INHERITED {
                     f.known = false;
                 }
                 f.text.push(*c);

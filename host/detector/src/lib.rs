@@ -7,7 +7,8 @@
 //! | item | role |
 //! | --- | --- |
 //! | [`detect`] → [`Verdict`] | whether a command needs approval, and why |
-//! | [`inspect`], [`inspect_in`] → [`Inspection`] | the verdict plus every program the command runs |
+//! | [`inspect`], [`inspect_in`], [`inspect_with`] → [`Inspection`] | the verdict plus every program the command runs |
+//! | [`Context`] | where a command runs: working directory, home, protected paths |
 //! | [`Verdict`], [`Match`], [`Category`] | the answer: each reason, its kind and the text that triggered it |
 //! | [`UnknownCategory`] | the error of parsing a category name |
 //! | [`normalized_program_name`] | the name a program word is judged by |
@@ -28,28 +29,64 @@
 //! | --- | --- | --- |
 //! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, and NFKC-normalized; all are analysed |
 //! | parsing | `parser` | a tolerant, depth-bounded parser for the POSIX/bash language |
-//! | expansion | `expand`, `payload` | brace expansion, variables the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
+//! | expansion | `expand`, `payload` | brace expansion, variables and arrays the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
+//! | definitions | `definitions` | aliases expanded where used; functions judged at every call with its arguments |
+//! | written files | `files` | scripts and program copies the command writes, analysed when it runs them |
 //! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `xargs`, `watch`, `ssh`, ...) peeled |
-//! | rules | `rules` | per-program rules, shell payloads (`sh -c`, `eval`, piped code) analysed recursively |
+//! | environment | `environ` | `PATH`, `LD_PRELOAD`, `BASH_ENV` and variables holding commands (`GIT_SSH_COMMAND`, `PAGER`) |
+//! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code analysed recursively |
+//! | credentials, protected paths | `credentials`, `protected` | reading credential files; changing the paths the caller protects ([`Context`]) |
 //!
 //! Quoted text is data: it matters only where a program treats it as code
-//! (`sh -c`, `eval`, `python -c`, SQL given to a database client).
-//! A command that cannot be known without running it (a computed command
-//! name, decoded or downloaded code) needs approval.
+//! (`sh -c`, `eval`, `python -c`, SQL given to a database client, an
+//! option that takes a command). A command that cannot be known without
+//! running it (a computed command name, decoded or downloaded code)
+//! needs approval.
+//!
+//! ## Opaque commands
+//!
+//! Some commands run code that is not in their text: a script file
+//! (`sh cleanup.sh`, `. ./env.sh`, `python3 x.py`, `./run.sh`), a
+//! program found through a changed `PATH`, an injected library, a file of
+//! editor or debugger commands. A tool may have written that file a
+//! moment earlier, so the detector cannot vouch for it: such a command
+//! gets a [`Category::Opaque`] match and [`Verdict::opaque`] is set (as it
+//! is for [`Category::DynamicCommand`], code computed at run time). An
+//! opaque verdict always needs approval. Files the same command writes
+//! before running them are analysed instead, and files in the system's
+//! installed locations (`/usr`, `/etc`, `/opt`, ...) are the system's own:
+//!
+//! ```
+//! use toolhost_detector::{Category, detect};
+//!
+//! let v = detect("sh cleanup.sh");
+//! assert!(v.dangerous && v.opaque);
+//! assert_eq!(v.categories, vec![Category::Opaque]);
+//! let v = detect("echo 'rm -rf build' > c.sh; sh c.sh");
+//! assert_eq!(v.categories, vec![Category::RecursiveDelete]);
+//! assert!(!detect("source /etc/profile; make test").dangerous);
+//! ```
 //!
 //! The analysis is bounded: input beyond [`MAX_COMMAND_BYTES`], nesting
-//! beyond a fixed depth or work beyond a budget proportional to the input
-//! yield an `unanalyzable` match (which needs approval) instead of running
-//! long or deep. [`detect`] never panics.
+//! beyond a fixed depth, work beyond a budget proportional to the input
+//! or too many function calls and alias expansions yield an
+//! `unanalyzable` match (which needs approval) instead of running long or
+//! deep. [`detect`] never panics.
 
 #![deny(missing_docs)]
 
 mod analyze;
 mod ast;
+mod context;
+mod credentials;
+mod definitions;
+mod environ;
 mod expand;
+mod files;
 mod parser;
 mod paths;
 mod payload;
+mod protected;
 mod resolve;
 mod rules;
 mod sanitize;
@@ -57,6 +94,7 @@ mod verdict;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+pub use context::Context;
 use verdict::clip;
 pub use verdict::{Category, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict};
 
@@ -84,9 +122,11 @@ pub struct Inspection {
     pub verdict: Verdict,
     /// The normalized names (see [`normalized_program_name`]) of every
     /// program and wrapper the command runs, including those inside shell
-    /// payloads, substitutions and `find -exec`, in order of appearance.
-    /// Programs whose names are computed at run time are not listed; the
-    /// verdict flags those as `dynamic_command`.
+    /// payloads, substitutions, function bodies and `find -exec`, in order
+    /// of appearance (at most 1024). A name the command defines as a
+    /// function or alias is listed too: it may run the program of that
+    /// name. Programs whose names are computed at run time are not listed;
+    /// the verdict flags those as `dynamic_command`.
     pub programs: Vec<String>,
 }
 
@@ -108,8 +148,21 @@ pub fn inspect(command: &str) -> Inspection {
 /// Like [`inspect`], for a command that runs in the working directory
 /// `cwd`: relative paths in it are judged as the paths they name there
 /// (`echo x > passwd` in `/etc` writes `/etc/passwd`). `None`: unknown.
+/// The same as [`inspect_with`] with only a working directory.
 pub fn inspect_in(command: &str, cwd: Option<&str>) -> Inspection {
-    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command, cwd)));
+    let mut cx = Context::new();
+    if let Some(dir) = cwd {
+        cx = cx.with_cwd(dir);
+    }
+    inspect_with(command, &cx)
+}
+
+/// Like [`inspect`], with what the caller knows about where the command
+/// runs: its working directory, home folder and protected paths (see
+/// [`Context`]). Writing a protected path is
+/// [`Category::HostConfigWrite`]. Same guarantees as [`detect`].
+pub fn inspect_with(command: &str, context: &Context<'_>) -> Inspection {
+    let outcome = catch_unwind(AssertUnwindSafe(|| inspect_inner(command, context)));
     match outcome {
         Ok(v) => v,
         Err(_) => Inspection {
@@ -123,7 +176,7 @@ pub fn inspect_in(command: &str, cwd: Option<&str>) -> Inspection {
     }
 }
 
-fn inspect_inner(command: &str, cwd: Option<&str>) -> Inspection {
+fn inspect_inner(command: &str, context: &Context<'_>) -> Inspection {
     let mut findings = Vec::new();
     let mut text = command;
     if command.len() > MAX_COMMAND_BYTES {
@@ -139,12 +192,16 @@ fn inspect_inner(command: &str, cwd: Option<&str>) -> Inspection {
         });
     }
     let budget = WORK_BASE + text.len().saturating_mul(WORK_PER_BYTE);
-    let mut a = analyze::Analyzer::new(budget);
+    let host = protected::Host::new(context);
+    let cwd = host.working_dir(context.cwd);
+    let mut a = analyze::Analyzer::new(budget, host);
     for reading in sanitize::readings(text) {
         a.scope = analyze::Scope {
-            cwd: cwd.map(str::to_string),
+            cwd: cwd.clone(),
             ..analyze::Scope::default()
         };
+        a.files = files::Files::default();
+        a.calls = definitions::Calls::default();
         a.script(&reading, analyze::Input::None);
     }
     findings.append(&mut a.findings);

@@ -44,11 +44,41 @@ pub(crate) fn normalize(path: &str, cwd: Option<&str>) -> String {
     }
 }
 
-fn under(p: &str, prefix: &str) -> bool {
+/// Locations of root-installed software: programs, libraries and system
+/// scripts there were put by the system's administrator or package
+/// manager, not by a tool writing files a moment ago.
+const INSTALLED: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/snap",
+    "/nix/store",
+    "/run/current-system",
+    "/System",
+    "/Library",
+    "/Applications",
+];
+
+/// Whether the (normalized, absolute) path lies in a location of
+/// root-installed software (see [`INSTALLED`]). Assumes the agent does
+/// not run as root: writing there needs privileges, which other rules flag.
+pub(crate) fn is_installed(p: &str) -> bool {
+    !p.contains(UNKNOWN) && INSTALLED.iter().any(|d| under(p, d)) && !under(p, "/usr/tmp")
+}
+
+/// Whether `p` is `prefix` or lies inside it.
+pub(crate) fn under(p: &str, prefix: &str) -> bool {
     p == prefix || p.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
 }
 
-fn basename(p: &str) -> &str {
+/// The last component of a path.
+pub(crate) fn basename(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 

@@ -4,7 +4,7 @@
 //! comes from (the network, a decoder, secrets).
 
 use super::analyze::{Analyzer, Input};
-use super::ast::{Command, List, Part, RedirOp, Word};
+use super::ast::{Command, Compound, List, Part, RedirOp, Simple, Word};
 use super::expand::Field;
 use super::paths::{is_secret_path, is_secret_var};
 use super::resolve::resolve;
@@ -33,7 +33,7 @@ impl Payload {
     }
 
     /// Combines two streams written one after the other.
-    fn then(mut self, other: Payload) -> Payload {
+    pub(crate) fn then(mut self, other: Payload) -> Payload {
         self.text = match (self.text, other.text) {
             (Some(a), Some(b)) => Some(a + &b),
             _ => None,
@@ -45,7 +45,7 @@ impl Payload {
     }
 
     /// Keeps the provenance flags but forgets the text.
-    fn opaque(mut self) -> Payload {
+    pub(crate) fn opaque(mut self) -> Payload {
         self.text = None;
         self
     }
@@ -130,41 +130,57 @@ impl Analyzer {
             return Payload::default();
         }
         match c {
-            Command::Compound(k) => {
-                let mut out = Payload::literal("");
-                for l in &k.lists {
-                    out = out.then(self.list_output(l));
-                }
-                if input.network || input.decoded || input.secret {
-                    out = out.then(input.clone().opaque());
-                }
-                out
-            }
+            Command::Compound(k) => self.compound_output(k, input),
             Command::Function(_) => Payload::literal(""),
-            Command::Simple(s) => {
-                let mut input = input.clone();
-                for r in &s.redirects {
-                    match r.op {
-                        RedirOp::Heredoc => input = self.here_payload(&r.target, false),
-                        RedirOp::HereString => input = self.here_payload(&r.target, true),
-                        RedirOp::In => {
-                            let path = self.expand(&r.target);
-                            let secret = path.iter().any(|f| is_secret_path(&f.text));
-                            input = Payload {
-                                secret,
-                                ..Payload::default()
-                            };
-                        }
-                        _ => {}
-                    }
+            Command::Simple(s) => self.simple_output(s, input),
+        }
+    }
+
+    /// What a compound command writes, given what it reads.
+    pub(crate) fn compound_output(&mut self, k: &Compound, input: &Payload) -> Payload {
+        let mut out = Payload::literal("");
+        for l in &k.lists {
+            out = out.then(self.list_output(l));
+        }
+        if input.network || input.decoded || input.secret {
+            out = out.then(input.clone().opaque());
+        }
+        out
+    }
+
+    /// What a simple command writes, given what it reads.
+    pub(crate) fn simple_output(&mut self, s: &Simple, input: &Payload) -> Payload {
+        let mut input = input.clone();
+        for r in &s.redirects {
+            match r.op {
+                RedirOp::Heredoc => input = self.here_payload(&r.target, false),
+                RedirOp::HereString => input = self.here_payload(&r.target, true),
+                RedirOp::In => {
+                    let path = self.expand(&r.target);
+                    let secret = path.iter().any(|f| is_secret_path(&f.text));
+                    input = match path.first().and_then(|f| self.file_data(f)) {
+                        Some(known) => known,
+                        None => Payload {
+                            secret,
+                            ..Payload::default()
+                        },
+                    };
                 }
-                let fields = self.expand_all(&s.words);
-                let Some(inv) = resolve(fields).inv else {
-                    return Payload::default();
-                };
-                self.command_output(&inv.name, &inv.args, input)
+                _ => {}
             }
         }
+        let fields = self.expand_all(&s.words);
+        if fields.is_empty() {
+            // `$(<file)`: the file's content.
+            return input;
+        }
+        if let Some(found) = program_lookup(&fields) {
+            return found;
+        }
+        let Some(inv) = resolve(fields).inv else {
+            return Payload::default();
+        };
+        self.command_output(&inv.name, &inv.args, input)
     }
 
     fn command_output(&mut self, name: &str, args: &[Field], input: Payload) -> Payload {
@@ -176,6 +192,13 @@ impl Analyzer {
                 let files: Vec<&Field> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
                 if name == "tee" || files.is_empty() || files.iter().all(|f| f.text == "-") {
                     input.clone()
+                } else if name == "cat" {
+                    // Files this command wrote earlier are known.
+                    let mut out = Payload::literal("");
+                    for f in files {
+                        out = out.then(self.file_data(f).unwrap_or_default());
+                    }
+                    out
                 } else {
                     Payload::default()
                 }
@@ -222,6 +245,31 @@ impl Analyzer {
             }
         }
         out
+    }
+}
+
+/// The output of `which NAME`, `command -v NAME` or `type -P NAME`: where
+/// the program is found. Only its name matters to the rules, so it is
+/// given as `/usr/bin/NAME`.
+fn program_lookup(fields: &[Field]) -> Option<Payload> {
+    let (first, rest) = fields.split_first()?;
+    let flags: Vec<&str> = rest
+        .iter()
+        .map(|f| f.text.as_str())
+        .filter(|t| t.starts_with('-'))
+        .collect();
+    let looks_up = match first.text.as_str() {
+        "which" => true,
+        "command" => flags.contains(&"-v"),
+        "type" => flags.iter().any(|f| f.contains('P') || f.contains('p')),
+        _ => false,
+    };
+    let names: Vec<&Field> = rest.iter().filter(|f| !f.text.starts_with('-')).collect();
+    match names.as_slice() {
+        [one] if looks_up && one.known && !one.text.contains('/') && !one.text.is_empty() => {
+            Some(Payload::literal(format!("/usr/bin/{}\n", one.text)))
+        }
+        _ => None,
     }
 }
 

@@ -21,12 +21,18 @@ pub(crate) enum Via {
 pub(crate) struct Invocation {
     /// The normalized program name (basename, lower case).
     pub name: String,
+    /// The program word as expanded (`./x`, `/bin/rm`, `rm`): a word with
+    /// a `/` runs that file rather than a program found on `PATH`.
+    pub path: String,
     /// The arguments after the program word.
     pub args: Vec<Field>,
     /// How the arguments are supplied.
     pub via: Via,
     /// The wrappers peeled off, outermost first.
     pub wrappers: Vec<&'static str>,
+    /// `NAME=value` words given to wrappers (`env A=1 cmd`, `sudo A=1 cmd`):
+    /// they set the program's environment.
+    pub env: Vec<Field>,
 }
 
 /// The result of resolving a command line.
@@ -36,6 +42,10 @@ pub(crate) struct Resolution {
     pub inv: Option<Invocation>,
     /// Command words computed at run time (their text; empty if unknown).
     pub dynamic: Vec<String>,
+    /// Wrappers whose own options can run commands (`ssh -o
+    /// ProxyCommand=...`, `strace -o '|cmd'`), with their arguments; kept
+    /// even when no command follows them.
+    pub wrapped: Vec<(&'static str, Vec<Field>)>,
 }
 
 /// The normalized program name of a command word.
@@ -53,6 +63,7 @@ pub(crate) fn resolve(fields: Vec<Field>) -> Resolution {
 pub(crate) fn resolve_via(mut args: Vec<Field>, mut via: Via) -> Resolution {
     let mut res = Resolution::default();
     let mut wrappers = Vec::new();
+    let mut env = Vec::new();
     for _ in 0..32 {
         let Some(first) = args.first() else {
             return res;
@@ -72,18 +83,28 @@ pub(crate) fn resolve_via(mut args: Vec<Field>, mut via: Via) -> Resolution {
             return res;
         }
         let rest = args.get(1..).unwrap_or_default().to_vec();
+        if let Some(w) = ["ssh", "strace", "ltrace"].into_iter().find(|w| *w == name) {
+            res.wrapped.push((w, rest.clone()));
+        }
         match peel(&name, &rest) {
             Peel::NotWrapper => {
                 res.inv = Some(Invocation {
                     name,
+                    path: first.text.clone(),
                     args: rest,
                     via,
                     wrappers,
+                    env,
                 });
                 return res;
             }
             Peel::Stop => return res,
             Peel::Next(next, w, v) => {
+                if matches!(w, "env" | "sudo") {
+                    let before = rest.len().saturating_sub(next.len());
+                    let given = rest.get(..before).unwrap_or_default();
+                    env.extend(given.iter().filter(|f| is_assignment(&f.text)).cloned());
+                }
                 wrappers.push(w);
                 if let Some(v) = v {
                     via = v;
@@ -138,9 +159,11 @@ impl Scan {
 
 fn is_assignment(t: &str) -> bool {
     t.split_once('=').is_some_and(|(n, _)| {
-        !n.is_empty()
-            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !n.starts_with(|c: char| c.is_ascii_digit())
+        // `env 'BASH_FUNC_f%%=() { ...; }'` exports a function.
+        n.starts_with("BASH_FUNC_") && n.ends_with("%%")
+            || !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.starts_with(|c: char| c.is_ascii_digit())
     })
 }
 
@@ -208,12 +231,16 @@ fn scan(args: &[Field], o: &Opts) -> Scan {
 }
 
 fn join(fields: &[Field]) -> Field {
+    join_with(fields, " ")
+}
+
+fn join_with(fields: &[Field], sep: &str) -> Field {
     Field {
         text: fields
             .iter()
             .map(|f| f.text.as_str())
             .collect::<Vec<_>>()
-            .join(" "),
+            .join(sep),
         known: fields.iter().all(|f| f.known),
         glob: false,
         dynamic: fields.iter().any(|f| f.dynamic),
@@ -302,6 +329,10 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             if let Some(c) = s.value(&["c", "--command", "--session-command"]) {
                 return next(sh_c(Field::lit(c)), "su");
             }
+            // `su - user -c CMD`: options may follow the user name.
+            if let Some(c) = su_command(args) {
+                return next(sh_c(c), "su");
+            }
             if name == "runuser"
                 && s.value(&["u", "--user"]).is_some()
                 && let Some(a) = after(args, &s)
@@ -320,9 +351,13 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             let args: Vec<Field> = args.iter().filter(|f| f.text != "-").cloned().collect();
             let s = scan(&args, &o);
             if let Some(split) = s.value(&["S", "--split-string"]) {
-                let mut v: Vec<Field> = split.split_whitespace().map(Field::lit).collect();
-                v.extend(after(&args, &s).unwrap_or_default());
-                return next(v, "env");
+                // `env -S` splits its string with quotes, like a shell.
+                let mut code = split.to_string();
+                for f in after(&args, &s).unwrap_or_default() {
+                    code.push(' ');
+                    code.push_str(&f.text);
+                }
+                return next(sh_c(Field::lit(&code)), "env");
             }
             match after(&args, &s) {
                 Some(a) => next(a, "env"),
@@ -341,6 +376,35 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             simple_wrapper(args, &opts(""), static_name(name))
         }
         "exec" => simple_wrapper(args, &opts("a"), "exec"),
+        "valgrind" | "dbus-run-session" | "setpriv" | "chronic" => {
+            simple_wrapper(args, &opts(""), static_name(name))
+        }
+        "run0" => simple_wrapper(args, &opts("uDg"), "run0"),
+        "xvfb-run" => simple_wrapper(args, &opts("nsfep"), "xvfb-run"),
+        "sshpass" => simple_wrapper(args, &opts("pfdP"), "sshpass"),
+        "prlimit" => simple_wrapper(args, &opts("p"), "prlimit"),
+        "entr" => {
+            let s = scan(args, &opts(""));
+            match after(args, &s) {
+                Some(a) if s.has("s") => next(sh_c(join(&a)), "entr"),
+                Some(a) => next(a, "entr"),
+                None => Peel::Stop,
+            }
+        }
+        "sg" => {
+            // `sg GROUP [-c] COMMAND`: the command is shell code.
+            let rest: Vec<Field> = args.iter().skip(1).filter(|f| f.text != "-c").cloned().collect();
+            if rest.is_empty() {
+                return Peel::Stop;
+            }
+            next(sh_c(join(&rest)), "sg")
+        }
+        "perf" => match args.first().map(|f| f.text.as_str()) {
+            Some("stat" | "record" | "trace") => {
+                simple_wrapper(args.get(1..).unwrap_or_default(), &opts("eoFcCGmrIjxDp"), "perf")
+            }
+            _ => Peel::Stop,
+        },
         "nice" => simple_wrapper(args, &opts("n"), "nice"),
         "proxychains" | "proxychains4" => simple_wrapper(args, &opts("f"), "proxychains"),
         "caffeinate" => simple_wrapper(args, &opts("wt"), "caffeinate"),
@@ -433,7 +497,8 @@ fn peel(name: &str, args: &[Field]) -> Peel {
         "parallel" => {
             let s = scan(args, &opts("jSIadnX"));
             let Some(a) = after(args, &s) else {
-                return Peel::Stop;
+                // No command: each line of the input is one.
+                return next(vec![Field::lit("sh")], "parallel");
             };
             let end = a
                 .iter()
@@ -441,7 +506,13 @@ fn peel(name: &str, args: &[Field]) -> Peel {
                 .unwrap_or(a.len());
             let cmd = a.get(..end).unwrap_or_default();
             if cmd.is_empty() {
-                return Peel::Stop;
+                // `parallel ::: CMD...`: each argument is a command.
+                let given: Vec<Field> = a.iter().filter(|f| !f.text.starts_with(":::")).cloned().collect();
+                if given.is_empty() {
+                    return Peel::Stop;
+                }
+
+                return next(sh_c(join_with(&given, "; ")), "parallel");
             }
             let replace = Some("{}".to_string());
             Peel::Next(sh_c(join(cmd)), "parallel", Some(Via::Bulk { replace }))
@@ -525,6 +596,28 @@ fn peel(name: &str, args: &[Field]) -> Peel {
     }
 }
 
+/// The `-c`/`--command` value of `su`/`runuser` wherever it stands
+/// (`su - root -c CMD`).
+fn su_command(args: &[Field]) -> Option<Field> {
+    let mut it = args.iter();
+    while let Some(f) = it.next() {
+        let t = f.text.as_str();
+        if let Some(v) = t
+            .strip_prefix("--command=")
+            .or_else(|| t.strip_prefix("--session-command="))
+        {
+            return Some(Field {
+                text: v.to_string(),
+                ..f.clone()
+            });
+        }
+        if matches!(t, "-c" | "--command" | "--session-command") {
+            return it.next().cloned();
+        }
+    }
+    None
+}
+
 fn static_name(name: &str) -> &'static str {
     const NAMES: &[&str] = &[
         "builtin",
@@ -545,6 +638,10 @@ fn static_name(name: &str) -> &'static str {
         "ltrace",
         "chrt",
         "taskset",
+        "valgrind",
+        "dbus-run-session",
+        "setpriv",
+        "chronic",
     ];
     NAMES.iter().copied().find(|n| *n == name).unwrap_or("wrapper")
 }

@@ -68,11 +68,25 @@ pub enum Category {
     PackageRemoval,
     /// The command is too large or too deeply nested to analyse.
     Unanalyzable,
+    /// Code runs that lives outside the command, so the detector cannot see
+    /// it: a script file (`sh cleanup.sh`, `. ./env.sh`, `python3 x.py`), a
+    /// program run by a path outside the system's program folders
+    /// (`./run`), a command a program reads from a file (`vim -S f`,
+    /// `git config core.hooksPath d`), or a changed program search path or
+    /// injected library (`PATH=./bin:$PATH`, `LD_PRELOAD`).
+    Opaque,
+    /// Reading well-known credential files: private keys, cloud, registry
+    /// and cluster credentials, `.netrc`, `.env` files, `/etc/shadow`.
+    CredentialAccess,
+    /// Writing, moving, deleting or changing the permissions of a path the
+    /// caller protects (toolhost's own configuration, command allowlist or
+    /// managed storage; see [`Context`](crate::Context)).
+    HostConfigWrite,
 }
 
 impl Category {
     /// Every category, in declaration order.
-    pub const ALL: [Category; 25] = [
+    pub const ALL: [Category; 28] = [
         Category::RecursiveDelete,
         Category::FileDestruction,
         Category::FilesystemFormat,
@@ -98,13 +112,17 @@ impl Category {
         Category::ScheduledJobs,
         Category::PackageRemoval,
         Category::Unanalyzable,
+        Category::Opaque,
+        Category::CredentialAccess,
+        Category::HostConfigWrite,
     ];
 
     /// Whether a smart approver may be asked about this category: the
     /// ones where a low-risk case is common (deleting a build folder,
     /// killing a dev server, a force-push to one's own branch). Code
-    /// execution, privilege, devices, secrets, networks and unknowable
-    /// commands always go to a person.
+    /// execution, privilege, devices, secrets, credentials, networks,
+    /// opaque or unknowable commands and writes to the host's own
+    /// configuration always go to a person.
     pub fn smart_reviewable(self) -> bool {
         matches!(
             self,
@@ -117,6 +135,24 @@ impl Category {
                 | Category::ScheduledJobs
                 | Category::PackageRemoval
         )
+    }
+
+    /// Whether a match of this category means the detector could not see
+    /// what runs: [`Category::Opaque`] (code outside the command) and
+    /// [`Category::DynamicCommand`] (code computed at run time). Such a
+    /// verdict has [`Verdict::opaque`] set.
+    pub fn is_opaque(self) -> bool {
+        matches!(self, Category::Opaque | Category::DynamicCommand)
+    }
+
+    /// Whether a permanent allowlist entry may approve this category.
+    /// False for [`Category::HostConfigWrite`] (an approval that outlives
+    /// the session must not let a command rewrite the rules that approve
+    /// it) and for [`Category::Opaque`] (a pattern vouches for the text of
+    /// a command, not for a script file that may change after approval).
+    /// Every other category returns true.
+    pub fn allowlistable(self) -> bool {
+        !matches!(self, Category::HostConfigWrite | Category::Opaque)
     }
 
     /// The stable snake_case name of the category (as serialized).
@@ -147,6 +183,9 @@ impl Category {
             Category::ScheduledJobs => "scheduled_jobs",
             Category::PackageRemoval => "package_removal",
             Category::Unanalyzable => "unanalyzable",
+            Category::Opaque => "opaque",
+            Category::CredentialAccess => "credential_access",
+            Category::HostConfigWrite => "host_config_write",
         }
     }
 }
@@ -205,7 +244,9 @@ pub const MAX_MATCHES: usize = 64;
 /// The detector's answer for one command.
 ///
 /// `dangerous` is true exactly when `matches` is non-empty; `categories`
-/// lists each category of `matches` once, in order of first appearance.
+/// lists each category of `matches` once, in order of first appearance;
+/// `opaque` is true exactly when one of `categories` is opaque
+/// ([`Category::is_opaque`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Verdict {
     /// Whether the command needs approval.
@@ -219,12 +260,18 @@ pub struct Verdict {
     /// could only vouch for the reasons it was shown.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Whether some of what the command runs could not be seen: a match
+    /// of a category for which [`Category::is_opaque`] holds (a script
+    /// file, a computed command, a changed `PATH`, ...). An opaque verdict
+    /// is always `dangerous`. Always serialized (`"opaque": false` too).
+    #[serde(default)]
+    pub opaque: bool,
 }
 
 impl Verdict {
     /// Builds a verdict from raw matches: duplicates (same category and
     /// matched text) are dropped, the list is capped at [`MAX_MATCHES`] and
-    /// `dangerous`/`categories` are derived from it.
+    /// `dangerous`, `categories` and `opaque` are derived from it.
     pub fn from_matches(raw: Vec<Match>) -> Verdict {
         let mut matches: Vec<Match> = Vec::new();
         let mut categories: Vec<Category> = Vec::new();
@@ -247,6 +294,7 @@ impl Verdict {
         }
         Verdict {
             dangerous: !matches.is_empty(),
+            opaque: categories.iter().any(|c| c.is_opaque()),
             categories,
             matches,
             truncated,

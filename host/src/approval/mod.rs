@@ -48,6 +48,6 @@ pub use tools::{ToolApprovalRules, glob_match};
 // The detector is its own crate (`toolhost-detector`); its API stays
 // reachable here under the paths the host has always used.
 pub use toolhost_detector::{
-    Category, Inspection, MAX_COMMAND_BYTES, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory, Verdict,
-    detect, inspect, inspect_in, normalized_program_name,
+    Category, Context, Inspection, MAX_COMMAND_BYTES, MAX_MATCHED_CHARS, MAX_MATCHES, Match, UnknownCategory,
+    Verdict, detect, inspect, inspect_in, inspect_with, normalized_program_name,
 };

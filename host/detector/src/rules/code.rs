@@ -6,126 +6,13 @@
 //! runs processes, its string literals (and lists of literals joined, as in
 //! `subprocess.call(["rm", "-rf", "/"])`) are analysed as shell commands.
 
-use super::Cmd;
+use super::code_lex::{Lexed, any, has, lex};
 use super::names::Lang;
 use crate::analyze::{Analyzer, Input};
-use crate::paths::{is_block_device, is_secret_path, normalize, system_write_reason};
+use crate::expand::Field;
+use crate::paths::{is_block_device, is_harmless_device, is_secret_path, normalize, system_write_reason};
+use crate::protected::Touch;
 use crate::verdict::Category;
-
-/// Code split into its parts.
-#[derive(Debug, Default)]
-struct Lexed {
-    /// The code with every string literal emptied (`"..."` → `""`).
-    code: String,
-    /// String literal contents, in order.
-    strings: Vec<String>,
-    /// Literals that run as shell commands (Perl/Ruby/PHP backticks, `qx`).
-    shell: Vec<String>,
-    /// Runs of adjacent literals separated only by commas, joined by spaces.
-    groups: Vec<String>,
-}
-
-fn lex(src: &str, lang: Lang) -> Lexed {
-    let mut out = Lexed::default();
-    let chars: Vec<char> = src.chars().collect();
-    let mut i = 0;
-    let mut group: Vec<String> = Vec::new();
-    let backtick_is_shell = matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php);
-    while let Some(&c) = chars.get(i) {
-        let qx = (lang == Lang::Perl && c == 'q' && chars.get(i + 1) == Some(&'x'))
-            || (lang == Lang::Ruby && c == '%' && chars.get(i + 1) == Some(&'x'));
-        if qx && chars.get(i + 2).is_some_and(|d| "({[</|!".contains(*d)) {
-            let open = chars.get(i + 2).copied().unwrap_or('(');
-            let close = match open {
-                '(' => ')',
-                '{' => '}',
-                '[' => ']',
-                '<' => '>',
-                o => o,
-            };
-            let mut j = i + 3;
-            let mut s = String::new();
-            while let Some(&d) = chars.get(j) {
-                if d == close {
-                    break;
-                }
-                s.push(d);
-                j += 1;
-            }
-            out.shell.push(s);
-            out.code.push_str("qx()");
-            i = j + 1;
-            continue;
-        }
-        if c == '"' || c == '\'' || c == '`' {
-            let triple = lang == Lang::Python && chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
-            let mut j = if triple { i + 3 } else { i + 1 };
-            let mut s = String::new();
-            while let Some(&d) = chars.get(j) {
-                if d == '\\' && c != '`' {
-                    if let Some(&e) = chars.get(j + 1) {
-                        s.push(match e {
-                            'n' => '\n',
-                            't' => '\t',
-                            other => other,
-                        });
-                    }
-                    j += 2;
-                    continue;
-                }
-                if d == c && (!triple || (chars.get(j + 1) == Some(&c) && chars.get(j + 2) == Some(&c))) {
-                    break;
-                }
-                s.push(d);
-                j += 1;
-            }
-            i = j + if triple { 3 } else { 1 };
-            out.code.push(c);
-            out.code.push(c);
-            if c == '`' && backtick_is_shell {
-                out.shell.push(s);
-            } else {
-                group.push(s.clone());
-                out.strings.push(s);
-            }
-            continue;
-        }
-        if !(c == ',' || c.is_whitespace()) && group.len() > 1 {
-            out.groups.push(group.join(" "));
-        }
-        if !(c == ',' || c.is_whitespace()) {
-            group.clear();
-        }
-        out.code.push(c);
-        i += 1;
-    }
-    if group.len() > 1 {
-        out.groups.push(group.join(" "));
-    }
-    out
-}
-
-/// Whether `name` occurs in `code` as a whole identifier (dotted names are
-/// matched as written).
-fn has(code: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let mut from = 0;
-    while let Some(pos) = code.get(from..).and_then(|r| r.find(name)) {
-        let start = from + pos;
-        let end = start + name.len();
-        let before = code.get(..start).and_then(|b| b.chars().next_back());
-        let after = code.get(end..).and_then(|a| a.chars().next());
-        if !before.is_some_and(ident) && !after.is_some_and(ident) {
-            return true;
-        }
-        from = end;
-    }
-    false
-}
-
-fn any(code: &str, names: &[&str]) -> bool {
-    names.iter().any(|n| has(code, n))
-}
 
 const EXEC: &[&str] = &[
     "system",
@@ -173,6 +60,12 @@ const EXEC: &[&str] = &[
     "fork",
     "Runtime",
     "ProcessBuilder",
+    "system2",
+    "processx",
+    "Deno.run",
+    "Deno.Command",
+    "execa",
+    "shelljs",
 ];
 const EVAL: &[&str] = &[
     "eval",
@@ -202,6 +95,8 @@ const TREE_DELETE: &[&str] = &[
     "deleteRecursively",
     "emptyDirSync",
     "removeSync",
+    "dir_delete",
+    "delete_tree",
 ];
 const NET: &[&str] = &[
     "socket",
@@ -264,23 +159,83 @@ const WRITE: &[&str] = &[
     "symlink",
 ];
 
+/// Whether the code deletes files, by the deletion calls of its language
+/// (qualified where a bare name is common: Python's `list.remove`).
+fn deletes_files(lang: Lang, code: &str, lower: &str) -> bool {
+    match lang {
+        Lang::Python => any(
+            code,
+            &[
+                "os.remove",
+                "os.unlink",
+                "unlink",
+                "os.rmdir",
+                "rmdir",
+                "send2trash",
+            ],
+        ),
+        Lang::Perl | Lang::Php => any(code, &["unlink", "rmdir"]),
+        Lang::Ruby => any(
+            code,
+            &[
+                "File.delete",
+                "File.unlink",
+                "FileUtils.rm",
+                "FileUtils.rm_f",
+                "FileUtils.remove",
+                "FileUtils.remove_file",
+                "FileUtils.rmdir",
+                "Dir.rmdir",
+                "Dir.delete",
+                "Dir.unlink",
+            ],
+        ),
+        Lang::Node => any(
+            code,
+            &[
+                "unlink",
+                "unlinkSync",
+                "rmSync",
+                "rmdirSync",
+                "fs.rm",
+                "rmdir",
+                "Deno.remove",
+                "Deno.removeSync",
+            ],
+        ),
+        Lang::Lua => has(code, "os.remove"),
+        Lang::R => any(code, &["file.remove", "unlink", "file_delete"]),
+        Lang::PowerShell => lower.contains("remove-item") || has(lower, "del") || has(lower, "ri"),
+        Lang::AppleScript => lower.contains("delete"),
+        Lang::Other => code.contains("file delete") || has(code, "delete"),
+        Lang::Awk => false,
+    }
+}
+
 impl Analyzer {
     /// Judges inline interpreter code.
-    pub(crate) fn inline_code(&mut self, lang: Lang, src: &str, c: &Cmd<'_>) {
+    pub(crate) fn inline_code(&mut self, lang: Lang, src: &str, raw: &str) {
         if !self.spend(src.len()) {
             return;
         }
         let lx = lex(src, lang);
         let code = lx.code.as_str();
-        let raw = c.raw();
-        let mut exec = any(code, EXEC);
+        if code.contains(crate::expand::UNKNOWN) {
+            self.add(
+                Category::DynamicCommand,
+                raw,
+                "inline interpreter code is partly computed at run time",
+            );
+        }
+        let lower = src.to_lowercase();
+        let mut exec = any(code, EXEC) || lang == Lang::Node && code.contains("$``");
         if lang == Lang::Awk {
             exec = has(code, "system")
                 || (code.contains('|')
                     && (has(code, "getline") || code.contains("| \"") || code.contains("|\"")));
         }
         if lang == Lang::PowerShell {
-            let l = src.to_lowercase();
+            let l = &lower;
             if l.contains("remove-item") && (l.contains("-recurse") || l.contains("-r ")) {
                 self.add(
                     Category::RecursiveDelete,
@@ -288,17 +243,34 @@ impl Analyzer {
                     "PowerShell deletes a directory tree",
                 );
             }
-            exec |= l.contains("invoke-expression") || has(&l, "iex") || l.contains("start-process");
+            exec |= l.contains("invoke-expression") || has(l, "iex") || l.contains("start-process");
         }
         let recursive_js = lang == Lang::Node
-            && any(code, &["rmSync", "rm", "rmdirSync", "rmdir", "promises"])
+            && any(
+                code,
+                &[
+                    "rmSync",
+                    "rm",
+                    "rmdirSync",
+                    "rmdir",
+                    "promises",
+                    "remove",
+                    "removeSync",
+                ],
+            )
             && has(code, "recursive");
-        if any(code, TREE_DELETE) || recursive_js {
+        let recursive_r = lang == Lang::R && has(code, "unlink") && has(code, "recursive");
+        let tree = any(code, TREE_DELETE) || recursive_js || recursive_r;
+        if tree {
             self.add(
                 Category::RecursiveDelete,
                 raw,
                 "inline code deletes a directory tree",
             );
+        }
+        let deletes = deletes_files(lang, code, &lower);
+        if deletes && !tree {
+            self.add(Category::FileDestruction, raw, "inline code deletes files");
         }
         let fork = any(code, &["fork", "pcntl_fork"]);
         if fork && any(code, &["while", "for", "loop", "until", "forever"]) {
@@ -335,7 +307,7 @@ impl Analyzer {
         if any(code, &["kill", "killpg", "Stop-Process"]) {
             self.add(Category::ProcessKill, raw, "inline code kills processes");
         }
-        self.code_paths(code, &lx, raw);
+        self.code_paths(code, &lx, raw, deletes || tree);
         let mut commands: Vec<String> = lx.shell.clone();
         if exec {
             commands.extend(lx.strings.iter().cloned());
@@ -348,8 +320,8 @@ impl Analyzer {
         }
     }
 
-    /// Sensitive paths written or deleted by inline code.
-    fn code_paths(&mut self, code: &str, lx: &Lexed, raw: &str) {
+    /// Sensitive paths written, deleted or read by inline code.
+    fn code_paths(&mut self, code: &str, lx: &Lexed, raw: &str, deletes: bool) {
         let mode_write = lx.strings.iter().any(|s| {
             matches!(
                 s.as_str(),
@@ -364,6 +336,16 @@ impl Analyzer {
         let sends = any(code, FETCH) || any(code, NET);
         for s in &lx.strings {
             let target = s.trim_start_matches(['>', '+', '<']).trim();
+            if target.is_empty() || target.len() > 4096 || target.contains(['\n', ' ']) {
+                continue;
+            }
+            if writes || deletes {
+                let how = if deletes { Touch::Remove } else { Touch::Write };
+                self.protected_touch(&Field::lit(target), how, raw);
+            }
+            if target.contains('/') || target.starts_with('.') {
+                self.credential_read(target, raw);
+            }
             if !target.starts_with('/') && !target.starts_with('~') {
                 continue;
             }
@@ -374,6 +356,12 @@ impl Analyzer {
                         Category::FilesystemFormat,
                         raw,
                         format!("inline code writes the disk device {p}"),
+                    );
+                } else if p.starts_with("/dev/") && !is_harmless_device(&p) {
+                    self.add(
+                        Category::DeviceWrite,
+                        raw,
+                        format!("inline code writes the device {p}"),
                     );
                 } else if let Some(why) = system_write_reason(&p) {
                     self.add(
@@ -391,25 +379,5 @@ impl Analyzer {
                 );
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lexes_strings_and_groups() {
-        let lx = lex(r#"subprocess.call(["rm", "-rf", "/"])"#, Lang::Python);
-        assert_eq!(lx.strings, vec!["rm", "-rf", "/"]);
-        assert_eq!(lx.groups, vec!["rm -rf /"]);
-        assert!(has(&lx.code, "subprocess"));
-        assert!(!has(&lex("print('os.system')", Lang::Python).code, "system"));
-    }
-
-    #[test]
-    fn perl_backticks_are_shell() {
-        let lx = lex("print `rm -rf /`", Lang::Perl);
-        assert_eq!(lx.shell, vec!["rm -rf /"]);
     }
 }

@@ -191,7 +191,7 @@ impl Analyzer {
 
     /// Deleting system files, logs or history.
     fn deleted_paths(&mut self, c: &Cmd<'_>) {
-        for f in args::parse(c.args(), "nsu", &[]).operands {
+        for f in args::parse(c.args(), "ns", &[]).operands {
             let Some(p) = self.path(f) else { continue };
             if is_log_or_history(&p) {
                 self.add(
@@ -329,59 +329,6 @@ impl Analyzer {
             }
         }
     }
-
-    fn sed(&mut self, c: &Cmd<'_>) {
-        let a = c.args();
-        let mut in_place = false;
-        let mut script_given = false;
-        let mut files = Vec::new();
-        let mut i = 0;
-        while let Some(f) = a.get(i) {
-            let t = f.text.as_str();
-            i += 1;
-            if t.starts_with("--in-place") || sed_in_place(t) {
-                in_place = true;
-                continue;
-            }
-            if matches!(t, "-e" | "-f" | "--expression" | "--file" | "-l") {
-                script_given |= t != "-l";
-                i += 1;
-                continue;
-            }
-            if t.starts_with("--expression=") || t.starts_with("--file=") {
-                script_given = true;
-                continue;
-            }
-            if t.starts_with('-') && t.len() > 1 {
-                continue;
-            }
-            if !script_given {
-                script_given = true;
-                continue;
-            }
-            files.push(f.clone());
-        }
-        if in_place {
-            for f in &files {
-                self.write_target(f, c.raw());
-            }
-        }
-    }
-}
-
-/// Whether a short-option cluster of sed contains `-i` (edit in place).
-fn sed_in_place(t: &str) -> bool {
-    let Some(letters) = t.strip_prefix('-').filter(|l| !l.starts_with('-')) else {
-        return false;
-    };
-    for c in letters.chars() {
-        match c {
-            'i' => return true,
-            'n' | 'r' | 'E' | 's' | 'u' | 'z' => {}
-            _ => return false,
-        }
-    }
-    false
 }
 
 /// (world-writable, setuid/setgid) for a chmod mode.

@@ -7,19 +7,26 @@
 
 pub(crate) mod args;
 mod code;
+mod code_lex;
+mod configs;
+mod editors;
 mod fs;
 mod infra;
 pub(crate) mod names;
 mod net;
-mod shell;
+mod options;
+mod scripts;
+mod sed;
+pub(crate) mod shell;
 mod sql;
 mod system;
 
 use super::analyze::{Analyzer, Input, Place};
 use super::ast::{Assign, RedirOp, Redirect, Simple};
-use super::expand::{Field, UNKNOWN};
+use super::expand::{Field, INHERITED, UNKNOWN};
 use super::paths;
 use super::payload::Payload;
+use super::protected::Touch;
 use super::resolve::{Invocation, Via, resolve_via};
 use crate::verdict::Category;
 
@@ -67,6 +74,16 @@ impl Analyzer {
                 self.programs.push(w.to_string());
             }
         }
+        for f in &inv.env {
+            if let Some((n, v)) = f.text.split_once('=') {
+                let value = Field {
+                    text: v.to_string(),
+                    ..f.clone()
+                };
+                self.environment(n, &value, c.raw());
+            }
+        }
+        self.program_file(&c);
         if names::SHELLS.contains(&name) {
             self.shell(&c);
         } else if let Some(lang) = names::interpreter(name) {
@@ -79,12 +96,22 @@ impl Analyzer {
         self.system(&c);
         self.infra(&c);
         self.network(&c);
+        self.options(&c);
+        self.editors(&c);
+        self.credentials(&c);
+        self.protected_rules(&c);
+        self.build_files(&c);
+        self.record_writes(name, &inv.args, c.stdin_payload());
+        self.written_configs(c.raw());
     }
 
     /// Resolves and judges a command line embedded in another one
     /// (`find -exec`, `docker exec`, `kubectl exec`).
     pub(crate) fn judge_fields(&mut self, fields: Vec<Field>, via: Via, c: &Cmd<'_>) {
         let res = resolve_via(fields, via);
+        for (w, args) in &res.wrapped {
+            self.wrapper_options(w, args, c.raw());
+        }
         for d in &res.dynamic {
             self.add(
                 Category::DynamicCommand,
@@ -102,11 +129,12 @@ impl Analyzer {
         if f.text.is_empty() || (f.text.contains(UNKNOWN) && !f.text.starts_with('/')) {
             return None;
         }
-        Some(paths::normalize(&f.text, self.scope.cwd.as_deref()))
+        Some(self.host.resolve(&f.text, self.scope.cwd.as_deref()))
     }
 
     /// Judges a path the command writes to.
     pub(crate) fn write_target(&mut self, f: &Field, matched: &str) {
+        self.protected_touch(f, Touch::Write, matched);
         let Some(p) = self.path(f) else { return };
         if paths::is_net_device(&p) {
             self.add(
@@ -148,6 +176,7 @@ impl Analyzer {
             }
             RedirOp::In => {
                 for f in &fields {
+                    self.credential_read(&f.text, &r.raw);
                     if self.path(f).is_some_and(|p| paths::is_net_device(&p)) {
                         self.add(
                             Category::ReverseShell,
@@ -174,10 +203,27 @@ impl Analyzer {
     }
 
     /// Tracks and judges an assignment (`persist`: it stands alone, so it
-    /// changes the script's variables).
+    /// changes the script's variables; otherwise it sets the environment
+    /// of the command it prefixes).
     pub(crate) fn assignment(&mut self, a: &Assign, persist: bool) {
-        let value = a.value.first().map(|w| self.expand(w)).unwrap_or_default();
-        let text = value.first().and_then(|f| f.value().map(str::to_string));
+        if persist && self.array_assignment(a) {
+            let first = self.scope.arrays.get(&a.name).and_then(|e| e.first()).cloned();
+            let text = first.as_ref().and_then(|f| f.value().map(str::to_string));
+            self.set_var(&a.name, text.as_deref(), &a.raw, persist);
+            return;
+        }
+        let mut value = match a.value.first() {
+            Some(w) => self.expand_value(w),
+            None => Field::lit(""),
+        };
+        if a.raw.get(a.name.len()..).is_some_and(|r| r.starts_with("+=")) {
+            // `NAME+=value` appends to the value held so far.
+            let old = self.var_value(&a.name);
+            value.text = format!("{}{}", old.as_deref().unwrap_or("\u{1}"), value.text);
+            value.known &= old.is_some_and(|o| !o.contains(INHERITED));
+        }
+        self.environment(&a.name, &value, &a.raw);
+        let text = value.value().map(str::to_string);
         if persist && let Some(w) = a.value.first() {
             let mut t = self.word_payload(w);
             t.text = None;
@@ -193,14 +239,15 @@ impl Analyzer {
         {
             self.add(Category::LogTampering, raw, "turns off shell history");
         }
-        if name == "LD_PRELOAD" || name == "LD_AUDIT" {
-            self.add(
-                Category::CodeExecution,
-                raw,
-                "injects a library into every program started",
-            );
-        }
         if persist {
+            self.calls.version += 1;
+            // In a conditional context the assignment may not happen: the
+            // value stays known only if it does not change.
+            let value = match self.scope.vars.get(name) {
+                _ if self.cond == 0 => value,
+                Some(Some(old)) if Some(old.as_str()) == value => value,
+                _ => None,
+            };
             if name == "IFS" {
                 self.scope.ifs = value.map(str::to_string);
             }

@@ -101,6 +101,7 @@ pub(crate) enum Lang {
     Awk,
     AppleScript,
     PowerShell,
+    R,
     Other,
 }
 
@@ -116,7 +117,8 @@ pub(crate) fn interpreter(name: &str) -> Option<Lang> {
         "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
         "osascript" => Lang::AppleScript,
         "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => Lang::PowerShell,
-        "rscript" | "julia" | "tclsh" | "wish" | "expect" | "groovy" | "jshell" | "scala" => Lang::Other,
+        "rscript" | "r" => Lang::R,
+        "julia" | "tclsh" | "wish" | "expect" | "groovy" | "jshell" | "scala" => Lang::Other,
         _ => return None,
     };
     Some(lang)

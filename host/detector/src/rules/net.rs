@@ -97,6 +97,11 @@ impl Analyzer {
                 p.values_of(&["--post-file", "--body-file"]).any(is_secret_path)
             }
             "ssh" => false,
+            // `-i KEY` authenticates; only the files copied are sent.
+            "scp" | "sftp" => args::parse(a, "cFiJlmoPSDX", &[])
+                .operands
+                .iter()
+                .any(|f| is_secret_path(&f.text)),
             _ => a
                 .iter()
                 .any(|f| !f.text.starts_with('-') && is_secret_path(&f.text)),

@@ -18,6 +18,8 @@ const PIPED: &str = "piped into it";
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Sink {
     Shell,
+    /// Shell code run in the current shell (`source`, `.`).
+    Source,
     Code(Lang),
     Sql,
 }
@@ -25,6 +27,19 @@ pub(crate) enum Sink {
 impl Analyzer {
     /// Runs the rules for code reaching a sink.
     pub(crate) fn run_code(&mut self, p: &Payload, sink: Sink, c: &Cmd<'_>, what: &str) {
+        self.run_code_with(p, sink, c, what, None);
+    }
+
+    /// Like [`Analyzer::run_code`], with the positional parameters shell
+    /// code sees (`sh -c CODE NAME ARGS`).
+    pub(crate) fn run_code_with(
+        &mut self,
+        p: &Payload,
+        sink: Sink,
+        c: &Cmd<'_>,
+        what: &str,
+        positional: Option<Vec<Field>>,
+    ) {
         let matched = if what == PIPED { c.place.pipeline } else { c.raw() };
         if p.network {
             self.add(
@@ -56,9 +71,10 @@ impl Analyzer {
             text = text.replace(r.as_str(), &UNKNOWN.to_string());
         }
         match sink {
-            Sink::Shell => self.payload(&text, Input::None),
-            Sink::Code(lang) => self.inline_code(lang, &text, c),
-            Sink::Sql => self.sql_text(&text, c),
+            Sink::Shell => self.payload_with(&text, Input::None, positional),
+            Sink::Code(lang) => self.inline_code(lang, &text, c.raw()),
+            Sink::Sql => self.sql_text(&text, c.raw()),
+            Sink::Source => self.script(&text, Input::None),
         }
     }
 
@@ -76,7 +92,12 @@ impl Analyzer {
         match c.stdin {
             Input::Pipe(p) => self.run_code(&p.clone(), sink, c, PIPED),
             Input::Here(p) => self.run_code(&p.clone(), sink, c, "from a heredoc"),
-            Input::File(_) => {}
+            Input::File(w) => {
+                let w = w.clone();
+                if let Some(f) = self.expand(&w).first() {
+                    self.run_file(f, sink, c.raw(), &[]);
+                }
+            }
             Input::None => {
                 if matches!(sink, Sink::Shell)
                     && c.inv
@@ -137,7 +158,8 @@ impl Analyzer {
             match a.get(i) {
                 Some(code) => {
                     let p = self.field_code(code, c);
-                    self.run_code(&p, Sink::Shell, c, "shell code given to -c");
+                    let positional = a.get(i + 2..).map(<[Field]>::to_vec);
+                    self.run_code_with(&p, Sink::Shell, c, "shell code given to -c", positional);
                 }
                 None => self.add(Category::DynamicCommand, c.raw(), "shell -c without visible code"),
             }
@@ -146,10 +168,21 @@ impl Analyzer {
         if self.procsub_scripts(c, Sink::Shell) {
             return;
         }
-        match a.get(i).map(|f| f.text.as_str()) {
+        match a.get(i) {
             _ if dash_s => self.stdin_code(c, Sink::Shell),
-            None | Some("-" | "/dev/stdin" | "/proc/self/fd/0") => self.stdin_code(c, Sink::Shell),
-            Some(_) => {}
+            None => {
+                if !self.bulk_scripts(c) {
+                    self.stdin_code(c, Sink::Shell);
+                }
+            }
+            Some(f) if matches!(f.text.as_str(), "-" | "/dev/stdin" | "/proc/self/fd/0") => {
+                self.stdin_code(c, Sink::Shell);
+            }
+            Some(f) => {
+                let f = f.clone();
+                let rest = a.get(i + 1..).unwrap_or_default().to_vec();
+                self.script_operand(c, Sink::Shell, &f, &rest);
+            }
         }
     }
 
@@ -161,11 +194,12 @@ impl Analyzer {
             Lang::Perl => ("eE", "eEIMm", &[]),
             Lang::Ruby => ("e", "eIrCEFx", &[]),
             Lang::Node => ("ep", "eprC", &["--eval", "--print"]),
-            Lang::Php => ("r", "rfdcBRFEz", &[]),
+            Lang::Php => ("r", "rfdcBRFEzSt", &[]),
             Lang::Lua => ("e", "el", &[]),
             Lang::Awk => ("", "Fvf", &["--source"]),
             Lang::AppleScript => ("e", "el", &[]),
             Lang::PowerShell => ("c", "cfe", &["--command", "-command"]),
+            Lang::R => ("e", "e", &["--expr"]),
             Lang::Other => ("e", "e", &["--eval"]),
         };
         let longs: Vec<&str> = long_code.to_vec();
@@ -238,9 +272,48 @@ impl Analyzer {
         if self.procsub_scripts(c, Sink::Code(lang)) {
             return;
         }
-        let script = parsed.operands.first().map(|f| f.text.as_str());
-        if matches!(script, None | Some("-" | "/dev/stdin")) && !matches!(lang, Lang::Awk) {
-            self.stdin_code(c, Sink::Code(lang));
+        let raw = c.raw();
+        if lang == Lang::Node {
+            let preload =
+                parsed.values_of(&["r", "--require", "--import", "--loader", "--experimental-loader"]);
+            let local: Vec<String> = preload
+                .filter(|m| m.starts_with(['.', '/', '~']))
+                .map(str::to_string)
+                .collect();
+            for m in local {
+                self.run_file(&Field::lit(&m), Sink::Code(lang), raw, &[]);
+            }
+        }
+        let file_opt = match lang {
+            Lang::Awk => parsed.value(&["f"]),
+            Lang::PowerShell => {
+                let pos = lower.iter().position(|t| t == "-file" || t == "-f");
+                pos.and_then(|p| c.args().get(p + 1)).map(|f| f.text.as_str())
+            }
+            _ => None,
+        };
+        if let Some(f) = file_opt.map(Field::lit) {
+            self.script_operand(c, Sink::Code(lang), &f, &[]);
+            return;
+        }
+        if lang == Lang::Awk {
+            return;
+        }
+        let operands = parsed.operands.clone();
+        match self.interpreter_script(c, lang, &operands) {
+            None if operands.is_empty() && !self.bulk_scripts(c) => self.stdin_code(c, Sink::Code(lang)),
+            None => {}
+            Some(i) => {
+                let Some(f) = operands.get(i).map(|f| (*f).clone()) else {
+                    return;
+                };
+                if matches!(f.text.as_str(), "-" | "/dev/stdin") {
+                    self.stdin_code(c, Sink::Code(lang));
+                } else {
+                    let rest: Vec<Field> = operands.iter().skip(i + 1).map(|f| (*f).clone()).collect();
+                    self.script_operand(c, Sink::Code(lang), &f, &rest);
+                }
+            }
         }
     }
 
@@ -248,6 +321,7 @@ impl Analyzer {
     /// `alias`, `cd`, `export`/`declare`, `unset`, `set`.
     pub(crate) fn builtins(&mut self, c: &Cmd<'_>) {
         let a = c.args();
+        self.definition_builtin(c.inv.name.as_str(), a);
         match c.inv.name.as_str() {
             "eval" => {
                 let joined = Field {
@@ -258,10 +332,19 @@ impl Analyzer {
                 self.run_code(&p, Sink::Shell, c, "code given to eval");
             }
             "source" | "." => {
-                if !self.procsub_scripts(c, Sink::Shell)
-                    && let Some("/dev/stdin" | "-" | "/proc/self/fd/0") = a.first().map(|f| f.text.as_str())
-                {
-                    self.stdin_code(c, Sink::Shell);
+                if self.procsub_scripts(c, Sink::Shell) {
+                    return;
+                }
+                match a.first() {
+                    Some(f) if matches!(f.text.as_str(), "/dev/stdin" | "-" | "/proc/self/fd/0") => {
+                        self.stdin_code(c, Sink::Shell);
+                    }
+                    Some(f) => {
+                        let f = f.clone();
+                        let rest = a.get(1..).unwrap_or_default().to_vec();
+                        self.run_file(&f, Sink::Source, c.raw(), &rest);
+                    }
+                    None => {}
                 }
             }
             "trap" => {
@@ -283,20 +366,46 @@ impl Analyzer {
             }
             "cd" | "pushd" => {
                 let target = a.iter().find(|f| !f.text.starts_with('-'));
-                self.scope.cwd = match target {
+                let dir = match target {
                     None => Some("~".to_string()),
                     Some(f) => f
                         .value()
                         .map(|v| crate::paths::normalize(v, self.scope.cwd.as_deref())),
                 };
+                self.scope.cwd = self.host.working_dir(dir.as_deref());
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
+                let exports = c.inv.name == "export"
+                    || a.iter().any(|f| f.text.starts_with('-') && f.text.contains('x'));
+                for f in a.iter().filter(|f| exports && !f.text.starts_with('-')) {
+                    let n = f.text.split_once('=').map_or(f.text.as_str(), |(n, _)| n);
+                    self.scope.exported.insert(n.trim_end_matches('+').to_string());
+                }
                 for f in a {
                     if let Some((n, v)) = f.text.split_once('=') {
                         let n = n.trim_end_matches('+');
+                        let value = Field {
+                            text: v.to_string(),
+                            ..f.clone()
+                        };
+                        self.environment(n, &value, c.raw());
                         self.set_var(n, f.known.then_some(v), c.raw(), true);
                     }
                 }
+            }
+            "hash" if a.iter().any(|f| f.text == "-p") => {
+                self.add(
+                    Category::Opaque,
+                    c.raw(),
+                    "hash -p makes a program name run another file, which the detector cannot see",
+                );
+            }
+            "enable" if a.iter().any(|f| f.text.starts_with("-f")) => {
+                self.add(
+                    Category::Opaque,
+                    c.raw(),
+                    "enable -f loads a shell builtin from a library, which the detector cannot see",
+                );
             }
             "unset"
                 if a.iter()

@@ -6,6 +6,7 @@ use super::names::Lang;
 use super::shell::Sink;
 use super::{Cmd, args};
 use crate::analyze::{Analyzer, Input};
+use crate::expand::Field;
 use crate::payload::Payload;
 use crate::verdict::Category;
 
@@ -30,7 +31,13 @@ impl Analyzer {
                     ],
                 );
                 sql.extend(p.values_of(&["c", "--command"]).map(str::to_string));
-                if sql.is_empty() && p.value(&["f", "--file"]).is_none() {
+                let files: Vec<Field> = p.values_of(&["f", "--file"]).map(Field::lit).collect();
+                for f in &files {
+                    if f.text != "-" {
+                        self.run_file(f, Sink::Sql, c.raw(), &[]);
+                    }
+                }
+                if sql.is_empty() && files.iter().all(|f| f.text == "-") {
                     self.sql_stdin(c);
                 }
             }
@@ -134,6 +141,11 @@ impl Analyzer {
         if let Some(p) = c.stdin_payload() {
             let p = p.clone();
             self.run_code(&p, Sink::Sql, c, "SQL on standard input");
+        } else if let Input::File(w) = c.stdin {
+            let w = w.clone();
+            if let Some(f) = self.expand(&w).first() {
+                self.run_file(f, Sink::Sql, c.raw(), &[]);
+            }
         }
     }
 
@@ -149,11 +161,11 @@ impl Analyzer {
         if hits.iter().any(|h| compact.contains(h)) {
             self.add(Category::SqlDestructive, c.raw(), "drops or empties MongoDB data");
         }
-        self.inline_code(Lang::Node, js, c);
+        self.inline_code(Lang::Node, js, c.raw());
     }
 
     /// Judges SQL text given to a client.
-    pub(crate) fn sql_text(&mut self, text: &str, c: &Cmd<'_>) {
+    pub(crate) fn sql_text(&mut self, text: &str, raw: &str) {
         for line in text.lines() {
             let l = line.trim_start();
             let shell = l
@@ -164,7 +176,7 @@ impl Analyzer {
             if let Some(cmd) = shell {
                 self.add(
                     Category::CodeExecution,
-                    c.raw(),
+                    raw,
                     "the SQL client runs a shell command",
                 );
                 self.payload(cmd, Input::None);

@@ -229,6 +229,16 @@ fn ansi_c_escape_before_multibyte_char_terminates() {
     let _ = detect("echo \\ｒ; (\u{200b}");
 }
 
+/// Regression: a lone `[` (the test command) was taken for a glob, so
+/// `if [ -f x ]; then ...` needed approval as a computed command name.
+#[test]
+fn test_bracket_is_not_a_glob() {
+    clean("if [ -f Cargo.toml ]; then cargo build; fi");
+    clean("[ \"$x\" = y ] || exit 1");
+    flagged("[ -d x ] && rm -r x", Category::RecursiveDelete);
+    flagged("/???/r[m] -rf /", Category::DynamicCommand);
+}
+
 /// Deterministic random inputs over the shell alphabet: no panic, no hang.
 #[test]
 fn random_inputs_terminate() {
@@ -306,4 +316,178 @@ fn random_inputs_terminate() {
         let _ = detect(&s);
     }
     assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+/// Indirection stays bounded: definitions calling each other, scripts
+/// running themselves, huge option values.
+#[test]
+fn indirection_is_bounded() {
+    let mut chain = String::new();
+    for i in 0..2000 {
+        chain.push_str(&format!("f{i}(){{ f{}; }}; ", i + 1));
+    }
+    chain.push_str("f2000(){ rm -rf /; }; f0");
+    let mut aliases = String::new();
+    for i in 0..2000 {
+        aliases.push_str(&format!("alias a{i}=a{}; ", i + 1));
+    }
+    aliases.push_str("alias a2000='rm -rf /'; a0");
+    let mut tree = String::new();
+    for i in 0..40 {
+        tree.push_str(&format!("g{i}(){{ g{0} \"$1\"; g{0} \"$1\"; }}; ", i + 1));
+    }
+    tree.push_str("g40(){ rm \"$1\"; }; g0 x");
+    let mut aliases_tree = String::new();
+    for i in 0..40 {
+        aliases_tree.push_str(&format!("alias b{i}='b{0}; b{0}'; ", i + 1));
+    }
+    aliases_tree.push_str("b0");
+    let cases = [
+        chain,
+        aliases,
+        tree,
+        aliases_tree,
+        "f(){ f; }; f".to_string(),
+        "f(){ f \"$@\" x; }; f".to_string(),
+        "f(){ g; }; g(){ f; }; f".to_string(),
+        "alias x=x; x".to_string(),
+        "alias x='y'; alias y='x'; x".to_string(),
+        "echo '. ./f' > f; . ./f".to_string(),
+        "echo 'sh f' > f; sh f".to_string(),
+        "echo 'sh g' > f; echo 'sh f' > g; sh f".to_string(),
+        "cp /bin/a /usr/bin/b; cp /bin/b /usr/bin/a; a".to_string(),
+        format!("tar --to-command='{}' -xf a.tar", "x ".repeat(300_000)),
+        format!("git -c core.pager='{}' log", "$(".repeat(100_000)),
+        format!("vim -c '{}'", "exe \"".repeat(100_000)),
+        format!("sed '{}'", "s/a/b/;".repeat(100_000)),
+        format!("PATH={}:$PATH ls", "/usr/bin:".repeat(100_000)),
+        format!("a=({}); \"${{a[@]}}\"", "x ".repeat(200_000)),
+        "echo x >> f; ".repeat(50_000),
+        format!("{}sh f", "echo 'echo a' >> f; ".repeat(20_000)),
+        "f(){ rm \"$@\"; }; ".to_string() + &"f a; ".repeat(50_000),
+    ];
+    for c in &cases {
+        let start = Instant::now();
+        let v = detect(c);
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "too slow ({:?}) on {}…",
+            start.elapsed(),
+            c.get(..60).unwrap_or(c)
+        );
+        let _ = serde_json::to_string(&v).expect("serializes");
+    }
+    let v = detect(cases.first().map(String::as_str).unwrap_or_default());
+    assert!(
+        v.dangerous,
+        "a long call chain is flagged (analysed or unanalyzable)"
+    );
+    let v = detect("f(){ rm \"$@\"; }; f a; f b; f -rf /");
+    assert!(v.categories.contains(&Category::RecursiveDelete), "{v:?}");
+}
+
+/// Deterministic random inputs over the indirection vocabulary
+/// (definitions, written files, command-valued options, environment):
+/// no panic, no hang.
+#[test]
+fn random_indirection_inputs_terminate() {
+    let alphabet: Vec<&str> = vec![
+        "alias x='",
+        "x ",
+        "f(){ ",
+        "}",
+        "; ",
+        "f ",
+        "\"$@\"",
+        "$1",
+        "${a[@]}",
+        "a=(",
+        ")",
+        "export -f f",
+        "echo '",
+        "' > f",
+        ">> f",
+        "sh f",
+        ". ./f",
+        "./f",
+        "cp /bin/rm f",
+        "ln -s ",
+        "PATH=./b:$PATH ",
+        "LD_PRELOAD=",
+        "BASH_ENV=f ",
+        "tar --to-command=",
+        "--checkpoint-action=exec=",
+        "git -c alias.x=!",
+        "core.pager=",
+        "vim -c '",
+        ":!",
+        "exe \"",
+        "sed '",
+        "e ",
+        "s/x/y/e",
+        "w ",
+        "ssh -o ProxyCommand=",
+        "make --eval='",
+        "\n\t",
+        "python3 -c '",
+        "os.remove(",
+        "shutil.rmtree(",
+        "cat ~/.ssh/id_rsa",
+        "< .env",
+        "rm -rf ",
+        "$(",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "\n",
+        "if ",
+        "then ",
+        "fi",
+        "&&",
+        "|",
+        "{",
+        "%",
+        "<<EOF\n",
+        "EOF\n",
+        "${00}",
+        "${99999999999999999999}",
+        "+=(",
+        "$'\\x",
+        "ｒ",
+        "\u{1}",
+        "\u{2}",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let start = Instant::now();
+    for _ in 0..3000 {
+        let mut s = String::new();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        for _ in 0..(seed % 48 + 1) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            s.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+        }
+        let v = toolhost_detector::inspect_with(
+            &s,
+            &toolhost_detector::Context::new()
+                .with_cwd("/home/u/p")
+                .with_home("/home/u")
+                .with_protected(&[
+                    "/home/u/.config/toolhost/toolhost.toml",
+                    "/home/u/.local/share/toolhost",
+                ]),
+        );
+        assert!(
+            !v.verdict
+                .matches
+                .iter()
+                .any(|m| m.reason == "the detector failed on this command"),
+            "the detector panicked on {s:?}"
+        );
+    }
+    assert!(start.elapsed() < Duration::from_secs(120));
 }
