@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use toolhost::dispatch::LoadComponent;
 use toolhost::dispatch::{DispatchContext, Dispatcher, Session, ToolCall, ToolResult};
 use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig};
@@ -77,7 +78,7 @@ pub async fn run(plugin: &Path) -> toolhost::Result<Vec<ToolResult>> {
 async fn main() -> toolhost::Result<()> {
     let default = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../target/plugins/wasm32-wasip2/plugin/hello.wasm"
+        "/../../target/plugins/wasm32-wasip2/plugin/hello.wasm"
     );
     let plugin = std::env::args()
         .nth(1)

@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolhost::dispatch::Dispatcher;
+use toolhost::dispatch::LoadComponent;
 use toolhost::mcp::{HttpOptions, McpServer, serve_http, serve_stdio};
 use toolhost::registry::{ComponentRegistration, FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig};

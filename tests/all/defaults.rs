@@ -66,3 +66,79 @@ fn without_bubblewrap_exec_falls_back_loudly() {
         "{out:?}"
     );
 }
+
+/// Regression (hardening): with the default config and no one to approve,
+/// these reached a destructive action through one level of indirection and
+/// deleted the directory.
+#[tokio::test]
+async fn indirect_destructive_commands_are_blocked_headless() {
+    let (dir, config) = default_project();
+    let started = start(&config).await;
+    let workspace = dir.path().join(".toolhost/workspace");
+    let ctx = DispatchContext::new(Session::trusted("model"));
+    let call = |tool: &'static str, args: Value| {
+        let d = started.dispatcher.clone();
+        let ctx = ctx.clone();
+        async move { d.dispatch(tool, args, &ctx).await.json() }
+    };
+    std::fs::create_dir(workspace.join("victim")).unwrap();
+    std::fs::write(workspace.join("victim/keep.txt"), "data").unwrap();
+    std::fs::write(workspace.join("a.txt"), "x").unwrap();
+    // A script written with the files tool, then run: opaque.
+    let written = call(
+        "write_file",
+        json!({"path": "cleanup.sh", "content": "rm -rf victim\n"}),
+    )
+    .await;
+    assert!(written.get("error").is_none(), "{written}");
+    for command in [
+        "tar cf /tmp/x.tar a.txt --checkpoint=1 --checkpoint-action=exec='rm -rf victim'",
+        "sh cleanup.sh",
+        ". ./cleanup.sh",
+        "alias c='rm -rf'; c victim",
+        "f() { rm -rf \"$1\"; }; f victim",
+        "find . -name victim -exec rm -rf {} +",
+        "echo victim | xargs rm -rf",
+        "git -c alias.x='!rm -rf victim' x",
+        "perl -e 'use File::Path; rmtree(\"victim\")'",
+        "python3 -c 'import shutil; shutil.rmtree(\"victim\")'",
+        "node -e 'require(\"fs\").rmSync(\"victim\", {recursive: true})'",
+    ] {
+        let r = call("exec", json!({"command": command})).await;
+        assert_eq!(r["status"], "blocked", "{command}: {r}");
+        assert!(
+            workspace.join("victim/keep.txt").exists(),
+            "{command} deleted the directory"
+        );
+    }
+}
+
+/// `check-command` says when it cannot see through a command.
+#[test]
+fn check_command_reports_opaque_commands() {
+    let run = |command: &str| -> Value {
+        let out = std::process::Command::new(support::toolhost_bin())
+            .args(["check-command", command])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let opaque = run("sh cleanup.sh");
+    assert_eq!(
+        (opaque["dangerous"].clone(), opaque["opaque"].clone()),
+        (json!(true), json!(true)),
+        "{opaque}"
+    );
+    let seen = run("echo 'rm -rf d' > f; sh f");
+    assert_eq!(seen["dangerous"], true, "{seen}");
+    assert!(
+        seen["categories"].to_string().contains("recursive_delete"),
+        "{seen}"
+    );
+    let benign = run("ls -la");
+    assert_eq!(
+        (benign["dangerous"].clone(), benign["opaque"].clone()),
+        (json!(false), json!(false)),
+        "{benign}"
+    );
+}

@@ -14,6 +14,7 @@ use toolhost::registry::{
 use toolhost::{Error, ErrorCode, Result};
 
 use crate::fixtures::{def_names, dispatcher, echo, echo_with, failing, object, trusted, with_component};
+use toolhost::dispatch::LoadComponent;
 
 /// Bounds a test's wait so that a broken concurrency guarantee fails
 /// instead of hanging (never asserts speed).

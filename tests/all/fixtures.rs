@@ -9,6 +9,7 @@ use toolhost::registry::{ComponentRegistration, FnTool, Registration, Registry, 
 use toolhost::{Engine, EngineConfig, Error, ErrorCode, LoadedComponent};
 
 use crate::support;
+use toolhost::registry::RegisterComponent;
 
 /// One engine for every test (its epoch ticker is a thread, not a task).
 pub fn engine() -> &'static Engine {

@@ -14,6 +14,7 @@ use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 use crate::mcp_client::toolhost_server;
 use crate::mcp_server::plugin_file;
 use crate::support;
+use toolhost::dispatch::McpDispatcher;
 
 const SETTLE: Duration = Duration::from_secs(60);
 

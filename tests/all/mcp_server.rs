@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support;
+use toolhost::registry::RegisterComponent;
 
 /// `toolhost serve` arguments with the shared compile cache.
 pub fn serve_args(extra: &[&str]) -> Vec<String> {

@@ -13,6 +13,7 @@ use toolhost::registry::{BoxFuture, CallContext, Tool, ToolCaller, ToolCallerHan
 use toolhost::{ErrorCode, LimitsOverride, LoadOptions};
 
 use crate::{engine, support};
+use toolhost::registry::RegisterComponent;
 
 /// A minimal stand-in for the dispatch pipeline: looks tools up by name and
 /// passes itself on as the caller.

@@ -5,9 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use std::sync::Arc;
+
 use toolhost::ErrorCode;
+use toolhost::approval::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice};
 use toolhost::config::{Config, Started};
 use toolhost::dispatch::{DispatchContext, Session};
+use toolhost::registry::BoxFuture;
 use toolhost::registry::Registry;
 
 use crate::fixtures::engine;
@@ -224,10 +228,23 @@ dirs = [{ host = ".toolhost/memory", guest = "/workspace", mode = "ro" }]
     assert!(why.contains("the storage of plugin"), "{why}");
 }
 
-/// The exec sandbox hides the storage folder and keeps the config
-/// read-only, even with the config's folder as its workspace.
+/// Approves every question, recording what it was asked.
+#[derive(Debug, Default)]
+struct ApproveAll(std::sync::Mutex<Vec<String>>);
+
+impl ApprovalCallback for ApproveAll {
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        self.0.lock().unwrap().push(request.summary.clone());
+        Box::pin(async { ApprovalOutcome::Decided(Choice::Once) })
+    }
+}
+
+/// Writing toolhost's own files through `exec` needs approval (the
+/// detector knows the protected paths), and even approved, the sandbox
+/// keeps the config read-only and the storage folder hidden, with the
+/// config's folder as its workspace.
 #[tokio::test]
-async fn the_exec_sandbox_hides_receipts_and_keeps_the_config_read_only() {
+async fn exec_cannot_write_the_config_or_read_receipts() {
     let (dir, config) = project(
         r#"
 [exec]
@@ -237,20 +254,43 @@ backend = "sandbox"
     let receipts = dir.path().join(".toolhost/receipts/somebody");
     std::fs::create_dir_all(&receipts).unwrap();
     std::fs::write(receipts.join("secret.json"), "{}").unwrap();
-    let started = start(&config).await;
-    let write = call(
-        &started,
-        "exec",
-        json!({"command": "echo 'x = 1' >> toolhost.toml; echo done"}),
-    )
-    .await;
-    assert!(write["stderr"].as_str().unwrap().contains("Read-only"), "{write}");
+
+    let headless = start(&config).await;
+    let write =
+        json!({"command": "echo 'command_allowlist = [\"recursive_delete\"]' >> toolhost.toml; echo done"});
+    let blocked = call(&headless, "exec", write.clone()).await;
+    assert_eq!(blocked["status"], "blocked", "{blocked}");
+    assert!(
+        blocked["categories"].to_string().contains("host_config_write"),
+        "{blocked}"
+    );
+
+    let approver = Arc::new(ApproveAll::default());
+    let approving = Config::load(&config)
+        .unwrap()
+        .start(
+            engine(),
+            Registry::new(),
+            Some(approver.clone() as Arc<dyn ApprovalCallback>),
+        )
+        .await
+        .unwrap();
+    let approved = call(&approving, "exec", write).await;
+    assert!(
+        approved["stderr"].as_str().unwrap().contains("Read-only"),
+        "{approved}"
+    );
+    assert_eq!(approver.0.lock().unwrap().len(), 1, "it was asked");
     let list = call(
-        &started,
+        &approving,
         "exec",
         json!({"command": "ls -A .toolhost/receipts | wc -l"}),
     )
     .await;
     assert_eq!(list["stdout"], "0\n", "{list}");
-    assert!(!std::fs::read_to_string(&config).unwrap().contains("x = 1"));
+    assert!(
+        !std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("command_allowlist")
+    );
 }

@@ -10,6 +10,7 @@ use toolhost::registry::{
 };
 
 use crate::fixtures::{component, def_names, echo, echo_with, in_set, with_component};
+use toolhost::registry::RegisterComponent;
 
 #[test]
 fn builtins_are_trusted_unless_registered_public() {

@@ -33,9 +33,11 @@ pub const PLUGINS: &[&str] = &[
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
+    // The toolhost crate is host/toolhost/.
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("host/ has a parent")
+        .ancestors()
+        .nth(2)
+        .expect("host/toolhost/ has two ancestors")
         .to_path_buf()
 }
 

@@ -9,6 +9,7 @@ use toolhost::registry::{Check, ComponentRegistration, Registration, Registry, T
 use toolhost::toolsets::{PRESET_CLI, PRESET_PUBLIC, ToolsetDef, ToolsetSelection, Toolsets};
 
 use crate::fixtures::{component, def_names, echo, in_set};
+use toolhost::registry::RegisterComponent;
 
 fn registry() -> Registry {
     let mut r = Registry::new();

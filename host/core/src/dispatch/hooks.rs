@@ -1,0 +1,57 @@
+//! # Hooks
+//!
+//! Pre-call hooks run before the lookup and may let a call through, rewrite
+//! its arguments, or block it with a message (the caller gets
+//! `Error executing NAME: MESSAGE`, code `blocked`). Post-call hooks see
+//! every result, successful or not, and may rewrite it.
+//!
+//! ```
+//! use toolhost_core::dispatch::{CallInfo, PreDecision};
+//!
+//! let hook = |call: &CallInfo, _args: &serde_json::Value| {
+//!     if call.name == "rm" { PreDecision::Block("rm is disabled".into()) } else { PreDecision::Continue }
+//! };
+//! # let _ = hook;
+//! ```
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::ToolResult;
+use crate::registry::{CallId, ToolAudience};
+
+/// What a hook knows about the call.
+#[derive(Debug, Clone)]
+pub struct CallInfo {
+    /// The call's id.
+    pub call_id: CallId,
+    /// The calling call, if any.
+    pub parent_call_id: Option<CallId>,
+    /// The tool's name, as the model asked for it.
+    pub name: String,
+    /// The session's id.
+    pub session_id: String,
+    /// The session's audience.
+    pub audience: ToolAudience,
+}
+
+/// A pre-call hook's decision. Pre-call hooks run before the lookup;
+/// a block reaches the caller as `Error executing NAME: MESSAGE`, code
+/// `blocked`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PreDecision {
+    /// Go on with the arguments as they are.
+    Continue,
+    /// Go on with these arguments instead (later hooks see them).
+    Rewrite(Value),
+    /// Refuse the call with this message.
+    Block(String),
+}
+
+/// A pre-call hook.
+pub type PreHook = Arc<dyn Fn(&CallInfo, &Value) -> PreDecision + Send + Sync>;
+
+/// A post-call hook: sees every result (successful or not, except those of
+/// intercepted host-application tools) and may rewrite it.
+pub type PostHook = Arc<dyn Fn(&CallInfo, &mut ToolResult) + Send + Sync>;

@@ -1,0 +1,342 @@
+//! The dispatch pipeline, step by step (see the module documentation of
+//! [`crate::dispatch`] for the map and [`Failure`] for the error levels).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::GateDecision;
+use super::errors::{self, Failure};
+use super::events::{CallOutcome, ToolCallEvent};
+use super::hooks::{CallInfo, PreDecision};
+use super::{DispatchContext, Dispatcher, ToolResult, is_lazy_search};
+use crate::error::{Error, ErrorCode};
+use crate::registry::lazy::{self, RegistryMode};
+use crate::registry::{
+    CallContext, CallId, Registry, Tool, ToolCallerHandle, ToolEntry, ToolOutput, ToolSource, Usage,
+    openai_definition,
+};
+
+/// What one step of the pipeline produced.
+type Step<T> = std::result::Result<T, Failure>;
+
+impl Dispatcher {
+    /// Runs one call through the pipeline: the pre-call hooks; lookup
+    /// (host-application tools first); the audience check; the session's toolsets; lazy activation;
+    /// availability; argument validation against the tool's JSON Schema;
+    /// the approval gate's `require_approval` rules; execution under the context's cancellation
+    /// and deadline (async handlers on the runtime, blocking ones on the
+    /// blocking pool); the post-call hooks. Publishes a [`ToolCallEvent`].
+    ///
+    /// Never fails: an error is a JSON error object in the result (see
+    /// [`Failure`]).
+    pub async fn dispatch(&self, name: &str, arguments: Value, ctx: &DispatchContext) -> ToolResult {
+        let started = Instant::now();
+        let call_id: CallId = self.inner.next_call_id.fetch_add(1, Ordering::Relaxed);
+        let info = CallInfo {
+            call_id,
+            parent_call_id: ctx.parent_call_id,
+            name: name.to_string(),
+            session_id: ctx.session.id().to_string(),
+            audience: ctx.session.audience(),
+        };
+        let (outcome, source) = self.run_pipeline(&info, arguments, ctx).await;
+        let (mut result, usage) = to_result(call_id, name, outcome);
+        for hook in &self.inner.post_hooks {
+            hook(&info, &mut result);
+        }
+        result.call_id = call_id;
+        let event = ToolCallEvent {
+            call_id,
+            parent_call_id: ctx.parent_call_id,
+            session_id: info.session_id,
+            name: info.name,
+            source,
+            duration: started.elapsed(),
+            outcome: result.error_code.map_or(CallOutcome::Ok, CallOutcome::Error),
+            usage,
+        };
+        event.trace();
+        let _ = self.inner.events.send(event);
+        result
+    }
+
+    async fn run_pipeline(
+        &self,
+        info: &CallInfo,
+        mut arguments: Value,
+        ctx: &DispatchContext,
+    ) -> (Step<ToolOutput>, Option<ToolSource>) {
+        for hook in &self.inner.pre_hooks {
+            match hook(info, &arguments) {
+                PreDecision::Continue => {}
+                PreDecision::Rewrite(new) => arguments = new,
+                PreDecision::Block(message) => {
+                    return (
+                        Err(Failure::Pipeline(Error::new(ErrorCode::Blocked, message))),
+                        None,
+                    );
+                }
+            }
+        }
+        let registry = self.registry();
+        if is_lazy_search(self.inner.mode, &info.name) {
+            return (
+                self.tool_search(&registry, &arguments, ctx),
+                Some(ToolSource::Builtin),
+            );
+        }
+        // A host-application tool answers instead of the registry's tool of
+        // its name, behind the same gates (see `DispatcherBuilder::intercept`).
+        let intercepted = self.inner.host_tools.get(&info.name);
+        let entry = match (intercepted, registry.get(&info.name)) {
+            (Some(host), listed) => {
+                if let Err(e) = audience_gate(host, ctx) {
+                    return (Err(e), Some(ToolSource::Builtin));
+                }
+                if listed.is_some()
+                    && let Err((failure, _)) = self.admit(&registry, &info.name, ctx)
+                {
+                    return (Err(failure), Some(ToolSource::Builtin));
+                }
+                Arc::clone(host)
+            }
+            (None, _) => match self.admit(&registry, &info.name, ctx) {
+                Ok(entry) => Arc::clone(entry),
+                Err((failure, source)) => return (Err(failure), source),
+            },
+        };
+        let source = Some(entry.source().clone());
+        if let Err(e) = entry.validate(&arguments) {
+            return (Err(Failure::Pipeline(e)), source);
+        }
+        if let Err(refused) = self.approve(info, &arguments).await {
+            return (Ok(refused), source);
+        }
+        (
+            execute(
+                Arc::clone(entry.handler()),
+                arguments,
+                info,
+                ctx,
+                self.nested_caller(ctx),
+            )
+            .await,
+            source,
+        )
+    }
+
+    /// The approval gate's `require_approval` check, on the arguments exactly
+    /// as the tool will get them (after the pre-call hooks and validation).
+    /// `Err` is the seed's `BLOCKED: …` result, to return instead of running.
+    async fn approve(&self, info: &CallInfo, arguments: &Value) -> std::result::Result<(), ToolOutput> {
+        let Some(gate) = &self.inner.gate else {
+            return Ok(());
+        };
+        match gate.check_call(&info.session_id, &info.name, arguments).await {
+            GateDecision::Allow => Ok(()),
+            GateDecision::Refuse(output) => Err(output),
+        }
+    }
+
+    /// Lookup, audience, toolsets, lazy activation and availability.
+    fn admit<'r>(
+        &self,
+        registry: &'r Registry,
+        name: &str,
+        ctx: &DispatchContext,
+    ) -> std::result::Result<&'r Arc<ToolEntry>, (Failure, Option<ToolSource>)> {
+        let session = &ctx.session;
+        let lazy = self.inner.mode == RegistryMode::Lazy;
+        let Some(entry) = registry.get(name) else {
+            return Err((self.unknown(registry, name, session.audience()), None));
+        };
+        let source = Some(entry.source().clone());
+        if let Err(failure) = audience_gate(entry, ctx) {
+            return Err((failure, source));
+        }
+        let selected = self
+            .selected(registry)
+            .map_err(|e| (Failure::Pipeline(e), source.clone()))?;
+        if !selected.contains(name) {
+            return Err((self.unknown(registry, name, session.audience()), source));
+        }
+        if lazy && !session.is_active(name) {
+            return Err((errors::not_active(name), source));
+        }
+        if let Some(check) = entry.check()
+            && !check.run()
+        {
+            let e = Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "tool `{name}` is unavailable right now (its availability check `{}` failed)",
+                    check.label()
+                ),
+            );
+            return Err((Failure::Pipeline(e), source));
+        }
+        Ok(entry)
+    }
+
+    fn unknown(&self, registry: &Registry, name: &str, audience: crate::registry::ToolAudience) -> Failure {
+        let visible = self.searchable(registry, audience);
+        let suggestions = lazy::suggest(visible.iter().map(|e| e.name()), name, 3);
+        Failure::Unknown {
+            suggestions: suggestions.into_iter().map(String::from).collect(),
+            lazy: self.inner.mode == RegistryMode::Lazy,
+        }
+    }
+
+    /// The tools a session could use: visible, selected, available.
+    fn searchable<'r>(
+        &self,
+        registry: &'r Registry,
+        audience: crate::registry::ToolAudience,
+    ) -> Vec<&'r Arc<ToolEntry>> {
+        match self.selected(registry) {
+            Ok(selected) => registry.available_entries(audience, Some(&selected)),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// `tool_search(query=...)` or `tool_search(name=...)` (lazy mode).
+    fn tool_search(&self, registry: &Registry, arguments: &Value, ctx: &DispatchContext) -> Step<ToolOutput> {
+        let candidates = self.searchable(registry, ctx.session.audience());
+        if let Some(name) = arguments.get("name").and_then(Value::as_str) {
+            let Some(entry) = candidates.iter().find(|e| e.name() == name) else {
+                let suggestions = lazy::suggest(candidates.iter().map(|e| e.name()), name, 3);
+                let hint = if suggestions.is_empty() {
+                    String::new()
+                } else {
+                    format!("; did you mean {}?", suggestions.join(", "))
+                };
+                return Err(Failure::Pipeline(Error::new(
+                    ErrorCode::UnknownTool,
+                    format!(
+                        "no tool named `{name}` can be activated{hint} Search with tool_search(query=\"...\")"
+                    ),
+                )));
+            };
+            ctx.session.activate(name);
+            let visible: Vec<String> = candidates.iter().map(|e| e.name().to_string()).collect();
+            let schema = openai_definition(&entry.patched_spec(&visible));
+            return Ok(ToolOutput::json(&json!({ "activated": name, "schema": schema })));
+        }
+        let Some(query) = arguments.get("query").and_then(Value::as_str) else {
+            return Err(Failure::Pipeline(Error::new(
+                ErrorCode::InvalidArguments,
+                "tool_search needs `query` (to search) or `name` (to activate a tool)",
+            )));
+        };
+        let pairs: Vec<(&str, &str)> = candidates
+            .iter()
+            .map(|e| (e.name(), e.spec().description.as_str()))
+            .collect();
+        let hits = lazy::rank(pairs.iter().copied(), query);
+        let found: Vec<(&str, &str)> = hits
+            .iter()
+            .filter_map(|h| pairs.iter().find(|(n, _)| n == h).copied())
+            .collect();
+        Ok(ToolOutput::json(&lazy::search_result(&found)))
+    }
+}
+
+/// The audience gate: a public session calls public tools only.
+fn audience_gate(entry: &ToolEntry, ctx: &DispatchContext) -> Step<()> {
+    let audience = ctx.session.audience();
+    if audience.may_use(entry.audience()) {
+        return Ok(());
+    }
+    Err(Failure::Pipeline(Error::new(
+        ErrorCode::AudienceDenied,
+        format!(
+            "tool `{}` is trusted-only and this session is {}; only tools registered public may be called",
+            entry.name(),
+            audience.as_str()
+        ),
+    )))
+}
+
+/// Runs `tool` under the context's cancellation and deadline, polled in
+/// place (no task of its own: a hop to another worker thread would cost
+/// more than a small tool's whole call). A panic in the handler is a
+/// handler failure (`internal`).
+async fn execute(
+    tool: Arc<dyn Tool>,
+    arguments: Value,
+    info: &CallInfo,
+    ctx: &DispatchContext,
+    caller: ToolCallerHandle,
+) -> Step<ToolOutput> {
+    use futures_util::FutureExt;
+    let cancel = ctx.cancel.child_token();
+    let call_ctx = CallContext {
+        call_id: info.call_id,
+        parent_call_id: info.parent_call_id,
+        session_id: Some(info.session_id.clone()),
+        session_continues: Arc::clone(ctx.session.continues()),
+        deadline: ctx.deadline,
+        cancel: cancel.clone(),
+        limits: ctx.limits,
+        depth: ctx.depth,
+        caller: Some(caller),
+    };
+    let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
+    let deadline = async {
+        match ctx.deadline {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    // Cancellation and the deadline win over a tool that notices them
+    // itself: the caller learns why the call ended, in the pipeline's words.
+    tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => {
+            cancel.cancel();
+            Err(Failure::Pipeline(Error::new(ErrorCode::Cancelled, "the call was cancelled")))
+        }
+        _ = deadline => {
+            cancel.cancel();
+            Err(Failure::Handler(Error::new(ErrorCode::Timeout, "the call did not finish before its deadline")))
+        }
+        outcome = call => match outcome {
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(e)) => Err(Failure::Handler(e)),
+            Err(payload) => {
+                let message = errors::panic_message(&*payload);
+                Err(Failure::Handler(Error::new(ErrorCode::Internal, format!("the handler panicked: {message}"))))
+            }
+        },
+    }
+}
+
+fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolResult, Option<Usage>) {
+    match outcome {
+        Ok(output) => (
+            ToolResult {
+                call_id,
+                content: output.content,
+                error_code: output.error_code,
+            },
+            output.usage,
+        ),
+        Err(failure) => {
+            let usage = match &failure {
+                Failure::Handler(e) | Failure::Pipeline(e) => e.usage().copied(),
+                Failure::Unknown { .. } => None,
+            };
+            (
+                ToolResult {
+                    call_id,
+                    content: failure.to_json(name).to_string(),
+                    error_code: Some(failure.code()),
+                },
+                usage,
+            )
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! # toolhost-core
+//!
+//! The layer every other toolhost crate builds on, with no WebAssembly, MCP
+//! or shell in it: what a tool is, where tools are kept, and the one path
+//! every call takes.
+//!
+//! | concept | where |
+//! |---|---|
+//! | errors and their codes | [`error`] |
+//! | a component's identity (blake3 of its bytes) | [`identity`] |
+//! | every sandbox limit and its default, usage, load-time claims, log budgets | [`limits`] |
+//! | the WIT-free [`Tool`](registry::Tool) trait, the registry, tool names | [`registry`] |
+//! | named bundles of tools | [`toolsets`] |
+//! | sessions and the call pipeline: hooks, the call gate, events, batches, lazy mode | [`dispatch`] |
+//! | spilling large results to files | [`spill`] |
+//! | redacting secrets from text | [`redact`] |
+//! | text helpers | [`text`] |
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use serde_json::json;
+//! use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session};
+//! use toolhost_core::registry::{FnTool, Registry, ToolOutput, ToolSpec};
+//!
+//! let mut registry = Registry::new();
+//! registry.register(FnTool::new(
+//!     ToolSpec::new("echo", "Echoes.", json!({"type": "object"})),
+//!     |args, _| async move { Ok(ToolOutput::json(&args)) },
+//! )).unwrap();
+//! let dispatcher = Dispatcher::builder(registry).build().unwrap();
+//! let ctx = DispatchContext::new(Session::trusted("demo"));
+//! assert_eq!(dispatcher.dispatch("echo", json!({"a": 1}), &ctx).await.content, r#"{"a":1}"#);
+//! # });
+//! ```
+#![deny(missing_docs)]
+
+pub mod dispatch;
+pub mod error;
+pub mod identity;
+pub mod limits;
+pub mod redact;
+pub mod registry;
+pub mod spill;
+pub mod text;
+pub mod toolsets;
+
+pub use error::{Error, ErrorCode, Result};
+pub use identity::ComponentHash;
+pub use limits::{Limits, LimitsOverride};

@@ -1,0 +1,294 @@
+//! # The `Tool` trait
+//!
+//! The registry, dispatch and the MCP bridge see every tool through [`Tool`]:
+//! a description ([`ToolSpec`]) and an async `call`. The trait knows nothing of
+//! WebAssembly or WIT; a component's tool, an MCP server's tool and a built-in
+//! are all implementations of it.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolhost_core::registry::{CallContext, FnTool, Tool, ToolOutput, ToolSpec};
+//!
+//! let tool = FnTool::new(
+//!     ToolSpec::new("echo", "Returns its arguments.", json!({"type": "object"})),
+//!     |args, _ctx| async move { Ok(ToolOutput::json(&args)) },
+//! );
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let out = tool.call(json!({"x": 1}), CallContext::default()).await.unwrap();
+//! assert_eq!(out.content, r#"{"x":1}"#);
+//! # });
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::limits::LimitsOverride;
+pub use crate::limits::Usage;
+
+/// A boxed, sendable future, as returned by [`Tool::call`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Advisory hints about a tool's behaviour, as in MCP's tool annotations.
+/// `None` means "not stated". Hints never grant anything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHints {
+    /// The tool does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none", rename = "readOnlyHint")]
+    pub read_only: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(skip_serializing_if = "Option::is_none", rename = "destructiveHint")]
+    pub destructive: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none", rename = "idempotentHint")]
+    pub idempotent: Option<bool>,
+    /// The tool reaches an open world of external entities.
+    #[serde(skip_serializing_if = "Option::is_none", rename = "openWorldHint")]
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    /// True when no hint is stated.
+    pub fn is_empty(&self) -> bool {
+        *self == ToolHints::default()
+    }
+}
+
+/// What the model is told about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name, unique in a registry.
+    pub name: String,
+    /// The description the model reads.
+    pub description: String,
+    /// The JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "ToolHints::is_empty")]
+    pub hints: ToolHints,
+}
+
+impl ToolSpec {
+    /// A spec with no hints.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            hints: ToolHints::default(),
+        }
+    }
+
+    /// This spec with `hints`.
+    pub fn with_hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
+        self
+    }
+}
+
+/// Identifies one tool call within a host process.
+pub type CallId = u64;
+
+/// What a tool call carries besides its arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// This call's id, unique within the process.
+    pub call_id: CallId,
+    /// The call that made this one (a tool calling a tool), if any.
+    pub parent_call_id: Option<CallId>,
+    /// The agent session the call belongs to, if the application has one.
+    pub session_id: Option<String>,
+    /// The sessions that session declares it continues (see
+    /// [`Session::continuing`](crate::dispatch::Session::continuing)): it
+    /// owns what they owned.
+    pub session_continues: Arc<[String]>,
+    /// The instant by which the call must be finished, if any. A tool must
+    /// not run past it; WASM tools take the earlier of it and their own limit.
+    pub deadline: Option<Instant>,
+    /// Cancelled when the caller gives up on the call. Async tools are also
+    /// cancelled by being dropped; blocking tools should poll this.
+    pub cancel: CancellationToken,
+    /// Sandbox limits asked for this call (applied on top of the plugin's).
+    pub limits: LimitsOverride,
+    /// How many tool calls enclose this one (0 for a call from the model).
+    pub depth: u32,
+    /// Where a tool that calls other tools sends those calls (the dispatch
+    /// pipeline sets itself here); `None` means nested calls are refused.
+    pub caller: Option<ToolCallerHandle>,
+}
+
+/// Something that runs nested tool calls: the dispatch pipeline, so that a
+/// tool calling a tool passes the same gates as the model's own calls.
+pub trait ToolCaller: Send + Sync + 'static {
+    /// Calls `name` with `arguments` on behalf of the call described by `ctx`
+    /// (whose `call_id` becomes the nested call's parent).
+    fn call_tool(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>>;
+}
+
+/// A shared [`ToolCaller`], as carried in a [`CallContext`].
+#[derive(Clone)]
+pub struct ToolCallerHandle(pub Arc<dyn ToolCaller>);
+
+impl fmt::Debug for ToolCallerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ToolCallerHandle")
+    }
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// The result as JSON text.
+    pub content: String,
+    /// Sandbox usage, for tools that run in a sandbox.
+    pub usage: Option<Usage>,
+    /// Set when the call did not do its work and `content` already says why,
+    /// in the tool's own words (the approval gate's `BLOCKED: …` result, for
+    /// instance): dispatch reports the call as failed with this code and
+    /// passes `content` on unchanged, rather than wrap it as an error.
+    pub error_code: Option<crate::ErrorCode>,
+}
+
+impl ToolOutput {
+    /// A result from JSON text the tool produced.
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            usage: None,
+            error_code: None,
+        }
+    }
+
+    /// A refusal: the call did not run, `content` (JSON text) says why, and
+    /// `code` is the error code dispatch reports. See [`ToolOutput::error_code`].
+    pub fn refused(code: crate::ErrorCode, content: impl Into<String>) -> Self {
+        ToolOutput {
+            error_code: Some(code),
+            ..ToolOutput::text(content)
+        }
+    }
+
+    /// A result serialized from a JSON value.
+    pub fn json(value: &Value) -> Self {
+        ToolOutput::text(value.to_string())
+    }
+}
+
+/// A tool: a description and an async handler. See the module documentation.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's description. It does not change while the tool is registered.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool with `arguments` (already validated against the spec's
+    /// parameter schema by dispatch). Errors carry a [`crate::ErrorCode`]: a tool's
+    /// own failure is `tool_failed` or `invalid_arguments`; sandbox limits have
+    /// their own codes.
+    fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>>;
+
+    /// Whether this tool must run alone in a batch (see dispatch). Default: no.
+    fn sequential(&self) -> bool {
+        false
+    }
+}
+
+impl fmt::Debug for dyn Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.spec().name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool made of a spec and an async closure: the quickest way to write a
+/// built-in.
+pub struct FnTool<F> {
+    spec: ToolSpec,
+    handler: F,
+}
+
+impl<F> fmt::Debug for FnTool<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnTool")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F, Fut> FnTool<F>
+where
+    F: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput>> + Send + 'static,
+{
+    /// A tool whose calls run `handler`.
+    pub fn new(spec: ToolSpec, handler: F) -> Self {
+        FnTool { spec, handler }
+    }
+}
+
+impl<F, Fut> Tool for FnTool<F>
+where
+    F: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput>> + Send + 'static,
+{
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
+        Box::pin((self.handler)(arguments, ctx))
+    }
+}
+
+/// A tool whose handler blocks (file or process work without async): calls
+/// run on tokio's blocking pool, so they never stall the async workers.
+pub struct BlockingFnTool<F> {
+    spec: ToolSpec,
+    handler: Arc<F>,
+}
+
+impl<F> fmt::Debug for BlockingFnTool<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingFnTool")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> BlockingFnTool<F>
+where
+    F: Fn(Value, CallContext) -> Result<ToolOutput> + Send + Sync + 'static,
+{
+    /// A tool whose calls run `handler` on the blocking pool.
+    pub fn new(spec: ToolSpec, handler: F) -> Self {
+        BlockingFnTool {
+            spec,
+            handler: Arc::new(handler),
+        }
+    }
+}
+
+impl<F> Tool for BlockingFnTool<F>
+where
+    F: Fn(Value, CallContext) -> Result<ToolOutput> + Send + Sync + 'static,
+{
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
+        let handler = Arc::clone(&self.handler);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || handler(arguments, ctx))
+                .await
+                .map_err(|e| crate::Error::internal(format!("blocking tool task failed: {e}")))?
+        })
+    }
+}

@@ -1,0 +1,316 @@
+//! # MCP servers in the registry
+//!
+//! [`McpBridge`] connects every `[[mcp.servers]]` entry (through
+//! [`McpConnection`]) and keeps a [`Dispatcher`]'s registry in step with
+//! each server: its tools are registered trusted-only as
+//! `Mcp { server }` sources in toolset `mcp-SERVER`, replaced whenever the
+//! server's list changes, and kept behind an availability check while the
+//! server is down, so that they leave the definitions (and a call says the
+//! server is unavailable) until it is back. Every change bumps the
+//! dispatcher's generation, which the MCP server turns into
+//! `notifications/tools/list_changed`.
+//!
+//! A bridged name that another tool already has (a built-in, a plugin's
+//! tool, another server's) is never replaced and never dropped silently: the
+//! tool is left out, with an error in the log and in [`McpServerStatus::refused`].
+//!
+//! [`Dispatcher::connect_mcp`] starts a bridge and attaches it to the
+//! dispatcher, which then owns it: dropping the last handle to the
+//! dispatcher disconnects every server.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::client::{McpConnection, McpState, McpTool};
+use super::config::McpConfig;
+use toolhost_core::dispatch::{Dispatcher, WeakDispatcher};
+use toolhost_core::error::Result;
+use toolhost_core::registry::{BoxFuture, Check, Registration, Tool};
+
+/// What a bridged server looks like now, for operators (`toolhost tools
+/// --mcp-status`) and for embedding applications.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpServerStatus {
+    /// Its `[[mcp.servers]]` name.
+    pub name: String,
+    /// Whether it is connected and its tools are listed.
+    pub available: bool,
+    /// The registered names of its tools (also while it is down: they are
+    /// hidden then, not removed).
+    pub tools: Vec<String>,
+    /// Why it is unavailable, or why its last listing failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its tools that could not be registered, each with the reason (a name
+    /// another tool has already, an invalid schema).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
+}
+
+/// The connections to the configured MCP servers and the tasks that keep
+/// the registry in step with them. See the module documentation.
+#[derive(Debug)]
+pub struct McpBridge {
+    servers: Vec<Bridged>,
+}
+
+#[derive(Debug)]
+struct Bridged {
+    connection: McpConnection,
+    synced: watch::Receiver<Synced>,
+    task: JoinHandle<()>,
+}
+
+/// What the sync task last did for one server.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Synced {
+    /// The [`McpState::generation`] it last applied (0: none yet).
+    generation: u64,
+    tools: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl McpBridge {
+    /// Starts connecting to every server of `config` and syncing its tools
+    /// into `dispatcher`'s registry (on the current tokio runtime).
+    ///
+    /// # Errors
+    ///
+    /// `config` when an entry is invalid or two entries share a name;
+    /// `internal` when called outside a tokio runtime.
+    pub fn start(config: &McpConfig, dispatcher: &Dispatcher) -> Result<McpBridge> {
+        config.validate()?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(toolhost_core::error::Error::new(
+                toolhost_core::error::ErrorCode::Internal,
+                "MCP servers can only be connected from within a tokio runtime",
+            ));
+        }
+        let servers = config
+            .servers
+            .iter()
+            .map(|server| {
+                let connection = McpConnection::start(server.clone());
+                let (synced_tx, synced) = watch::channel(Synced::default());
+                let task = tokio::spawn(sync_loop(
+                    server.name.clone(),
+                    connection.subscribe(),
+                    dispatcher.downgrade(),
+                    synced_tx,
+                ));
+                Bridged {
+                    connection,
+                    synced,
+                    task,
+                }
+            })
+            .collect();
+        Ok(McpBridge { servers })
+    }
+
+    /// Each server's state now, in config order.
+    pub fn status(&self) -> Vec<McpServerStatus> {
+        self.servers
+            .iter()
+            .map(|s| {
+                let state = s.connection.subscribe().borrow().clone();
+                let synced = s.synced.borrow().clone();
+                McpServerStatus {
+                    name: s.connection.name().to_string(),
+                    available: state.available,
+                    tools: synced.tools,
+                    error: state.error,
+                    refused: synced.refused,
+                }
+            })
+            .collect()
+    }
+
+    /// Waits until every server has had its first outcome (connected and
+    /// listed, or failed, or disabled) applied to the registry, or `within`
+    /// has passed. Returns whether all had.
+    pub async fn settled(&self, within: Duration) -> bool {
+        settled(self.receivers().collect(), within).await
+    }
+
+    fn receivers(&self) -> impl Iterator<Item = watch::Receiver<Synced>> + '_ {
+        self.servers.iter().map(|s| s.synced.clone())
+    }
+}
+
+impl Drop for McpBridge {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            server.connection.shutdown();
+            server.task.abort();
+        }
+    }
+}
+
+/// Applies each new state of server `name` to the registry until the
+/// connection or the dispatcher is gone.
+async fn sync_loop(
+    name: String,
+    mut state: watch::Receiver<McpState>,
+    dispatcher: WeakDispatcher,
+    synced: watch::Sender<Synced>,
+) {
+    let connected = {
+        let state = state.clone();
+        Check::fallible(format!("MCP server {name:?} connected"), move || {
+            Ok(state.borrow().available)
+        })
+    };
+    let mut last: Vec<Arc<McpTool>> = Vec::new();
+    loop {
+        let now = state.borrow_and_update().clone();
+        if now.generation > 0 {
+            let Some(dispatcher) = dispatcher.upgrade() else {
+                return;
+            };
+            if now.available {
+                last = now.tools;
+            }
+            let (tools, refused) = register(&dispatcher, &name, &last, &connected);
+            synced.send_replace(Synced {
+                generation: now.generation,
+                tools,
+                refused,
+            });
+        }
+        if state.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Replaces server `name`'s tools in the registry with `tools`, each behind
+/// `connected`. Returns the names registered and the refusals.
+fn register(
+    dispatcher: &Dispatcher,
+    name: &str,
+    tools: &[Arc<McpTool>],
+    connected: &Check,
+) -> (Vec<String>, Vec<String>) {
+    // What a server may claim is capped like a component's (see
+    // `MetadataLimits`): past a limit, none of its tools is served.
+    let schemas: Vec<String> = tools.iter().map(|t| t.spec().parameters.to_string()).collect();
+    let claims = toolhost_core::limits::MetadataLimits::default().check(
+        &format!("MCP server {name:?}"),
+        tools.iter().zip(&schemas).map(|(t, schema)| {
+            (
+                t.spec().name.as_str(),
+                t.spec().description.as_str(),
+                schema.as_str(),
+            )
+        }),
+    );
+    if let Err(why) = claims {
+        tracing::error!(server = %name, "the MCP server's tools were not registered: {why}");
+        let _ = dispatcher.update_registry(|registry| Ok(registry.unregister_mcp_server(name)));
+        return (Vec::new(), vec![why]);
+    }
+    let outcome = dispatcher.update_registry(|registry| {
+        registry.unregister_mcp_server(name);
+        let mut registered = Vec::new();
+        let mut refused = Vec::new();
+        for tool in tools {
+            let tool_name = tool.spec().name.clone();
+            let registration =
+                Registration::from_arc(Arc::clone(tool) as Arc<dyn Tool>).check(connected.clone());
+            match registry.register_mcp(registration, name) {
+                Ok(()) => registered.push(tool_name),
+                Err(e) => {
+                    tracing::error!(server = %name, tool = %tool_name, "an MCP tool was not registered: {e}");
+                    refused.push(format!("{tool_name}: {}", e.message()));
+                }
+            }
+        }
+        Ok((registered, refused))
+    });
+    // The closure never fails; a registry that could not be changed keeps
+    // what it had.
+    outcome.unwrap_or_default()
+}
+
+/// The bridges attached to a dispatcher (its extension; see
+/// [`McpDispatcher::connect_mcp`]), dropped with it.
+#[derive(Debug, Default)]
+pub struct Attached(Mutex<Vec<McpBridge>>);
+
+impl Attached {
+    pub(crate) fn push(&self, bridge: McpBridge) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(bridge);
+    }
+
+    pub(crate) fn status(&self) -> Vec<McpServerStatus> {
+        let bridges = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        bridges.iter().flat_map(McpBridge::status).collect()
+    }
+
+    /// The receivers [`McpBridge::settled`] waits on, taken out of the lock.
+    pub(crate) fn pending(&self) -> Vec<watch::Receiver<Synced>> {
+        let bridges = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        bridges.iter().flat_map(McpBridge::receivers).collect()
+    }
+}
+
+/// Waits until every receiver of `pending` has applied a first outcome, or
+/// `within` has passed. Returns whether all had.
+pub(crate) async fn settled(pending: Vec<watch::Receiver<Synced>>, within: Duration) -> bool {
+    let all = async {
+        for mut synced in pending {
+            // An error means that server's bridge is gone: nothing to wait for.
+            let _ = synced.wait_for(|s| s.generation > 0).await;
+        }
+    };
+    tokio::time::timeout(within, all).await.is_ok()
+}
+
+/// MCP servers bridged into a [`Dispatcher`]'s registry, as methods of the
+/// dispatcher. The connections are kept in the dispatcher's extension slot
+/// ([`Dispatcher::extension`]) and dropped (disconnecting their servers)
+/// with it; the dispatcher itself knows no MCP type.
+pub trait McpDispatcher {
+    /// Connects the MCP servers of `config` and keeps their tools in this
+    /// dispatcher's registry (see the module documentation).
+    ///
+    /// # Errors
+    ///
+    /// `config` when an entry is invalid or two share a name.
+    fn connect_mcp(&self, config: &McpConfig) -> Result<()>;
+
+    /// The state of every MCP server connected with
+    /// [`McpDispatcher::connect_mcp`].
+    fn mcp_status(&self) -> Vec<McpServerStatus>;
+
+    /// Waits until every connected MCP server has had its first outcome
+    /// (listed, failed, or disabled) applied to the registry, or `within`
+    /// has passed; returns whether all had. For one-shot callers (a CLI
+    /// command) that should see the servers' tools.
+    fn mcp_settled(&self, within: Duration) -> BoxFuture<'_, bool>;
+}
+
+impl McpDispatcher for Dispatcher {
+    fn connect_mcp(&self, config: &McpConfig) -> Result<()> {
+        if config.servers.is_empty() {
+            return Ok(());
+        }
+        let bridge = McpBridge::start(config, self)?;
+        self.extension::<Attached>().push(bridge);
+        Ok(())
+    }
+
+    fn mcp_status(&self) -> Vec<McpServerStatus> {
+        self.extension::<Attached>().status()
+    }
+
+    fn mcp_settled(&self, within: Duration) -> BoxFuture<'_, bool> {
+        let pending = self.extension::<Attached>().pending();
+        Box::pin(settled(pending, within))
+    }
+}

@@ -1,0 +1,327 @@
+//! # Bridging MCP servers in
+//!
+//! [`McpConnection::start`] connects to one `[[mcp.servers]]` entry and keeps
+//! it connected: it lists the server's tools (every page), lists them again
+//! on `notifications/tools/list_changed`, and when the server dies or cannot
+//! be reached it marks the server unavailable (its tools leave the list) and
+//! reconnects with exponential backoff, from 200 ms up to 30 s. Nothing a
+//! server does can take the host down.
+//!
+//! The current state is a [`tokio::sync::watch`] of [`McpState`]: whether the
+//! server is available, its tools as [`McpTool`] values (each a registry
+//! [`Tool`](toolhost_core::registry::Tool) named `mcp__SERVER__TOOL`, see [`naming`](super::naming)), and
+//! the last error. The registry syncs from it.
+//!
+//! A call that the server reports as an error (`isError`) is a
+//! [`ErrorCode::ToolFailed`] error with the server's text. A call that runs
+//! past the server's `timeout_ms` (or the call's deadline) is
+//! [`ErrorCode::Timeout`], and the request is cancelled on the server
+//! (`notifications/cancelled`); so is a call whose [`CallContext::cancel`](toolhost_core::registry::CallContext::cancel)
+//! fires.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use toolhost_mcp::{McpConnection, McpServerConfig};
+//!
+//! let config = McpServerConfig::stdio("everything", "mcp-server-everything", vec![]);
+//! let connection = McpConnection::start(config);
+//! let mut state = connection.subscribe();
+//! state.wait_for(|s| s.available).await.unwrap();
+//! for tool in &state.borrow().tools {
+//!     println!("{}", toolhost_core::registry::Tool::spec(tool.as_ref()).name);
+//! }
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::config::{McpServerConfig, McpTransport};
+use super::naming::{NameTable, bridged_name};
+use toolhost_core::error::{Error, ErrorCode, Result};
+
+const BACKOFF_MIN: Duration = Duration::from_millis(200);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// One connected server's state, as published by [`McpConnection`].
+#[derive(Debug, Clone, Default)]
+pub struct McpState {
+    /// The server is connected and its tool list is usable.
+    pub available: bool,
+    /// Its tools (empty while unavailable), in the server's order.
+    pub tools: Vec<Arc<McpTool>>,
+    /// Why the server is unavailable, or why its last listing failed.
+    pub error: Option<String>,
+    /// Bumped on every change.
+    pub generation: u64,
+}
+
+pub use super::tool::McpTool;
+use super::tool::PeerSlot;
+
+/// Hears `notifications/tools/list_changed`.
+struct Events {
+    list_changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Events {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolhost", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// Keeps one MCP server connected. Dropping it disconnects.
+#[derive(Debug)]
+pub struct McpConnection {
+    name: String,
+    state: watch::Receiver<McpState>,
+    shutdown: CancellationToken,
+}
+
+impl McpConnection {
+    /// Starts connecting to `config`'s server in the background (on the
+    /// current tokio runtime) and keeps it connected. A disabled or invalid
+    /// entry never connects: its state says why.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (as `tokio::spawn`); [`McpBridge::start`](super::McpBridge::start)
+    /// checks for one and returns an error instead.
+    pub fn start(config: McpServerConfig) -> McpConnection {
+        let (state_tx, state) = watch::channel(McpState::default());
+        let shutdown = CancellationToken::new();
+        let name = config.name.clone();
+        tokio::spawn(supervise(config, state_tx, shutdown.clone()));
+        McpConnection {
+            name,
+            state,
+            shutdown,
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A receiver of the server's state, for the registry to sync from.
+    pub fn subscribe(&self) -> watch::Receiver<McpState> {
+        self.state.clone()
+    }
+
+    /// Whether the server is available now.
+    pub fn is_available(&self) -> bool {
+        self.state.borrow().available
+    }
+
+    /// Its tools now (empty while unavailable).
+    pub fn tools(&self) -> Vec<Arc<McpTool>> {
+        self.state.borrow().tools.clone()
+    }
+
+    /// Disconnects; the state becomes unavailable.
+    pub fn shutdown(&self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl Drop for McpConnection {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+type Running = RunningService<RoleClient, Events>;
+
+async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
+    let failed = |what: String| {
+        Error::new(
+            ErrorCode::Unavailable,
+            format!("MCP server {:?}: {what}", config.name),
+        )
+    };
+    let start = async {
+        match &config.transport {
+            McpTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| failed(format!("cannot start {command:?}: {e}")))?;
+                if let Some(stderr) = stderr {
+                    let server = config.name.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::debug!(target: "toolhost::mcp::server_stderr", server = %server, "{line}");
+                        }
+                    });
+                }
+                events.serve(transport).await.map_err(|e| failed(e.to_string()))
+            }
+            McpTransport::Http { url, headers } => {
+                let mut http_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let mut custom = HashMap::new();
+                for (k, v) in headers {
+                    if k.eq_ignore_ascii_case("authorization")
+                        && let Some(token) = v.strip_prefix("Bearer ")
+                    {
+                        http_config = http_config.auth_header(token);
+                        continue;
+                    }
+                    let name = http::HeaderName::try_from(k.as_str())
+                        .map_err(|e| failed(format!("header {k:?}: {e}")))?;
+                    let value = http::HeaderValue::try_from(v.as_str())
+                        .map_err(|e| failed(format!("header {k:?}: {e}")))?;
+                    custom.insert(name, value);
+                }
+                let transport =
+                    StreamableHttpClientTransport::from_config(http_config.custom_headers(custom));
+                events.serve(transport).await.map_err(|e| failed(e.to_string()))
+            }
+        }
+    };
+    tokio::time::timeout(config.timeout(), start)
+        .await
+        .map_err(|_| failed(format!("no answer to initialize within {} ms", config.timeout_ms)))?
+}
+
+async fn list(
+    config: &McpServerConfig,
+    peer: &Peer<RoleClient>,
+    slot: &PeerSlot,
+) -> Result<Vec<Arc<McpTool>>> {
+    let remote = tokio::time::timeout(config.timeout(), peer.list_all_tools())
+        .await
+        .map_err(|_| {
+            Error::new(
+                ErrorCode::Timeout,
+                format!("MCP server {:?}: tools/list timed out", config.name),
+            )
+        })?
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("MCP server {:?}: tools/list failed: {e}", config.name),
+            )
+        })?;
+    let mut names = NameTable::new(&config.name);
+    let mut tools = Vec::new();
+    for tool in remote.into_iter().filter(|t| config.keeps_tool(&t.name)) {
+        let name = bridged_name(&config.name, config.prefix.as_deref(), &tool.name);
+        names.insert(&name, &tool.name)?;
+        tools.push(Arc::new(McpTool::from_remote(config, name, tool, slot.clone())));
+    }
+    Ok(tools)
+}
+
+fn publish(
+    state: &watch::Sender<McpState>,
+    available: bool,
+    tools: Vec<Arc<McpTool>>,
+    error: Option<String>,
+) {
+    state.send_modify(|s| {
+        s.available = available;
+        s.tools = tools;
+        s.error = error;
+        s.generation += 1;
+    });
+}
+
+async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shutdown: CancellationToken) {
+    let refusal = match config.validate() {
+        Err(e) => Some(e.to_string()),
+        Ok(()) if !config.enabled => Some(format!(
+            "MCP server {:?} is disabled (enabled = false)",
+            config.name
+        )),
+        Ok(()) => None,
+    };
+    if let Some(why) = refusal {
+        publish(&state, false, Vec::new(), Some(why));
+        return;
+    }
+    let (peer_tx, peer_slot) = watch::channel(None);
+    let mut backoff = BACKOFF_MIN;
+    while !shutdown.is_cancelled() {
+        let (tx, mut list_changed) = mpsc::unbounded_channel();
+        let connected = tokio::select! {
+            r = connect(&config, Events { list_changed: tx }) => r,
+            () = shutdown.cancelled() => break,
+        };
+        match connected {
+            Err(e) => {
+                tracing::warn!(server = %config.name, "{e}");
+                publish(&state, false, Vec::new(), Some(e.to_string()));
+            }
+            Ok(running) => {
+                let peer = running.peer().clone();
+                let ct = running.cancellation_token();
+                let mut done = tokio::spawn(running.waiting());
+                peer_tx.send_replace(Some(peer.clone()));
+                let mut refresh = true;
+                loop {
+                    if std::mem::take(&mut refresh) {
+                        match list(&config, &peer, &peer_slot).await {
+                            Ok(tools) => {
+                                backoff = BACKOFF_MIN;
+                                publish(&state, true, tools, None);
+                            }
+                            Err(e) => {
+                                tracing::warn!(server = %config.name, "{e}");
+                                publish(&state, false, Vec::new(), Some(e.to_string()));
+                            }
+                        }
+                    }
+                    tokio::select! {
+                        _ = &mut done => break,
+                        Some(()) = list_changed.recv() => refresh = true,
+                        () = shutdown.cancelled() => {
+                            ct.cancel();
+                            let _ = done.await;
+                            break;
+                        }
+                    }
+                }
+                peer_tx.send_replace(None);
+                let why = format!("MCP server {:?} disconnected", config.name);
+                tracing::warn!(server = %config.name, "{why}; reconnecting");
+                publish(&state, false, Vec::new(), Some(why));
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = shutdown.cancelled() => break,
+        }
+        backoff = (backoff * 2).min(BACKOFF_MAX);
+    }
+    peer_tx.send_replace(None);
+    publish(&state, false, Vec::new(), Some("shut down".into()));
+}

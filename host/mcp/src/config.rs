@@ -1,0 +1,304 @@
+//! # MCP client configuration
+//!
+//! The `[[mcp.servers]]` entries of the config file: which MCP servers to
+//! bridge in, how to reach them, and which of their tools to keep.
+//!
+//! ```
+//! use toolhost_mcp::{McpConfig, McpTransport};
+//!
+//! let config: McpConfig = toml::from_str(r#"
+//!     [[servers]]
+//!     name = "everything"
+//!     transport = "stdio"
+//!     command = "npx"
+//!     args = ["-y", "@modelcontextprotocol/server-everything"]
+//!     disabled_tools = ["longRunningOperation"]
+//!     timeout_ms = 10000
+//!
+//!     [[servers]]
+//!     name = "search"
+//!     transport = "http"
+//!     url = "http://127.0.0.1:3001/mcp"
+//!     headers = { Authorization = "Bearer s3cret" }
+//! "#).unwrap();
+//! assert!(matches!(config.servers[0].transport, McpTransport::Stdio { .. }));
+//! assert_eq!(config.servers[1].timeout_ms, 60_000);
+//! config.validate().unwrap();
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use toolhost_core::error::{Error, ErrorCode, Result};
+
+/// The `mcp` section of the config file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// The MCP servers whose tools are bridged in (`[[mcp.servers]]`).
+    #[serde(default)]
+    pub servers: Vec<McpServerConfig>,
+}
+
+impl McpConfig {
+    /// Checks every server entry and that server names are unique.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::Config`] naming the first bad entry.
+    pub fn validate(&self) -> Result<()> {
+        let mut names = HashSet::new();
+        for server in &self.servers {
+            server.validate()?;
+            if !names.insert(server.name.as_str()) {
+                return Err(Error::new(
+                    ErrorCode::Config,
+                    format!(
+                        "two [[mcp.servers]] entries are named {:?}; names must be unique",
+                        server.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One `[[mcp.servers]]` entry. Unknown keys, and keys of the other
+/// transport (`url` on a stdio server, say), are refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawServer")]
+pub struct McpServerConfig {
+    /// The server's name, used in its tools' names (`mcp__NAME__TOOL`) and
+    /// as the `Mcp { server }` source.
+    pub name: String,
+    /// How to reach the server.
+    #[serde(flatten)]
+    pub transport: McpTransport,
+    /// If set, only these remote tools (by their name on the server) are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_tools: Option<Vec<String>>,
+    /// Remote tools (by their name on the server) that are never kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled_tools: Vec<String>,
+    /// How long one call may take before it is cancelled on the server.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// What goes in front of each remote tool's name; `mcp__NAME__` if unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Whether the server is connected at all.
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+/// A `[[mcp.servers]]` entry as written: every key of both transports, so
+/// that unknown keys are refused (serde cannot do that through `flatten`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    transport: String,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    enabled_tools: Option<Vec<String>>,
+    #[serde(default)]
+    disabled_tools: Vec<String>,
+    #[serde(default = "default_timeout_ms")]
+    timeout_ms: u64,
+    prefix: Option<String>,
+    #[serde(default = "default_true")]
+    enabled: bool,
+}
+
+impl TryFrom<RawServer> for McpServerConfig {
+    type Error = String;
+
+    fn try_from(raw: RawServer) -> std::result::Result<Self, String> {
+        let name = &raw.name;
+        let stdio_only = [
+            ("command", raw.command.is_some()),
+            ("args", !raw.args.is_empty()),
+            ("env", !raw.env.is_empty()),
+            ("cwd", raw.cwd.is_some()),
+        ];
+        let http_only = [("url", raw.url.is_some()), ("headers", !raw.headers.is_empty())];
+        let (transport, foreign) = match raw.transport.as_str() {
+            "stdio" => (
+                McpTransport::Stdio {
+                    command: raw
+                        .command
+                        .ok_or_else(|| format!("server {name:?}: a stdio server needs `command`"))?,
+                    args: raw.args,
+                    env: raw.env,
+                    cwd: raw.cwd,
+                },
+                &http_only[..],
+            ),
+            "http" => (
+                McpTransport::Http {
+                    url: raw
+                        .url
+                        .ok_or_else(|| format!("server {name:?}: an http server needs `url`"))?,
+                    headers: raw.headers,
+                },
+                &stdio_only[..],
+            ),
+            other => {
+                return Err(format!(
+                    "server {name:?}: transport {other:?} is not \"stdio\" or \"http\""
+                ));
+            }
+        };
+        if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
+            return Err(format!(
+                "server {name:?}: `{key}` does not apply to transport {:?}",
+                raw.transport
+            ));
+        }
+        Ok(McpServerConfig {
+            name: raw.name,
+            transport,
+            enabled_tools: raw.enabled_tools,
+            disabled_tools: raw.disabled_tools,
+            timeout_ms: raw.timeout_ms,
+            prefix: raw.prefix,
+            enabled: raw.enabled,
+        })
+    }
+}
+
+fn default_timeout_ms() -> u64 {
+    60_000
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// How a server is reached: `transport = "stdio"` or `transport = "http"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "lowercase")]
+pub enum McpTransport {
+    /// A child process speaking MCP on its stdin and stdout.
+    Stdio {
+        /// The program to run (looked up in `PATH` if it has no slash).
+        command: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Environment variables set on top of the host's.
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        /// Its working folder; the host's if unset.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint.
+    Http {
+        /// The endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+        url: String,
+        /// Headers sent with every request (e.g. `Authorization`).
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl McpServerConfig {
+    /// A stdio server entry with the defaults.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: Vec<String>) -> Self {
+        McpServerConfig::with_transport(
+            name,
+            McpTransport::Stdio {
+                command: command.into(),
+                args,
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A streamable HTTP server entry with the defaults.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        McpServerConfig::with_transport(
+            name,
+            McpTransport::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+        )
+    }
+
+    fn with_transport(name: impl Into<String>, transport: McpTransport) -> Self {
+        McpServerConfig {
+            name: name.into(),
+            transport,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            timeout_ms: default_timeout_ms(),
+            prefix: None,
+            enabled: true,
+        }
+    }
+
+    /// The call timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// Whether remote tool `name` passes `enabled_tools` / `disabled_tools`.
+    pub fn keeps_tool(&self, name: &str) -> bool {
+        let enabled = self
+            .enabled_tools
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|t| t == name));
+        enabled && !self.disabled_tools.iter().any(|t| t == name)
+    }
+
+    /// Checks the entry on its own.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::Config`] saying what is wrong.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |msg: String| {
+            Err(Error::new(
+                ErrorCode::Config,
+                format!("[[mcp.servers]] {:?}: {msg}", self.name),
+            ))
+        };
+        if self.name.is_empty() {
+            return bad("the name is empty".into());
+        }
+        if self.timeout_ms == 0 {
+            return bad("timeout_ms must be at least 1".into());
+        }
+        match &self.transport {
+            McpTransport::Stdio { command, .. } if command.is_empty() => bad("the command is empty".into()),
+            McpTransport::Http { url, headers } => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return bad(format!("url {url:?} must start with http:// or https://"));
+                }
+                for (k, v) in headers {
+                    if http::HeaderName::try_from(k.as_str()).is_err()
+                        || http::HeaderValue::try_from(v.as_str()).is_err()
+                    {
+                        return bad(format!("header {k:?} is not a valid HTTP header"));
+                    }
+                }
+                Ok(())
+            }
+            McpTransport::Stdio { .. } => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! # toolhost-mcp: bridging servers in, serving tools out
+//!
+//! toolhost speaks the Model Context Protocol on both sides, through the
+//! official Rust SDK, rmcp. It knows the core's registry and dispatcher and
+//! the approval flow's callback, and nothing of WebAssembly.
+//!
+//! | concept | where |
+//! |---|---|
+//! | `[[mcp.servers]]` entries | [`config`]: [`McpConfig`], [`McpServerConfig`] |
+//! | `mcp__SERVER__TOOL` names, collisions | [`naming`] |
+//! | a remote tool as a [`Tool`](toolhost_core::registry::Tool), the connection manager | [`client`]: [`McpTool`], [`McpConnection`] |
+//! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
+//! | the registry served over stdio and streamable HTTP | [`server`]: [`McpServer`], [`serve_stdio`], [`serve_http`] |
+//! | every malformed request answered | [`framing`] |
+//! | browser origins | [`origin`] |
+//! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
+//!
+//! ```no_run
+//! # async fn demo() -> toolhost_core::Result<()> {
+//! use std::time::Duration;
+//! use serde_json::json;
+//! use toolhost_core::dispatch::Dispatcher;
+//! use toolhost_core::registry::{FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
+//! use toolhost_mcp::{McpServer, serve_stdio};
+//!
+//! // A registry with one tool...
+//! let mut registry = Registry::new();
+//! registry.register(FnTool::new(
+//!     ToolSpec::new("echo", "Echoes its arguments.", json!({"type": "object"})),
+//!     |args, _| async move { Ok(ToolOutput::json(&args)) },
+//! ))?;
+//! let dispatcher = Dispatcher::builder(registry).build()?;
+//! // ...served to a trusted MCP client on stdin and stdout.
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! let server = McpServer::new(dispatcher, ToolAudience::Trusted);
+//! serve_stdio(server, shutdown, Duration::from_secs(5)).await?;
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod approval;
+pub mod bridge;
+pub mod client;
+pub mod config;
+pub mod framing;
+pub mod naming;
+pub mod origin;
+pub mod server;
+mod tool;
+
+pub use approval::McpApprover;
+pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
+pub use client::{McpConnection, McpState, McpTool};
+pub use config::{McpConfig, McpServerConfig, McpTransport};
+pub use server::{HttpOptions, McpServer, serve_http, serve_stdio};

@@ -1,0 +1,508 @@
+//! # Serving the registry over MCP
+//!
+//! [`McpServer`] is an rmcp [`ServerHandler`] over a [`Dispatcher`]: the
+//! tools it lists are the dispatcher's definitions for an MCP session of the
+//! server's audience (toolsets, availability and lazy mode applied), each
+//! tool's JSON Schema the MCP input schema and its hints the annotations;
+//! every call runs through the full dispatch pipeline (hooks, audience,
+//! validation, approval, limits, spill), and a failed call comes back as an
+//! `isError` result whose text is the pipeline's error JSON
+//! (`{"error", "error_code", ...}`). A change of the registry (a component
+//! loaded or unloaded, an MCP server's tools bridged in or gone) sends
+//! `notifications/tools/list_changed`; so does a lazy-mode `tool_search`
+//! that activates a tool, to the session that activated it.
+//!
+//! Each MCP session (the one stdio session, or one per streamable-HTTP
+//! session) is a dispatch [`Session`] of its own: its lazy activations,
+//! session approvals and process receipts are its own. With an
+//! [`McpApprover`] ([`McpServer::with_approver`]), a call that needs
+//! approval is put to that session's client as an elicitation.
+//!
+//! [`serve_stdio`] and [`serve_http`] run it. Both shut down gracefully when
+//! their `shutdown` token is cancelled: new calls are refused, calls in flight
+//! get up to `grace` to finish, then the transport closes. Over HTTP
+//! ([`HttpOptions`]), a non-loopback address needs a bearer token, the `Host`
+//! header must be a loopback name unless a token is set, and a request with an
+//! `Origin` header is refused unless that origin is allowed (loopback origins
+//! and those in [`HttpOptions::allowed_origins`]).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool as McpToolDef, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::approval::McpApprover;
+use super::bridge::McpDispatcher;
+use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::registry::{ToolAudience, ToolSpec};
+
+/// How long the first `tools/list` waits for bridged MCP servers to report
+/// their tools (connected, or failed) before answering without them; they
+/// arrive later with `list_changed`.
+const FIRST_LIST_WAIT: Duration = Duration::from_secs(5);
+
+/// An MCP server over a [`Dispatcher`], for one audience. Cheap to clone;
+/// clones share the session and the in-flight call count used for graceful
+/// shutdown.
+#[derive(Clone)]
+pub struct McpServer {
+    dispatcher: Dispatcher,
+    audience: ToolAudience,
+    session: Arc<Session>,
+    /// Cancelled when the last handle of this session's server is dropped
+    /// (the MCP session ended): stops the session's background tasks.
+    session_ended: Arc<tokio_util::sync::DropGuard>,
+    state: Arc<Shared>,
+    approver: Option<Arc<McpApprover>>,
+}
+
+struct Shared {
+    in_flight: AtomicUsize,
+    draining: AtomicBool,
+    /// Whether a `tools/list` has waited for the bridged servers already.
+    waited_for_bridges: AtomicBool,
+    idle: Notify,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("audience", &self.audience)
+            .field("session", &self.session.id())
+            .field("in_flight", &self.in_flight())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Decrements the in-flight count when a call ends, however it ends.
+struct InFlight(Arc<Shared>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl McpServer {
+    /// A server for `dispatcher`'s tools as `audience` may see them:
+    /// [`ToolAudience::Public`] lists and calls only tools registered public.
+    pub fn new(dispatcher: Dispatcher, audience: ToolAudience) -> Self {
+        let state = Arc::new(Shared {
+            in_flight: AtomicUsize::new(0),
+            draining: AtomicBool::new(false),
+            waited_for_bridges: AtomicBool::new(false),
+            idle: Notify::new(),
+        });
+        McpServer {
+            session: new_session(audience),
+            session_ended: Arc::new(CancellationToken::new().drop_guard()),
+            dispatcher,
+            audience,
+            state,
+            approver: None,
+        }
+    }
+
+    /// Lets `approver` ask this server's clients (each in its own session)
+    /// when a call needs approval; it must be the approval callback of the
+    /// dispatcher's gate (see [`McpApprover`]).
+    pub fn with_approver(mut self, approver: Arc<McpApprover>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The same server for a new MCP session: same dispatcher, audience
+    /// and shutdown state, with a dispatch session of its own.
+    pub fn new_session(&self) -> Self {
+        McpServer {
+            session: new_session(self.audience),
+            session_ended: Arc::new(CancellationToken::new().drop_guard()),
+            ..self.clone()
+        }
+    }
+
+    /// The dispatch session this server's calls run in.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// The number of tool calls running now, in every session.
+    pub fn in_flight(&self) -> usize {
+        self.state.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Refuses new calls, then waits until no call is running or `grace`
+    /// has passed. Returns the number of calls still running.
+    pub async fn drain(&self, grace: Duration) -> usize {
+        self.state.draining.store(true, Ordering::Release);
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let idle = self.state.idle.notified();
+            let running = self.in_flight();
+            if running == 0 {
+                return 0;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                return self.in_flight();
+            }
+        }
+    }
+
+    fn enter(&self) -> Option<InFlight> {
+        self.state.in_flight.fetch_add(1, Ordering::AcqRel);
+        let guard = InFlight(Arc::clone(&self.state));
+        (!self.state.draining.load(Ordering::Acquire)).then_some(guard)
+    }
+}
+
+/// A new MCP session's dispatch session: `mcp-` and 128 random bits, new in
+/// every process (see [`Session`]).
+fn new_session(audience: ToolAudience) -> Arc<Session> {
+    Session::new("mcp", audience)
+}
+
+/// The MCP description of a tool spec.
+pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
+    let schema = match &spec.parameters {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::from_iter([("type".to_string(), Value::from("object"))]),
+    };
+    let mut tool = McpToolDef::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    if !spec.hints.is_empty() {
+        let mut annotations = ToolAnnotations::new();
+        annotations.read_only_hint = spec.hints.read_only;
+        annotations.destructive_hint = spec.hints.destructive;
+        annotations.idempotent_hint = spec.hints.idempotent;
+        annotations.open_world_hint = spec.hints.open_world;
+        tool = tool.with_annotations(annotations);
+    }
+    tool
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// Records the client (and its elicitation capability) for approvals
+    /// before answering, so that a call right after `initialize` can be put
+    /// to it: waiting for `notifications/initialized` would race the first
+    /// call.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        if let Some(approver) = &self.approver {
+            approver.register(self.session.id(), context.peer.clone());
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        if !self.state.waited_for_bridges.swap(true, Ordering::AcqRel) {
+            self.dispatcher.mcp_settled(FIRST_LIST_WAIT).await;
+        }
+        let specs = self
+            .dispatcher
+            .tool_specs(&self.session)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListToolsResult::with_all_items(
+            specs.iter().map(mcp_tool).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(_guard) = self.enter() else {
+            let e = Error::new(ErrorCode::Unavailable, "the server is shutting down");
+            let text = e.to_json().to_string();
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+        };
+        let ctx = DispatchContext {
+            cancel: context.ct.clone(),
+            ..DispatchContext::new(Arc::clone(&self.session))
+        };
+        let activated = self.session.activated().len();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let result = self.dispatcher.dispatch(&request.name, arguments, &ctx).await;
+        if self.session.activated().len() != activated {
+            // A lazy-mode tool_search activated a tool: this session's list grew.
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        let content = vec![ContentBlock::text(result.content)];
+        Ok(if result.error_code.is_some() {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        }
+        .into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut changes = self.dispatcher.subscribe_changes();
+        changes.mark_unchanged();
+        let peer = context.peer;
+        let ended = self.session_ended.token().clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { break },
+                    () = ended.cancelled() => break,
+                }
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Serves `server` on this process's stdin and stdout until stdin closes or
+/// `shutdown` is cancelled (then calls in flight get `grace` to finish).
+///
+/// # Errors
+///
+/// [`ErrorCode::Io`] if the MCP session cannot start (e.g. stdin closed
+/// before `initialize`).
+pub async fn serve_stdio(server: McpServer, shutdown: CancellationToken, grace: Duration) -> Result<()> {
+    // Malformed requests are answered here, not dropped (see `framing`).
+    // rmcp's pipes: non-blocking where stdin and stdout are FIFOs (as MCP
+    // clients start servers), so a shutdown never waits on a blocked read.
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    let transport = super::framing::GuardedStdio::new(tokio::io::BufReader::new(reader), writer);
+    let ct = CancellationToken::new();
+    let start = server.clone().serve_with_ct(transport, ct.clone());
+    let running = tokio::select! {
+        r = start => r.map_err(|e| Error::new(ErrorCode::Io, format!("MCP session did not start: {e}")))?,
+        () = shutdown.cancelled() => return Ok(()),
+    };
+    let mut done = tokio::spawn(running.waiting());
+    tokio::select! {
+        _ = &mut done => return Ok(()),
+        () = shutdown.cancelled() => {}
+    }
+    finish(&server, grace).await;
+    ct.cancel();
+    let _ = done.await;
+    Ok(())
+}
+
+/// Drains `server`, then gives the transport a moment to write the answers
+/// of the calls that just finished.
+async fn finish(server: &McpServer, grace: Duration) {
+    let had_calls = server.in_flight() > 0;
+    let left = server.drain(grace).await;
+    if left > 0 {
+        tracing::warn!(
+            calls = left,
+            "shutting down with calls still running after the grace period"
+        );
+    }
+    if had_calls {
+        tokio::time::sleep(FLUSH_DELAY).await;
+    }
+}
+
+/// How long answers get to reach the transport after the last call ends.
+const FLUSH_DELAY: Duration = Duration::from_millis(100);
+
+/// How [`serve_http`] listens.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Every request must carry `Authorization: Bearer TOKEN`. Required when
+    /// the listener is not on a loopback address.
+    pub bearer_token: Option<String>,
+    /// Browser origins allowed besides the loopback ones, e.g.
+    /// `https://app.example.com:443` (`:*` for any port).
+    pub allowed_origins: Vec<String>,
+    /// The HTTP path of the endpoint.
+    pub path: String,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            bearer_token: None,
+            allowed_origins: Vec::new(),
+            path: "/mcp".into(),
+        }
+    }
+}
+
+/// Serves `server` over streamable HTTP on `listener` until `shutdown` is
+/// cancelled (then calls in flight get `grace` to finish).
+///
+/// # Errors
+///
+/// [`ErrorCode::Config`] if the listener is not on a loopback address and no
+/// bearer token is set; [`ErrorCode::Io`] if serving fails.
+pub async fn serve_http(
+    server: McpServer,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    grace: Duration,
+) -> Result<()> {
+    let addr: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| Error::io("reading the listener's address", e))?;
+    let token = options.bearer_token.clone().filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!(
+                "serving MCP on {addr}, which is not a loopback address, needs a bearer token (--token or TOOLHOST_MCP_TOKEN)"
+            ),
+        ));
+    }
+    let mut origins: Vec<String> = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    origins.extend(options.allowed_origins.iter().cloned());
+    let origins_for_policy = origins.clone();
+    let rmcp_ct = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_cancellation_token(rmcp_ct.clone());
+    if token.is_some() {
+        // The token, not the Host name, is what protects a public listener.
+        config = config.disable_allowed_hosts();
+    }
+    let factory_server = server.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(factory_server.new_session()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
+    let router = axum::Router::new()
+        .route_service(&options.path, service)
+        .layer(middleware::from_fn(answer_malformed))
+        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(origin_policy),
+            require_origin,
+        ));
+    let drained = CancellationToken::new();
+    let graceful = {
+        let (server, shutdown, drained, rmcp_ct) =
+            (server.clone(), shutdown.clone(), drained.clone(), rmcp_ct.clone());
+        async move {
+            shutdown.cancelled().await;
+            finish(&server, grace).await;
+            rmcp_ct.cancel();
+            drained.cancel();
+        }
+    };
+    axum::serve(listener, router)
+        .with_graceful_shutdown(graceful)
+        .await
+        .map_err(|e| Error::io("serving MCP over HTTP", e))
+}
+
+/// Answers a POST whose body rmcp would refuse with a bare HTTP 415 with
+/// the JSON-RPC error the spec names instead (HTTP 400, the request's id
+/// echoed; see [`super::framing`]); passes every other request on.
+async fn answer_malformed(request: Request, next: Next) -> Response {
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let limit = super::framing::MAX_LINE_BYTES;
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return json_response(StatusCode::PAYLOAD_TOO_LARGE, &super::framing::too_long());
+        }
+    };
+    if let super::framing::Line::Answer(answer) = super::framing::classify(&bytes) {
+        return json_response(StatusCode::BAD_REQUEST, &answer);
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Refuses (403) a request whose `Origin` the policy does not allow (see
+/// [`super::origin`]); requests without one (not from a browser) pass.
+async fn require_origin(
+    State(policy): State<Arc<super::origin::OriginPolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(origin) = request.headers().get(http::header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| policy.allows(o));
+        if !allowed {
+            return (StatusCode::FORBIDDEN, "this origin may not call the MCP endpoint").into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
+    if let Some(token) = token.as_deref() {
+        let given = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(http::header::WWW_AUTHENTICATE, "Bearer")],
+                "a valid bearer token is required",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,166 @@
+//! # A remote tool as a registry tool
+//!
+//! [`McpTool`] is one tool of a bridged MCP server (see [`client`](super::client)):
+//! its spec under the bridged name, the server's annotations kept whole, and
+//! calls sent to whichever connection to the server is current.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool, ToolAnnotations};
+use rmcp::{Peer, RoleClient, ServiceError};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::config::McpServerConfig;
+use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
+
+/// The connection a tool calls through: `None` while the server is down.
+pub(super) type PeerSlot = watch::Receiver<Option<Peer<RoleClient>>>;
+
+/// A tool of an MCP server, as a registry [`Tool`].
+pub struct McpTool {
+    spec: ToolSpec,
+    server: String,
+    remote_name: String,
+    annotations: Option<ToolAnnotations>,
+    timeout: Duration,
+    peer: PeerSlot,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.spec.name)
+            .field("server", &self.server)
+            .field("remote_name", &self.remote_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTool {
+    /// The `[[mcp.servers]]` name of its server (the `Mcp { server }` source).
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Its name on the server.
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    /// The server's annotations, kept whole (the title too).
+    pub fn annotations(&self) -> Option<&ToolAnnotations> {
+        self.annotations.as_ref()
+    }
+
+    pub(super) fn from_remote(
+        config: &McpServerConfig,
+        name: String,
+        remote: RemoteTool,
+        peer: PeerSlot,
+    ) -> McpTool {
+        let hints = remote
+            .annotations
+            .as_ref()
+            .map(|a| ToolHints {
+                read_only: a.read_only_hint,
+                destructive: a.destructive_hint,
+                idempotent: a.idempotent_hint,
+                open_world: a.open_world_hint,
+            })
+            .unwrap_or_default();
+        let description = remote.description.as_deref().unwrap_or_default().to_string();
+        let parameters = Value::Object((*remote.input_schema).clone());
+        McpTool {
+            spec: ToolSpec::new(name, description, parameters).with_hints(hints),
+            server: config.name.clone(),
+            remote_name: remote.name.to_string(),
+            annotations: remote.annotations,
+            timeout: config.timeout(),
+            peer,
+        }
+    }
+
+    async fn call_remote(&self, arguments: Value, ctx: CallContext) -> Result<ToolOutput> {
+        let peer = self.peer.borrow().clone().ok_or_else(|| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("MCP server {:?} is not connected", self.server),
+            )
+        })?;
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::InvalidArguments,
+                    "the arguments must be a JSON object",
+                ));
+            }
+        };
+        let mut timeout = self.timeout;
+        if let Some(deadline) = ctx.deadline {
+            timeout = timeout.min(deadline.saturating_duration_since(Instant::now()));
+        }
+        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        // Dropping the request future (on timeout or cancellation) makes rmcp
+        // send `notifications/cancelled` for it.
+        let result = tokio::select! {
+            r = tokio::time::timeout(timeout, peer.call_tool(params)) => match r {
+                Ok(r) => r.map_err(|e| self.service_error(e))?,
+                Err(_) => return Err(Error::new(ErrorCode::Timeout, format!(
+                    "MCP tool {:?} of server {:?} did not answer within {} ms; the call was cancelled on the server",
+                    self.remote_name, self.server, timeout.as_millis()))),
+            },
+            () = ctx.cancel.cancelled() => return Err(Error::new(ErrorCode::Cancelled, "the call was cancelled")),
+        };
+        output_of(result)
+    }
+
+    fn service_error(&self, e: ServiceError) -> Error {
+        let code = match e {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ErrorCode::Unavailable,
+            _ => ErrorCode::ToolFailed,
+        };
+        Error::new(code, format!("MCP server {:?}: {e}", self.server))
+    }
+}
+
+/// The JSON text of a result: its structured content if any, the text of a
+/// single text block as a JSON string, otherwise the content blocks as JSON.
+fn output_of(result: CallToolResult) -> Result<ToolOutput> {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect();
+    if result.is_error == Some(true) {
+        let message = if texts.is_empty() {
+            serde_json::to_string(&result.content).unwrap_or_default()
+        } else {
+            texts.join("\n")
+        };
+        return Err(Error::new(ErrorCode::ToolFailed, message));
+    }
+    if let Some(structured) = &result.structured_content {
+        return Ok(ToolOutput::json(structured));
+    }
+    if texts.len() == 1 && result.content.len() == 1 {
+        return Ok(ToolOutput::json(&Value::from(texts[0])));
+    }
+    serde_json::to_string(&result.content)
+        .map(ToolOutput::text)
+        .map_err(|e| Error::internal(format!("cannot serialize MCP content: {e}")))
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
+        Box::pin(self.call_remote(arguments, ctx))
+    }
+}

@@ -1,0 +1,301 @@
+//! # Capabilities: declared and granted
+//!
+//! A plugin gets nothing it was not granted. A capability is usable only when
+//! the component **declares** it (in its `toolhost:capabilities` custom
+//! section, which the SDK's `capabilities!` macro writes, so the declaration
+//! travels with the hash) **and** the operator **grants** it in the host
+//! config, for that plugin.
+//!
+//! | capability | declared as | granted as | in the sandbox |
+//! |---|---|---|---|
+//! | a directory | `dirs /guest/path` | [`DirGrant`] (host folder, guest path, read-only or read-write) | a preopened directory; the host side is a capability handle (cap-std), so no path (`..`, absolute, symlink) can leave it |
+//! | an environment variable | `env NAME` | its name in [`Grants::env`] | the host's value, under the same name |
+//! | calling a tool | `tools NAME` | its name in [`Grants::tools`] | `toolhost:plugin/tools.call` may call it, through the dispatch pipeline |
+//! | outbound HTTP | `http HOST` (`*`, `*.example.com`, a name or an address) | [`HttpGrant`]s in [`Grants::http`] | `wasi:http/outgoing-handler`, filtered: see [`crate::http`] |
+//! | a secret | `secret NAME` | a [`SecretGrant`] in [`Grants::secrets`] | a request header the host adds for the granted hosts; the guest never sees the value |
+//!
+//! What a component declares but is not granted is simply absent (the guest
+//! sees no such directory or variable); what is granted but not declared is
+//! not given either. [`Effective`] is the intersection, computed at load and
+//! reported by `toolhost inspect` and in the load log.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::http::{HttpAccess, HttpGrant, SecretGrant};
+use toolhost_core::error::{Error, ErrorCode, Result};
+
+/// The name of the custom section holding a component's declarations.
+pub const SECTION: &str = "toolhost:capabilities";
+
+/// What a component asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Declared {
+    /// Guest paths of directories it wants preopened.
+    pub dirs: Vec<String>,
+    /// Environment variable names it wants to read.
+    pub env: Vec<String>,
+    /// Names of tools it wants to call.
+    pub tools: Vec<String>,
+    /// Host patterns it wants to send HTTP requests to.
+    pub http: Vec<String>,
+    /// Names of secrets it wants sent with its requests.
+    pub secrets: Vec<String>,
+}
+
+impl Declared {
+    /// Reads the declarations from a component's bytes: every
+    /// `toolhost:capabilities` custom section, at any nesting depth (the SDK
+    /// writes it into the core module the component wraps).
+    ///
+    /// # Errors
+    ///
+    /// `invalid_component` when a section is not UTF-8 or has an unknown line.
+    pub fn from_component(bytes: &[u8]) -> Result<Declared> {
+        let mut declared = Declared::default();
+        for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+            let Ok(payload) = payload else { break };
+            if let wasmparser::Payload::CustomSection(section) = payload
+                && section.name() == SECTION
+            {
+                let text = std::str::from_utf8(section.data()).map_err(|_| {
+                    Error::new(
+                        ErrorCode::InvalidComponent,
+                        "the toolhost:capabilities section is not UTF-8",
+                    )
+                })?;
+                declared.parse(text)?;
+            }
+        }
+        declared.dirs.dedup();
+        declared.env.dedup();
+        declared.tools.dedup();
+        declared.http.dedup();
+        declared.secrets.dedup();
+        Ok(declared)
+    }
+
+    fn parse(&mut self, text: &str) -> Result<()> {
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let (kind, value) = line.split_once(' ').unwrap_or((line, ""));
+            let value = value.trim().to_string();
+            match kind {
+                "dir" | "dirs" if !value.is_empty() => self.dirs.push(value),
+                "env" if !value.is_empty() => self.env.push(value),
+                "tool" | "tools" if !value.is_empty() => self.tools.push(value),
+                "http" if !value.is_empty() => self.http.push(value),
+                "secret" if !value.is_empty() => self.secrets.push(value),
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidComponent,
+                        format!("the toolhost:capabilities section has an unknown line {line:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+            && self.env.is_empty()
+            && self.tools.is_empty()
+            && self.http.is_empty()
+            && self.secrets.is_empty()
+    }
+}
+
+/// Access to a granted directory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirMode {
+    /// Read only (the default).
+    #[default]
+    Ro,
+    /// Read and write.
+    Rw,
+}
+
+/// A directory the operator grants to a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirGrant {
+    /// The folder on the host (relative paths are relative to the config file).
+    pub host: PathBuf,
+    /// Where the guest sees it; must match a declared `dir`.
+    pub guest: String,
+    /// `ro` (default) or `rw`.
+    #[serde(default)]
+    pub mode: DirMode,
+}
+
+/// What the operator grants one plugin (`[plugins.grants]` in the config).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// Directories.
+    #[serde(default)]
+    pub dirs: Vec<DirGrant>,
+    /// Environment variable names passed through from the host.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Names of tools the plugin may call.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Destinations for outbound HTTP.
+    #[serde(default)]
+    pub http: Vec<HttpGrant>,
+    /// Secrets injected as request headers.
+    #[serde(default)]
+    pub secrets: Vec<SecretGrant>,
+}
+
+/// The capabilities a component actually gets: declared ∩ granted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Effective {
+    /// Directories to preopen.
+    pub dirs: Vec<DirGrant>,
+    /// Environment variables, with the values they had at load.
+    #[serde(serialize_with = "names_only")]
+    pub env: Vec<(String, String)>,
+    /// Tools it may call.
+    pub tools: Vec<String>,
+    /// Outbound HTTP: declared hosts, granted rules, and secrets.
+    pub http: HttpAccess,
+    /// Declared capabilities that were not granted (for the load log).
+    pub not_granted: Vec<String>,
+}
+
+fn names_only<S: serde::Serializer>(env: &[(String, String)], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(env.iter().map(|(k, _)| k))
+}
+
+impl Effective {
+    /// Intersects `declared` with `grants`. A granted directory must exist on
+    /// the host; a granted variable that is unset on the host is left out.
+    ///
+    /// # Errors
+    ///
+    /// `config` when a granted host directory does not exist or is not a
+    /// directory, or an `http` or `secrets` grant is invalid;
+    /// `invalid_component` when a declared `http` host is not a host pattern.
+    pub fn resolve(declared: &Declared, grants: &Grants) -> Result<Effective> {
+        let mut effective = Effective::default();
+        for guest in &declared.dirs {
+            match grants.dirs.iter().find(|g| &g.guest == guest) {
+                Some(grant) => {
+                    if !grant.host.is_dir() {
+                        return Err(Error::new(
+                            ErrorCode::Config,
+                            format!(
+                                "the directory granted as {guest} ({}) does not exist or is not a directory",
+                                grant.host.display()
+                            ),
+                        ));
+                    }
+                    // The folder as it resolves now (symbolic links
+                    // followed): each call preopens this path, so a link
+                    // swapped in later cannot move the grant.
+                    let host = grant.host.canonicalize().map_err(|e| {
+                        Error::new(
+                            ErrorCode::Config,
+                            format!(
+                                "the directory granted as {guest} ({}) cannot be resolved: {e}",
+                                grant.host.display()
+                            ),
+                        )
+                    })?;
+                    effective.dirs.push(DirGrant {
+                        host,
+                        ..grant.clone()
+                    });
+                }
+                None => effective.not_granted.push(format!("dir {guest}")),
+            }
+        }
+        for name in &declared.env {
+            if grants.env.contains(name) {
+                if let Ok(value) = std::env::var(name) {
+                    effective.env.push((name.clone(), value));
+                }
+            } else {
+                effective.not_granted.push(format!("env {name}"));
+            }
+        }
+        for name in &declared.tools {
+            if grants.tools.contains(name) {
+                effective.tools.push(name.clone());
+            } else {
+                effective.not_granted.push(format!("tool {name}"));
+            }
+        }
+        let (http, not_granted) =
+            HttpAccess::resolve(&declared.http, &declared.secrets, &grants.http, &grants.secrets)?;
+        effective.http = http;
+        effective.not_granted.extend(not_granted);
+        Ok(effective)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_declared_and_granted_capabilities_are_effective() {
+        let dir = std::env::temp_dir();
+        let declared = Declared {
+            dirs: vec!["/data".into(), "/other".into()],
+            env: vec!["HOME".into(), "PATH".into()],
+            tools: vec!["greet".into(), "wipe".into()],
+            ..Default::default()
+        };
+        let grants = Grants {
+            dirs: vec![
+                DirGrant {
+                    host: dir.clone(),
+                    guest: "/data".into(),
+                    mode: DirMode::Rw,
+                },
+                DirGrant {
+                    host: dir,
+                    guest: "/undeclared".into(),
+                    mode: DirMode::Rw,
+                },
+            ],
+            env: vec!["PATH".into(), "UNDECLARED".into()],
+            tools: vec!["greet".into(), "undeclared".into()],
+            ..Default::default()
+        };
+        let eff = Effective::resolve(&declared, &grants).unwrap();
+        assert_eq!(eff.dirs.len(), 1);
+        assert_eq!(eff.dirs[0].guest, "/data");
+        assert_eq!(
+            eff.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["PATH"]
+        );
+        assert_eq!(eff.tools, ["greet"]);
+        assert_eq!(eff.not_granted, ["dir /other", "env HOME", "tool wipe"]);
+    }
+
+    #[test]
+    fn declarations_parse_strictly() {
+        let mut d = Declared::default();
+        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet")
+            .unwrap();
+        assert_eq!(
+            d,
+            Declared {
+                dirs: vec!["/a".into()],
+                env: vec!["X".into()],
+                tools: vec!["greet".into()],
+                http: vec!["*".into()],
+                secrets: vec!["TOKEN".into()],
+            }
+        );
+        assert!(d.parse("net everything").is_err());
+        assert!(d.parse("dirs").is_err());
+    }
+}

@@ -1,0 +1,256 @@
+//! One call: a fresh `Store` and instance from the cached `InstancePre`,
+//! under the call's limits, with every failure classified.
+
+use std::time::{Duration, Instant};
+
+use wasmtime::Store;
+use wasmtime::UpdateDeadline;
+
+use super::LoadedComponent;
+use crate::bindings::v0_1_0;
+use crate::bindings::v0_1_0::exports::toolhost::plugin::tool::{
+    ToolError as WitToolError, ToolSpec as WitToolSpec,
+};
+use crate::sandbox::{self, SandboxState};
+use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::limits::{Limits, LimitsOverride};
+use toolhost_core::registry::{CallContext, Usage};
+
+/// How long past its deadline a call blocked in a host function (a WASI
+/// sleep, say) may take to be dropped. Calls running guest code are stopped
+/// by the epoch ticker at the deadline itself.
+const HOST_BLOCK_GRACE: Duration = Duration::from_millis(20);
+
+/// The result of one sandboxed call, with what it used.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// The tool's JSON result, or why there is none.
+    pub result: Result<String>,
+    /// Fuel consumed and peak memory.
+    pub usage: Usage,
+}
+
+impl LoadedComponent {
+    /// Calls tool `name` with `arguments` (JSON text) in a fresh instance.
+    ///
+    /// `overrides` are applied on top of the component's own limits;
+    /// `deadline`, when earlier than the timeout, ends the call sooner.
+    /// Never panics; every failure is a typed error in
+    /// [`CallOutcome::result`].
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: &str,
+        overrides: &LimitsOverride,
+        deadline: Option<Instant>,
+        call_id: u64,
+    ) -> CallOutcome {
+        let ctx = CallContext {
+            call_id,
+            deadline,
+            limits: *overrides,
+            ..CallContext::default()
+        };
+        self.call_with(name, arguments, &ctx).await
+    }
+
+    /// Calls tool `name` with `arguments` (JSON text) in a fresh instance, as
+    /// the call `ctx` describes: its limit overrides, deadline, and the
+    /// caller that nested tool calls go to.
+    pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> CallOutcome {
+        if !self.tools.iter().any(|t| t.name == name) {
+            let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+            return CallOutcome {
+                result: Err(Error::new(
+                    ErrorCode::UnknownTool,
+                    format!(
+                        "component {} has no tool `{name}`; it offers: {}",
+                        self.hash.short(),
+                        known.join(", ")
+                    ),
+                )),
+                usage: Usage::default(),
+            };
+        }
+        let limits = self.effective_limits(&ctx.limits);
+        let (result, usage, http_notes) = self
+            .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
+                plugin
+                    .toolhost_plugin_tool()
+                    .call_call_tool(store, name, arguments)
+                    .await
+            })
+            .await;
+        let result = match result {
+            Ok(Ok(json)) if json.len() as u64 > limits.output_bytes => Err(Error::new(
+                ErrorCode::OutputTooLarge,
+                format!(
+                    "the tool returned {} bytes, more than the {} byte output limit; ask for less (a smaller range, a page) or raise `output_bytes`",
+                    json.len(),
+                    limits.output_bytes
+                ),
+            )),
+            Ok(Ok(json)) => match serde_json::from_str::<serde::de::IgnoredAny>(&json) {
+                Ok(_) => Ok(json),
+                Err(e) => Err(Error::new(
+                    ErrorCode::ToolFailed,
+                    format!("the tool returned text that is not JSON: {e}"),
+                )),
+            },
+            Ok(Err(WitToolError::InvalidArguments(message))) => {
+                Err(Error::new(ErrorCode::InvalidArguments, message))
+            }
+            Ok(Err(WitToolError::Failed(message))) => Err(Error::new(
+                ErrorCode::ToolFailed,
+                self.with_grant_hint(message, &http_notes),
+            )),
+            Err(e) => Err(e),
+        };
+        CallOutcome {
+            result: result.map_err(|e| {
+                if e.usage().is_none() {
+                    e.with_usage(usage)
+                } else {
+                    e
+                }
+            }),
+            usage,
+        }
+    }
+
+    /// A failure may come from a capability the plugin asked for but was not
+    /// granted (the guest only sees "no such file" or `HTTP-request-denied`):
+    /// say so, naming them and every outbound request the host refused.
+    fn with_grant_hint(&self, mut message: String, http_notes: &[String]) -> String {
+        if !http_notes.is_empty() {
+            message = format!(
+                "{message} (note: the host refused outbound HTTP: {})",
+                http_notes.join("; ")
+            );
+        }
+        let missing = &self.capabilities.not_granted;
+        if missing.is_empty() {
+            return message;
+        }
+        format!(
+            "{message} (note: this plugin declares capabilities that are not granted to it: {}; grant them in its [plugins.grants] if it needs them)",
+            missing.join(", ")
+        )
+    }
+
+    /// Runs `list-tools` in a sandbox with the component's limits.
+    pub(super) async fn list_tools(&self) -> Result<Vec<WitToolSpec>> {
+        let limits = self.effective_limits(&LimitsOverride::default());
+        let (result, _, _) = self
+            .run(limits, None, &CallContext::default(), async |store, plugin| {
+                plugin.toolhost_plugin_tool().call_list_tools(store).await
+            })
+            .await;
+        result
+    }
+
+    /// The limits a call with `overrides` runs under.
+    pub fn effective_limits(&self, overrides: &LimitsOverride) -> Limits {
+        self.engine
+            .config()
+            .default_limits
+            .apply(&self.limits.merged_with(overrides))
+    }
+
+    /// Instantiates afresh and runs `f` under `limits`, classifying failures.
+    async fn run<R>(
+        &self,
+        limits: Limits,
+        tool: Option<String>,
+        ctx: &CallContext,
+        f: impl AsyncFnOnce(&mut Store<SandboxState>, &v0_1_0::Plugin) -> wasmtime::Result<R>,
+    ) -> (Result<R>, Usage, Vec<String>) {
+        let started = Instant::now();
+        let mut deadline_at = started + limits.timeout;
+        if let Some(d) = ctx.deadline {
+            deadline_at = deadline_at.min(d);
+        }
+        let engine = &self.engine.inner;
+        let state = match SandboxState::new(
+            &limits,
+            &self.capabilities,
+            self.hash,
+            tool,
+            ctx,
+            deadline_at,
+            std::sync::Arc::clone(&self.log_budget),
+        ) {
+            Ok(state) => state,
+            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+        };
+        let pre = match self.pre_for(limits.wasm_stack_bytes) {
+            Ok(pre) => pre,
+            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+        };
+        let mut store = Store::new(pre.instance_pre().engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        if let Err(e) = store.set_fuel(limits.fuel) {
+            return (
+                Err(Error::internal(format!("cannot set fuel: {e:#}"))),
+                Usage::default(),
+                Vec::new(),
+            );
+        }
+        // The deadline in epoch ticks. Each tick the callback yields to tokio
+        // (so a spinning guest never monopolizes a worker thread) and counts
+        // down; at zero it records the timeout and interrupts the guest.
+        let tick = engine.config.epoch_tick;
+        let remaining = deadline_at.saturating_duration_since(started);
+        store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            state.ticks_left = state.ticks_left.saturating_sub(1);
+            if state.ticks_left == 0 {
+                state.timed_out = true;
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let work = async {
+            let plugin = pre.instantiate_async(&mut store).await?;
+            f(&mut store, &plugin).await
+        };
+        let outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work).await;
+        let fuel_left = store.get_fuel().unwrap_or(0);
+        let state = store.data();
+        let usage = Usage {
+            fuel_consumed: limits.fuel.saturating_sub(fuel_left),
+            peak_memory_bytes: state.limiter.peak_memory as u64,
+            wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        };
+        let (stderr, stderr_dropped) = state.stderr.take();
+        let (stdout, stdout_dropped) = state.stdout.take();
+        let component = self.hash.short();
+        for (stream, text, dropped) in [
+            ("stderr", &stderr, stderr_dropped),
+            ("stdout", &stdout, stdout_dropped),
+        ] {
+            if text.is_empty() && dropped == 0 {
+                continue;
+            }
+            if state.log_budget.take(text.len()) {
+                tracing::info!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "{}", text.trim_end());
+            } else {
+                let dropped = dropped.saturating_add(text.len() as u64);
+                tracing::debug!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "output over the component's log rate was dropped");
+            }
+        }
+        if state.logs_dropped > 0 {
+            tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
+        }
+        let result = match outcome {
+            Err(_elapsed) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
+        };
+        (result, usage, state.http.notes())
+    }
+}

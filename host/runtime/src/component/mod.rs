@@ -1,0 +1,181 @@
+//! # Components
+//!
+//! A [`LoadedComponent`] is a plugin that passed every load-time check: its
+//! bytes have the expected hash, they are a component of a served world, it
+//! imports nothing the host does not provide, its tools have valid, unique
+//! names and object schemas, and it is compiled and type-checked against the
+//! linker (an `InstancePre` is kept). From then on each call instantiates it
+//! afresh, so no state survives between calls.
+//!
+//! [`WasmTool`] is one of its tools as a registry [`Tool`](toolhost_core::registry::Tool).
+
+mod call;
+mod load;
+mod register;
+mod tool;
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Serialize;
+
+use crate::bindings::{WorldVersion, v0_1_0};
+use crate::cache::CacheOutcome;
+use crate::capabilities::{Declared, Effective};
+use crate::engine::Engine;
+use crate::sandbox::SandboxState;
+use toolhost_core::error::{Error, Result};
+use toolhost_core::identity::ComponentHash;
+use toolhost_core::limits::LimitsOverride;
+use toolhost_core::registry::ToolSpec;
+
+pub use call::CallOutcome;
+pub use load::LoadOptions;
+pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
+pub use tool::WasmTool;
+
+/// A component loaded, checked and ready to call. Cheap to share (`Arc`).
+pub struct LoadedComponent {
+    engine: Engine,
+    hash: ComponentHash,
+    size_bytes: usize,
+    world: WorldVersion,
+    imports: Vec<String>,
+    tools: Vec<ToolSpec>,
+    limits: LimitsOverride,
+    declared: Declared,
+    capabilities: Effective,
+    cache: CacheOutcome,
+    /// Linked against the primary engine (the default stack limit).
+    pre: v0_1_0::PluginPre<SandboxState>,
+    /// Linked against the engine's stack tiers, by stack size, built on
+    /// first use.
+    tier_pres: Mutex<Vec<(usize, v0_1_0::PluginPre<SandboxState>)>>,
+    /// Its log budget over time, shared by all its calls.
+    log_budget: Arc<toolhost_core::limits::LogBudget>,
+}
+
+impl std::fmt::Debug for LoadedComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedComponent")
+            .field("hash", &self.hash)
+            .field("world", &self.world)
+            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedComponent {
+    /// The component's identity.
+    pub fn hash(&self) -> ComponentHash {
+        self.hash
+    }
+
+    /// The size of the component's bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.size_bytes
+    }
+
+    /// The world version it implements.
+    pub fn world(&self) -> WorldVersion {
+        self.world
+    }
+
+    /// The interfaces it imports, as `ns:pkg/iface@version`.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// Its tools, in the order the component listed them.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The limits every call of this component runs under (on top of the
+    /// engine's defaults).
+    pub fn limits(&self) -> &LimitsOverride {
+        &self.limits
+    }
+
+    /// The capabilities the component declares.
+    pub fn declared(&self) -> &Declared {
+        &self.declared
+    }
+
+    /// The capabilities it gets: declared and granted.
+    pub fn capabilities(&self) -> &Effective {
+        &self.capabilities
+    }
+
+    /// Whether the compiled code came from the cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.cache
+    }
+
+    /// The engine it was loaded into.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Every tool of the component as a registry tool.
+    pub fn wasm_tools(self: &Arc<Self>) -> Vec<WasmTool> {
+        (0..self.tools.len())
+            .map(|i| WasmTool::new(Arc::clone(self), i))
+            .collect()
+    }
+
+    /// A JSON description: `hash`, `world`, `tools`, `imports`,
+    /// `capabilities` (declared, granted), `size_bytes`
+    /// (the output of `toolhost inspect`).
+    pub fn describe(&self) -> serde_json::Value {
+        #[derive(Serialize)]
+        struct World<'a> {
+            name: &'a str,
+            version: &'a str,
+        }
+        serde_json::json!({
+            "hash": self.hash,
+            "world": World { name: self.world.world_name(), version: self.world.version() },
+            "tools": self.tools,
+            "imports": self.imports,
+            "capabilities": { "declared": self.declared, "granted": self.capabilities },
+            "size_bytes": self.size_bytes,
+        })
+    }
+}
+
+impl LoadedComponent {
+    /// The pre-linked component for calls with a stack limit of
+    /// `stack_bytes`: the primary one for the default stack, else one linked
+    /// against the engine's tier for that size (see
+    /// [`engine`](crate::engine#stack-tiers)), made on first use without
+    /// recompiling.
+    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, v0_1_0::PluginPre<SandboxState>>> {
+        let Some(tier) = self.engine.stack_tier(stack_bytes)? else {
+            return Ok(Cow::Borrowed(&self.pre));
+        };
+        let mut pres = self.tier_pres.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, pre)) = pres.iter().find(|(size, _)| *size == stack_bytes) {
+            return Ok(Cow::Owned(pre.clone()));
+        }
+        let primary = self.pre.instance_pre().component();
+        let bytes = primary
+            .serialize()
+            .map_err(|e| Error::internal(format!("cannot serialize the compiled component: {e:#}")))?;
+        // SAFETY: `bytes` were produced just now by `Component::serialize` in
+        // this process, from code this host compiled (or integrity-checked out
+        // of its cache), for an engine whose compatibility hash the tier's
+        // engine shares (checked when the tier was built).
+        let component = unsafe { wasmtime::component::Component::deserialize(&tier.wasmtime, &bytes) }
+            .map_err(|e| Error::internal(format!("cannot move the component to a stack tier: {e:#}")))?;
+        let instance_pre = tier
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| Error::internal(format!("cannot link the component in a stack tier: {e:#}")))?;
+        let pre = v0_1_0::PluginPre::new(instance_pre).map_err(|e| {
+            Error::internal(format!("cannot type-check the component in a stack tier: {e:#}"))
+        })?;
+        pres.push((stack_bytes, pre.clone()));
+        Ok(Cow::Owned(pre))
+    }
+}

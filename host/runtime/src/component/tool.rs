@@ -1,0 +1,44 @@
+//! A component's tool as a registry [`Tool`].
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::LoadedComponent;
+use toolhost_core::error::Result;
+use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolOutput, ToolSpec};
+
+/// One tool of a [`LoadedComponent`]. Each call runs in a fresh instance.
+#[derive(Debug, Clone)]
+pub struct WasmTool {
+    component: Arc<LoadedComponent>,
+    index: usize,
+}
+
+impl WasmTool {
+    pub(super) fn new(component: Arc<LoadedComponent>, index: usize) -> Self {
+        WasmTool { component, index }
+    }
+
+    /// The component the tool belongs to.
+    pub fn component(&self) -> &Arc<LoadedComponent> {
+        &self.component
+    }
+}
+
+impl Tool for WasmTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.component.tools[self.index]
+    }
+
+    fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
+        Box::pin(async move {
+            let args = arguments.to_string();
+            let outcome = self.component.call_with(&self.spec().name, &args, &ctx).await;
+            outcome.result.map(|content| ToolOutput {
+                usage: Some(outcome.usage),
+                ..ToolOutput::text(content)
+            })
+        })
+    }
+}

@@ -1,0 +1,149 @@
+//! Load and call costs of a component, each beside a bare-wasmtime baseline
+//! measured in the same run, with the same engine configuration.
+//!
+//! `cargo bench -p toolhost --bench component`
+//!
+//! - `load/cold`: toolhost compiling `hello` (no cache) vs. `bare/compile`,
+//!   wasmtime's `Component::new` alone;
+//! - `load/warm`: toolhost loading `hello` from its compile cache (read,
+//!   integrity check, deserialize, world and import checks, `InstancePre`,
+//!   and the `list-tools` call) vs. `bare/deserialize`, wasmtime's
+//!   `Component::deserialize` of bytes already in memory;
+//! - `call/toolhost`: one `greet` call in a fresh sandboxed instance (store,
+//!   limiter, fuel, epoch deadline, WASI context with capped pipes, output
+//!   checks) vs. `call/bare`: a bare `InstancePre::instantiate_async` plus the
+//!   same call, with a minimal WASI store;
+//! - `call/dispatch`: the same call through the whole dispatch pipeline
+//!   (lookup, toolsets, schema validation, execution task, event).
+
+#[path = "../../../tests/all/support.rs"]
+#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
+mod support;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use toolhost::bindings::v0_1_0::PluginPre;
+use toolhost::registry::RegisterComponent;
+use toolhost::{Engine, EngineConfig, LoadOptions};
+use wasmtime::Store;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+struct Bare {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Bare {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let bytes = support::plugin_bytes("hello");
+    let cache_dir = tempfile::tempdir().unwrap();
+    let uncached = Engine::new(EngineConfig::default()).unwrap();
+    let cached = Engine::new(EngineConfig {
+        cache_dir: Some(cache_dir.path().into()),
+        ..Default::default()
+    })
+    .unwrap();
+    rt.block_on(cached.load(bytes.clone(), LoadOptions::default()))
+        .unwrap();
+
+    let mut load = c.benchmark_group("load");
+    load.sample_size(10);
+    load.bench_function("bare/compile", |b| {
+        b.iter(|| Component::new(uncached.wasmtime(), &bytes).unwrap())
+    });
+    load.bench_function("cold", |b| {
+        b.iter(|| {
+            rt.block_on(uncached.load(bytes.clone(), LoadOptions::default()))
+                .unwrap()
+        })
+    });
+    let serialized = Component::new(cached.wasmtime(), &bytes)
+        .unwrap()
+        .serialize()
+        .unwrap();
+    load.bench_function("bare/deserialize", |b| {
+        b.iter(|| {
+            // SAFETY: `serialized` was produced by `Component::serialize` on
+            // this same engine just above, and is not modified.
+            unsafe { Component::deserialize(cached.wasmtime(), &serialized) }.unwrap()
+        })
+    });
+    load.bench_function("warm", |b| {
+        b.iter(|| {
+            rt.block_on(cached.load(bytes.clone(), LoadOptions::default()))
+                .unwrap()
+        })
+    });
+    load.finish();
+
+    let hello = rt
+        .block_on(cached.load(bytes.clone(), LoadOptions::default()))
+        .unwrap();
+    let wasmtime = cached.wasmtime().clone();
+    let component = Component::new(&wasmtime, &bytes).unwrap();
+    let mut linker: Linker<Bare> = Linker::new(&wasmtime);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
+    let bare_pre = PluginPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
+    let args = r#"{"name":"Ada"}"#;
+
+    let mut call = c.benchmark_group("call");
+    call.bench_function("bare", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut store = Store::new(
+                    &wasmtime,
+                    Bare {
+                        wasi: WasiCtx::builder().build(),
+                        table: ResourceTable::new(),
+                    },
+                );
+                store.set_fuel(u64::MAX / 2).unwrap();
+                store.set_epoch_deadline(u64::MAX / 2);
+                let plugin = bare_pre.instantiate_async(&mut store).await.unwrap();
+                let out = plugin
+                    .toolhost_plugin_tool()
+                    .call_call_tool(&mut store, "greet", args)
+                    .await
+                    .unwrap();
+                assert!(out.is_ok());
+            })
+        })
+    });
+    call.bench_function("toolhost", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let out = hello.call("greet", args, &Default::default(), None, 1).await;
+                assert!(out.result.is_ok());
+            })
+        })
+    });
+    let mut registry = toolhost::registry::Registry::new();
+    registry.register_component(&hello, &Default::default()).unwrap();
+    let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
+    let ctx = toolhost::dispatch::DispatchContext::new(toolhost::dispatch::Session::trusted("bench"));
+    let json_args = serde_json::json!({"name": "Ada"});
+    call.bench_function("dispatch", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let out = dispatcher.dispatch("greet", json_args.clone(), &ctx).await;
+                assert!(!out.is_error());
+            })
+        })
+    });
+    call.finish();
+}
+
+criterion_group!(component, benches);
+criterion_main!(component);

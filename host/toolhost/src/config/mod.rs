@@ -1,0 +1,514 @@
+//! # Configuration
+//!
+//! The host's TOML configuration (`toolhost.toml`): plugins, toolsets and
+//! the registry mode. Every section rejects unknown keys; an error names the
+//! file, line, column and key.
+//!
+//! ```toml
+//! require_approval = ["deploy*"]  # tool-name globs whose calls need approval
+//! command_denylist = ["mkfs"]     # programs exec never runs, however spelled
+//! command_allowlist = []          # "always" approvals, written back by the gate
+//!
+//! [tools]
+//! registry_mode = "full"          # or "lazy"
+//! enabled_toolsets = ["hello"]    # or disabled_toolsets = [...]; not both
+//! batch_concurrency = 8
+//!
+//! [[plugins]]
+//! path = "plugins/hello.wasm"     # relative to this file's folder
+//! hash = "blake3:..."             # optional pin
+//! toolset = "hello"               # default: the file name without `.wasm`
+//! allow_tool_override = false     # may its tools override built-ins?
+//! [plugins.limits]                # see `LimitsOverride`
+//! timeout_ms = 2000
+//!
+//! [toolsets.web]                  # a defined (composite) toolset
+//! includes = ["http", "time"]
+//! tools = ["extra_tool"]
+//!
+//! [[mcp.servers]]                 # tools bridged in as mcp__NAME__TOOL
+//! name = "everything"             # toolset `mcp-everything`
+//! transport = "stdio"             # or "http" with url and headers
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-everything"]
+//! ```
+//!
+//! ```
+//! use toolhost::config::Config;
+//! use toolhost::registry::lazy::RegistryMode;
+//!
+//! let config = Config::parse("[tools]\nregistry_mode = \"lazy\"\n", "toolhost.toml".as_ref()).unwrap();
+//! assert_eq!(config.tools.registry_mode, RegistryMode::Lazy);
+//!
+//! let err = Config::parse("[tools]\nregistry_mode = \"lazy\"\nfoo = 1\n", "toolhost.toml".as_ref()).unwrap_err();
+//! assert!(err.message().contains("toolhost.toml:3:1"), "{err}");
+//! assert!(err.message().contains("key `foo`"), "{err}");
+//! ```
+
+mod exec;
+mod plugins;
+pub mod protected;
+
+pub use exec::{ExecConfig, SshConfig, sandbox_works};
+pub use plugins::{PluginConfig, PluginStatus};
+pub use protected::ProtectedPaths;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::dispatch::{Dispatcher, DispatcherBuilder, McpDispatcher};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+use crate::mcp::{McpConfig, McpTransport};
+use crate::registry::Registry;
+use crate::registry::lazy::RegistryMode;
+use crate::spill::SpillConfig;
+use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[tools]`: the registry mode and toolset selection.
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// `[[plugins]]`: WebAssembly components to load.
+    #[serde(default)]
+    pub plugins: Vec<PluginConfig>,
+    /// `[toolsets.NAME]`: defined toolsets.
+    #[serde(default)]
+    pub toolsets: BTreeMap<String, ToolsetDef>,
+    /// `[storage]`: the managed storage folder.
+    #[serde(default)]
+    pub storage: StorageConfig,
+    /// `[spill]`: large results saved to files (off unless the section is
+    /// present).
+    pub spill: Option<SpillConfig>,
+    /// `[exec]`: the `exec` and `process` built-ins (off unless present).
+    pub exec: Option<ExecConfig>,
+    /// Commands approved for good ("always"), written back atomically by the
+    /// approval flow. Patterns: `category:command`, `category:prefix *`,
+    /// `category`, `tool:NAME`.
+    #[serde(default)]
+    pub command_allowlist: Vec<String>,
+    /// Programs that may never run, whatever the spelling of their path.
+    #[serde(default)]
+    pub command_denylist: Vec<String>,
+    /// Glob patterns of tool names whose calls need approval.
+    #[serde(default)]
+    pub require_approval: Vec<String>,
+    /// `[[mcp.servers]]`: MCP servers whose tools are bridged into the
+    /// registry (see [`crate::mcp::bridge`]).
+    #[serde(default)]
+    pub mcp: McpConfig,
+    /// The folder relative plugin paths are resolved against (the file's).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// The file the config was read from, if any (the approval flow writes
+    /// "always" approvals back to it).
+    #[serde(skip)]
+    pub origin: Option<PathBuf>,
+}
+
+/// The `[storage]` section: where toolhost keeps what it manages (spilled
+/// results, process receipts, and whatever plugin grants point into it).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    /// The folder, relative to the config file (default `.toolhost`). It is
+    /// created at start-up.
+    #[serde(default = "default_storage_dir")]
+    pub dir: PathBuf,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            dir: default_storage_dir(),
+        }
+    }
+}
+
+fn default_storage_dir() -> PathBuf {
+    PathBuf::from(".toolhost")
+}
+
+/// The `[tools]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// `"full"` (default) or `"lazy"`.
+    #[serde(default)]
+    pub registry_mode: RegistryMode,
+    /// Only these toolsets.
+    pub enabled_toolsets: Option<Vec<String>>,
+    /// All toolsets but these.
+    #[serde(default)]
+    pub disabled_toolsets: Vec<String>,
+    /// How many calls of a batch run at once (default 8).
+    pub batch_concurrency: Option<usize>,
+}
+
+impl Config {
+    /// Reads and parses the file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// `io` when it cannot be read; `config` as [`Config::parse`].
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses `text`, read from `origin` (used in messages and as the base
+    /// of relative paths).
+    ///
+    /// # Errors
+    ///
+    /// `config`, as `ORIGIN:LINE:COLUMN: key `KEY`: MESSAGE`, for invalid
+    /// TOML, unknown keys and wrong types; also when both
+    /// `enabled_toolsets` and `disabled_toolsets` are set.
+    pub fn parse(text: &str, origin: &Path) -> Result<Config> {
+        let mut config: Config = toml::from_str(text).map_err(|e| located(text, origin, &e))?;
+        if config.tools.enabled_toolsets.is_some() && !config.tools.disabled_toolsets.is_empty() {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!(
+                    "{}: [tools] sets both `enabled_toolsets` and `disabled_toolsets`; use one of them",
+                    origin.display()
+                ),
+            ));
+        }
+        config.base_dir = match origin.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        config.origin = Some(origin.to_path_buf());
+        Ok(config)
+    }
+
+    /// The toolset selection of `[tools]`.
+    pub fn selection(&self) -> ToolsetSelection {
+        ToolsetSelection {
+            enabled: self.tools.enabled_toolsets.clone(),
+            disabled: self.tools.disabled_toolsets.clone(),
+        }
+    }
+
+    /// The defined toolsets (presets included).
+    ///
+    /// # Errors
+    ///
+    /// `config` when a definition redefines a preset.
+    pub fn toolsets(&self) -> Result<Toolsets> {
+        let mut toolsets = Toolsets::new();
+        // Each configured MCP server's toolset is known from the start, so
+        // that a selection naming it holds while the server is not (yet)
+        // connected; its tools join it when they are bridged in.
+        for server in &self.mcp.servers {
+            let def = ToolsetDef {
+                description: format!("the tools of MCP server {:?}", server.name),
+                ..ToolsetDef::default()
+            };
+            toolsets.define(format!("mcp-{}", server.name), def)?;
+        }
+        for (name, def) in &self.toolsets {
+            toolsets.define(name, def.clone())?;
+        }
+        Ok(toolsets)
+    }
+
+    /// The `[[mcp.servers]]` entries with relative paths (a stdio server's
+    /// `cwd`, and a `command` containing a slash) resolved against the
+    /// config file's folder.
+    pub fn mcp_config(&self) -> McpConfig {
+        let mut mcp = self.mcp.clone();
+        for server in &mut mcp.servers {
+            if let McpTransport::Stdio { command, cwd, .. } = &mut server.transport {
+                if command.contains('/') && Path::new(command.as_str()).is_relative() {
+                    *command = self.base_dir.join(&*command).display().to_string();
+                }
+                if let Some(cwd) = cwd {
+                    *cwd = self.base_dir.join(&*cwd);
+                }
+            }
+        }
+        mcp
+    }
+
+    /// Applies the mode, toolsets, selection and batch size to `builder`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::toolsets`].
+    pub fn configure(&self, mut builder: DispatcherBuilder) -> Result<DispatcherBuilder> {
+        builder = builder
+            .mode(self.tools.registry_mode)
+            .toolsets(self.toolsets()?)
+            .selection(self.selection());
+        if let Some(n) = self.tools.batch_concurrency {
+            builder = builder.batch_concurrency(n);
+        }
+        if let Some(spill) = self.spill_config() {
+            // Errors are never spilled; a spill that cannot be written leaves
+            // the result as it is rather than lose it.
+            builder = builder.post_hook(move |info, result| {
+                if result.is_error() {
+                    return;
+                }
+                match spill.spill(&info.name, info.call_id, &result.content) {
+                    Ok(Some(replacement)) => result.content = replacement,
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(tool = %info.name, error = %e, "could not spill a large result"),
+                }
+            });
+        }
+        Ok(builder)
+    }
+
+    /// Loads the plugins into `registry`, builds a dispatcher serving it
+    /// (with the built-ins, toolsets, spill and approval gate the config
+    /// describes), and starts bridging its `[[mcp.servers]]` in (see
+    /// [`Dispatcher::connect_mcp`]; [`Dispatcher::mcp_settled`] waits for
+    /// them). A plugin entry that fails is left out (see [`Config::start`]
+    /// for the report).
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::start`].
+    pub async fn dispatcher(&self, engine: &Engine, registry: Registry) -> Result<Dispatcher> {
+        Ok(self.start(engine, registry, None).await?.dispatcher)
+    }
+
+    /// As [`Config::dispatcher`], with `approver` asked when a command is
+    /// flagged or a call matches `require_approval` (for example the CLI's
+    /// interactive prompt). One gate serves both, so session approvals and
+    /// the count of denials in a row are shared.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::start`].
+    pub async fn dispatcher_with_approver(
+        &self,
+        engine: &Engine,
+        registry: Registry,
+        approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<Dispatcher> {
+        Ok(self.start(engine, registry, approver).await?.dispatcher)
+    }
+
+    /// Starts what the config describes: the storage folder, the approval
+    /// gate (asking `approver`, if any), the built-ins, every plugin (each
+    /// on its own: see [`Config::load_plugins`]), the dispatcher and the
+    /// MCP bridge. Returns the dispatcher with a report of what loaded,
+    /// what did not and why, and the warnings (also logged).
+    ///
+    /// # Errors
+    ///
+    /// `config` for settings that are wrong as a whole (an invalid
+    /// `[[mcp.servers]]` entry, a `require_approval` pattern that can never
+    /// match a tool name, an unknown exec backend, a toolset cycle); `io`
+    /// when the storage folder cannot be created.
+    pub async fn start(
+        &self,
+        engine: &Engine,
+        mut registry: Registry,
+        approver: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<Started> {
+        let mcp = self.mcp_config();
+        mcp.validate()?;
+        let rules = crate::approval::ToolApprovalRules::new(self.require_approval.clone());
+        rules
+            .validate()
+            .map_err(|e| Error::new(ErrorCode::Config, format!("require_approval: {e}")))?;
+        self.prepare_storage()?;
+        let gate = self.approval_gate(approver)?;
+        let exec_backend = self.register_builtins(&mut registry, &gate)?;
+        let plugins = self.load_plugins(engine, &mut registry).await;
+        let mut warnings = Vec::new();
+        if exec_backend.as_deref() == Some("local") {
+            warnings.push(
+                "exec runs on the `local` backend: a command the detector misjudges runs with all of this user's powers; use backend = \"sandbox\" (bubblewrap) where you can".to_string(),
+            );
+        }
+        // Patterns may name tools that come later (an MCP server still
+        // connecting, a component loaded at run time): a warning, not an error.
+        let bridged: Vec<String> = mcp.servers.iter().map(|s| s.name.clone()).collect();
+        for pattern in rules.unmatched(registry.names().into_iter()) {
+            let maybe_mcp = !bridged.is_empty() && (pattern.starts_with("mcp") || pattern.starts_with('*'));
+            if !maybe_mcp {
+                let warning = format!(
+                    "require_approval pattern `{pattern}` matches no tool registered at start; check its spelling"
+                );
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            }
+        }
+        let dispatcher = self
+            .configure(Dispatcher::builder(registry))?
+            .approval(gate)
+            .build()?;
+        dispatcher.connect_mcp(&mcp)?;
+        Ok(Started {
+            dispatcher,
+            plugins,
+            exec_backend,
+            warnings,
+        })
+    }
+
+    /// The managed storage folder, resolved against the config file's folder.
+    pub fn storage_dir(&self) -> PathBuf {
+        self.base_dir.join(&self.storage.dir)
+    }
+
+    /// Creates the managed storage folder (and its `spill`, `receipts`
+    /// folders), so grants and spills pointing into it work on a fresh
+    /// checkout.
+    ///
+    /// # Errors
+    ///
+    /// `io` when a folder cannot be created.
+    pub fn prepare_storage(&self) -> Result<()> {
+        let dir = self.storage_dir();
+        for sub in ["", "spill", "receipts"] {
+            let path = dir.join(sub);
+            std::fs::create_dir_all(&path)
+                .map_err(|e| Error::io(format!("cannot create the storage folder {}", path.display()), e))?;
+        }
+        // Folders the config puts in the storage folder: plugin grants, the
+        // spill folder, the exec workspace.
+        let grants = self
+            .plugins
+            .iter()
+            .flat_map(|p| &p.grants.dirs)
+            .map(|g| self.base_dir.join(&g.host));
+        let spill = self.spill_config().map(|s| s.dir);
+        let exec_cwd = self
+            .exec_cwd()
+            .filter(|_| self.exec.as_ref().is_some_and(|e| e.backend != "ssh"));
+        for host in grants.chain(spill).chain(exec_cwd) {
+            if host.starts_with(&dir) {
+                std::fs::create_dir_all(&host)
+                    .map_err(|e| Error::io(format!("cannot create {}", host.display()), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The spill settings, with the folder resolved (a relative `dir` is
+    /// relative to the config file).
+    pub fn spill_config(&self) -> Option<SpillConfig> {
+        self.spill.clone().map(|mut s| {
+            s.dir = self.base_dir.join(&s.dir);
+            s
+        })
+    }
+
+    /// The approval gate the config describes: `command_denylist`,
+    /// `require_approval`, the `command_allowlist` of the config file (for
+    /// "always" approvals, written back atomically) and `callback` to ask
+    /// (none: whatever needs approval is denied, fail-closed).
+    ///
+    /// # Errors
+    ///
+    /// `config` when the allowlist in the config file cannot be read.
+    pub fn approval_gate(
+        &self,
+        callback: Option<Arc<dyn crate::approval::ApprovalCallback>>,
+    ) -> Result<Arc<crate::approval::ApprovalGate>> {
+        use crate::approval::{ApprovalGate, ApprovalPolicy, ToolApprovalRules};
+        let policy = ApprovalPolicy {
+            denylist: self.command_denylist.clone(),
+            tools: ToolApprovalRules::new(self.require_approval.clone()),
+            // A command writing toolhost's own files needs approval, once
+            // at a time, on every backend (the sandbox also hides them).
+            protected_paths: ProtectedPaths::of(self).all(),
+            ..ApprovalPolicy::default()
+        };
+        let mut gate = ApprovalGate::new(policy);
+        if let Some(origin) = &self.origin {
+            let allowlist = crate::approval::Allowlist::load(origin)
+                .map_err(|e| Error::new(ErrorCode::Config, format!("command_allowlist: {e}")))?;
+            gate = gate.with_allowlist(allowlist);
+        }
+        if let Some(callback) = callback {
+            gate = gate.with_callback(callback);
+        }
+        Ok(Arc::new(gate))
+    }
+}
+
+/// What [`Config::start`] started, and how it went.
+#[derive(Debug)]
+pub struct Started {
+    /// The dispatcher serving the registry.
+    pub dispatcher: Dispatcher,
+    /// Each `[[plugins]]` entry, in order: loaded or why not.
+    pub plugins: Vec<PluginStatus>,
+    /// The exec backend in use (`None` without `[exec]`).
+    pub exec_backend: Option<String>,
+    /// What the operator should know (also logged).
+    pub warnings: Vec<String>,
+}
+
+impl Started {
+    /// The report as JSON (`toolhost tools --status`): `plugins`, `exec`,
+    /// `mcp_servers`, `warnings`.
+    pub fn status(&self) -> serde_json::Value {
+        serde_json::json!({
+            "plugins": self.plugins,
+            "exec": self.exec_backend.as_ref().map(|b| serde_json::json!({ "backend": b })),
+            "mcp_servers": self.dispatcher.mcp_status(),
+            "warnings": self.warnings,
+        })
+    }
+}
+
+/// `ORIGIN:LINE:COL: key `KEY`: MESSAGE` from a TOML error's span.
+fn located(text: &str, origin: &Path, error: &toml::de::Error) -> Error {
+    let message = error.message().trim();
+    let Some(span) = error.span() else {
+        return Error::new(ErrorCode::Config, format!("{}: {message}", origin.display()));
+    };
+    let start = span.start.min(text.len());
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    let line_text = text[line_start..].lines().next().unwrap_or("");
+    let key = line_text
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .or_else(|| Some(line_text.trim().trim_matches(|c| c == '[' || c == ']')))
+        .filter(|k| !k.is_empty());
+    let key = key.map(|k| format!("key `{k}`: ")).unwrap_or_default();
+    Error::new(
+        ErrorCode::Config,
+        format!("{}:{line}:{column}: {key}{message}", origin.display()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_type_names_key_and_line() {
+        let text = "[tools]\n\n[[plugins]]\npath = \"a.wasm\"\nallow_tool_override = \"yes\"\n";
+        let err = Config::parse(text, Path::new("c.toml")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Config);
+        assert!(err.message().starts_with("c.toml:5:"), "{err}");
+        assert!(err.message().contains("key `allow_tool_override`"), "{err}");
+    }
+
+    #[test]
+    fn both_selections_rejected() {
+        let text = "[tools]\nenabled_toolsets = [\"a\"]\ndisabled_toolsets = [\"b\"]\n";
+        assert!(Config::parse(text, Path::new("c.toml")).is_err());
+    }
+}

@@ -1,0 +1,63 @@
+//! # toolhost
+//!
+//! Runs LLM-agent tools as sandboxed WebAssembly components. This crate
+//! composes the layers (the one place that does: [`config`]) and re-exports
+//! them, so that an application needs only `toolhost`:
+//!
+//! | crate | holds | here as |
+//! |---|---|---|
+//! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`spill`], [`redact`] |
+//! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`] |
+//! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
+//! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
+//! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
+//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, the `toolhost` binary | [`config`], [`admin`] |
+//!
+//! ```no_run
+//! # async fn demo() -> toolhost::Result<()> {
+//! use toolhost::engine::{Engine, EngineConfig};
+//!
+//! let engine = Engine::new(EngineConfig::default())?;
+//! let hello = engine.load_file("hello.wasm".as_ref(), Default::default()).await?;
+//! let outcome = hello.call("greet", r#"{"name":"Ada"}"#, &Default::default(), None, 1).await;
+//! assert_eq!(outcome.result?, r#""Hello, Ada!""#);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod admin;
+pub mod config;
+
+pub use toolhost_core::{error, identity, limits, redact, spill, text, toolsets};
+pub use toolhost_exec::approval;
+pub use toolhost_mcp as mcp;
+pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, http, sandbox};
+
+/// The registry (`toolhost_core::registry`), with registering a
+/// component's tools (`toolhost_runtime`).
+pub mod registry {
+    pub use toolhost_core::registry::*;
+    pub use toolhost_runtime::component::{ComponentRegistration, RegisterComponent};
+}
+
+/// The dispatcher (`toolhost_core::dispatch`), with loading components into
+/// it (`toolhost_runtime`) and bridging MCP servers into it
+/// (`toolhost_mcp`).
+pub mod dispatch {
+    pub use toolhost_core::dispatch::*;
+    pub use toolhost_mcp::McpDispatcher;
+    pub use toolhost_runtime::component::LoadComponent;
+}
+
+/// Shell commands: backends, the `exec` and `process` tools, background
+/// processes and receipts (`toolhost_exec`).
+pub mod exec {
+    pub use toolhost_exec::{
+        Backend, BackgroundManager, Caller, DEFAULT_PATH, ExecError, ExecRequest, ExecResult, ExecSettings,
+        ExecTool, HostKeyCheck, LIVE_LOG_BYTES, LocalBackend, OutputChunk, Prepared, ProcState, ProcessTool,
+        Receipt, ReceiptStore, SandboxBackend, SshBackend, cut_marker, find_program, shell_quote,
+    };
+}
+
+pub use toolhost_core::{ComponentHash, Error, ErrorCode, Limits, LimitsOverride, Result};
+pub use toolhost_runtime::{Engine, EngineConfig, LoadOptions, LoadedComponent, WasmTool};
