@@ -17,7 +17,7 @@ mod exec_tool;
 mod faults;
 mod fixtures;
 mod http;
-mod lazy;
+mod layering;
 mod limits;
 mod loading;
 mod mcp_bridge;

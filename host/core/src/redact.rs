@@ -13,6 +13,10 @@
 //!   URLs, and `NAME=value` / `--flag value` pairs whose name says password,
 //!   secret, token or key.
 //!
+//! A [`StreamRedactor`] replaces known values in a byte stream, across
+//! chunk boundaries (outbound HTTP responses, where the values are the
+//! secrets the host injected).
+//!
 //! Redaction is best effort by nature (a secret of no known shape, printed
 //! by a program, cannot be recognised); it errs on the side of redacting.
 //! Process receipts are always redacted; `exec` results are by default.
@@ -167,6 +171,73 @@ impl Redactor {
             }
         }
         out.into_owned()
+    }
+}
+
+/// Replaces known secret values in a byte stream (an HTTP response body,
+/// header values) with `[REDACTED]`, holding back just enough at the end
+/// of each chunk to catch a value split across chunks. Values only: the
+/// stream may be binary, so credential shapes are left to [`Redactor`].
+#[derive(Debug, Clone, Default)]
+pub struct StreamRedactor {
+    needles: Vec<Vec<u8>>,
+    pending: Vec<u8>,
+}
+
+impl StreamRedactor {
+    /// A redactor for these secret `values` (empty ones are ignored).
+    pub fn new(values: impl IntoIterator<Item = Vec<u8>>) -> StreamRedactor {
+        let mut needles: Vec<Vec<u8>> = values.into_iter().filter(|v| !v.is_empty()).collect();
+        // Longest first, so a secret containing another is redacted whole.
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        StreamRedactor {
+            needles,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// Feeds `chunk`; returns the bytes that are safe to pass on.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.pending.extend_from_slice(chunk);
+        self.drain(false)
+    }
+
+    /// Ends the stream; returns what was held back, redacted.
+    pub fn finish(&mut self) -> Vec<u8> {
+        self.drain(true)
+    }
+
+    fn drain(&mut self, last: bool) -> Vec<u8> {
+        let buf = &self.pending;
+        let mut out = Vec::with_capacity(buf.len());
+        let mut i = 0;
+        'scan: while i < buf.len() {
+            let rest = &buf[i..];
+            for needle in &self.needles {
+                if rest.starts_with(needle) {
+                    out.extend_from_slice(REDACTED.as_bytes());
+                    i += needle.len();
+                    continue 'scan;
+                }
+            }
+            if !last
+                && self
+                    .needles
+                    .iter()
+                    .any(|n| n.len() > rest.len() && n.starts_with(rest))
+            {
+                break;
+            }
+            out.push(buf[i]);
+            i += 1;
+        }
+        self.pending.drain(..i);
+        out
     }
 }
 

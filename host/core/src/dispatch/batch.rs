@@ -85,11 +85,11 @@ fn unreachable_closed(results: &mut [Option<ToolResult>], index: usize) {
 }
 
 fn internal(message: &str) -> ToolResult {
+    let error = crate::Error::new(ErrorCode::Internal, message);
     ToolResult {
         call_id: 0,
-        content: crate::Error::new(ErrorCode::Internal, message)
-            .to_json()
-            .to_string(),
+        content: error.to_json().to_string(),
         error_code: Some(ErrorCode::Internal),
+        error: Some(error),
     }
 }

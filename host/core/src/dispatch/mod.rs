@@ -115,6 +115,10 @@ pub struct ToolResult {
     pub content: String,
     /// The error code when the call failed.
     pub error_code: Option<ErrorCode>,
+    /// The failure as a typed error (its `"error"` string as the message,
+    /// and its usage), when the call failed: what a nested call hands back
+    /// to the tool that made it, without re-reading the JSON.
+    pub error: Option<crate::Error>,
 }
 
 impl ToolResult {

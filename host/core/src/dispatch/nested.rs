@@ -29,15 +29,10 @@ impl ToolCaller for NestedCaller {
                 depth: ctx.depth,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
-            match result.error_code {
-                None => Ok(ToolOutput::text(result.content)),
-                Some(code) => {
-                    let message = result.json()["error"]
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or(result.content);
-                    Err(Error::new(code, message))
-                }
+            match (result.error, result.error_code) {
+                (Some(error), _) => Err(error),
+                (None, Some(code)) => Err(Error::new(code, result.content)),
+                (None, None) => Ok(ToolOutput::text(result.content)),
             }
         })
     }

@@ -319,6 +319,12 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
         Ok(output) => (
             ToolResult {
                 call_id,
+                error: output.error_code.map(|code| {
+                    Error::new(
+                        code,
+                        output.reason.clone().unwrap_or_else(|| output.content.clone()),
+                    )
+                }),
                 content: output.content,
                 error_code: output.error_code,
             },
@@ -329,11 +335,18 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                 Failure::Handler(e) | Failure::Pipeline(e) => e.usage().copied(),
                 Failure::Unknown { .. } => None,
             };
+            let content = failure.to_json(name).to_string();
+            let code = failure.code();
+            let mut error = failure.into_error(name);
+            if let Some(usage) = usage {
+                error = error.with_usage(usage);
+            }
             (
                 ToolResult {
                     call_id,
-                    content: failure.to_json(name).to_string(),
-                    error_code: Some(failure.code()),
+                    content,
+                    error_code: Some(code),
+                    error: Some(error),
                 },
                 usage,
             )

@@ -106,17 +106,24 @@ impl ToolAudience {
 /// that passed it (for tools whose schema lists other tools).
 pub type SchemaPatch = Arc<dyn Fn(&ToolSpec, &[String]) -> ToolSpec + Send + Sync>;
 
+/// What a registration says about a tool besides its handler, source,
+/// audience and toolset, kept as is in its [`ToolEntry`].
+#[derive(Clone, Default)]
+pub(super) struct ToolMeta {
+    pub(super) check: Option<Check>,
+    pub(super) requires_env: Vec<String>,
+    pub(super) emoji: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) patch: Option<SchemaPatch>,
+}
+
 /// Everything about a tool except its source and audience: what a caller
 /// hands to a `register*` method.
 #[derive(Clone)]
 pub struct Registration {
     pub(super) handler: Arc<dyn Tool>,
     pub(super) toolset: Option<String>,
-    pub(super) check: Option<Check>,
-    pub(super) requires_env: Vec<String>,
-    pub(super) emoji: Option<String>,
-    pub(super) description: Option<String>,
-    pub(super) patch: Option<SchemaPatch>,
+    pub(super) meta: ToolMeta,
 }
 
 impl fmt::Debug for Registration {
@@ -140,11 +147,7 @@ impl Registration {
         Registration {
             handler: tool,
             toolset: None,
-            check: None,
-            requires_env: Vec::new(),
-            emoji: None,
-            description: None,
-            patch: None,
+            meta: ToolMeta::default(),
         }
     }
 
@@ -156,7 +159,7 @@ impl Registration {
 
     /// Makes the tool's presence in definitions depend on `check`.
     pub fn check(mut self, check: Check) -> Self {
-        self.check = Some(check);
+        self.meta.check = Some(check);
         self
     }
 
@@ -167,20 +170,20 @@ impl Registration {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.requires_env = vars.into_iter().map(Into::into).collect();
+        self.meta.requires_env = vars.into_iter().map(Into::into).collect();
         self
     }
 
     /// The emoji shown next to the tool in progress displays.
     pub fn emoji(mut self, emoji: impl Into<String>) -> Self {
-        self.emoji = Some(emoji.into());
+        self.meta.emoji = Some(emoji.into());
         self
     }
 
     /// Registry-only description metadata. The model never sees it: it
     /// reads the schema's description (see [`ToolEntry::description`]).
     pub fn description(mut self, text: impl Into<String>) -> Self {
-        self.description = Some(text.into());
+        self.meta.description = Some(text.into());
         self
     }
 
@@ -189,7 +192,7 @@ impl Registration {
         mut self,
         patch: impl Fn(&ToolSpec, &[String]) -> ToolSpec + Send + Sync + 'static,
     ) -> Self {
-        self.patch = Some(Arc::new(patch));
+        self.meta.patch = Some(Arc::new(patch));
         self
     }
 }
@@ -208,11 +211,7 @@ pub struct ToolEntry {
     pub(super) audience: ToolAudience,
     pub(super) handler: Arc<dyn Tool>,
     pub(super) validator: Arc<jsonschema::Validator>,
-    pub(super) check: Option<Check>,
-    pub(super) requires_env: Vec<String>,
-    pub(super) emoji: Option<String>,
-    pub(super) description: Option<String>,
-    pub(super) patch: Option<SchemaPatch>,
+    pub(super) meta: ToolMeta,
 }
 
 impl fmt::Debug for ToolEntry {
@@ -248,11 +247,7 @@ impl ToolEntry {
             audience,
             validator: Arc::new(validator),
             handler: reg.handler,
-            check: reg.check,
-            requires_env: reg.requires_env,
-            emoji: reg.emoji,
-            description: reg.description,
-            patch: reg.patch,
+            meta: reg.meta,
         })
     }
 
@@ -288,23 +283,26 @@ impl ToolEntry {
 
     /// The availability check, if any.
     pub fn check(&self) -> Option<&Check> {
-        self.check.as_ref()
+        self.meta.check.as_ref()
     }
 
     /// The environment variables the tool needs (display only).
     pub fn requires_env(&self) -> &[String] {
-        &self.requires_env
+        &self.meta.requires_env
     }
 
     /// The display emoji, if any.
     pub fn emoji(&self) -> Option<&str> {
-        self.emoji.as_deref()
+        self.meta.emoji.as_deref()
     }
 
     /// Registry metadata: the registration's description, falling back to
     /// the schema's. The model always sees the schema's description.
     pub fn description(&self) -> &str {
-        self.description.as_deref().unwrap_or(&self.spec().description)
+        self.meta
+            .description
+            .as_deref()
+            .unwrap_or(&self.spec().description)
     }
 
     /// Whether the tool must run alone in a batch.
@@ -334,7 +332,7 @@ impl ToolEntry {
     /// The spec after the entry's schema patch, given the names of the tools
     /// that passed filtering.
     pub(crate) fn patched_spec(&self, visible: &[String]) -> ToolSpec {
-        match &self.patch {
+        match &self.meta.patch {
             Some(patch) => patch(self.spec(), visible),
             None => self.spec().clone(),
         }
@@ -351,11 +349,7 @@ impl ToolEntry {
             audience: self.audience,
             handler,
             validator: Arc::new(validator),
-            check: self.check.clone(),
-            requires_env: self.requires_env.clone(),
-            emoji: self.emoji.clone(),
-            description: self.description.clone(),
-            patch: self.patch.clone(),
+            meta: self.meta.clone(),
         })
     }
 }

@@ -52,7 +52,7 @@ impl Registry {
         self.entries()
             .filter(|e| audience.may_use(e.audience))
             .filter(|e| selection.is_none_or(|s| s.contains(&e.name)))
-            .filter(|e| cache.passes(e.check.as_ref()))
+            .filter(|e| cache.passes(e.check()))
             .collect()
     }
 
@@ -97,11 +97,11 @@ fn schema_with_source(entry: &ToolEntry) -> Value {
     if !spec.hints.is_empty() {
         schema["annotations"] = json!(spec.hints);
     }
-    if let Some(emoji) = &entry.emoji {
+    if let Some(emoji) = entry.emoji() {
         schema["emoji"] = json!(emoji);
     }
-    if !entry.requires_env.is_empty() {
-        schema["requiresEnv"] = json!(entry.requires_env);
+    if !entry.requires_env().is_empty() {
+        schema["requiresEnv"] = json!(entry.requires_env());
     }
     schema
 }

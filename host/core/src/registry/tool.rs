@@ -155,6 +155,9 @@ pub struct ToolOutput {
     /// instance): dispatch reports the call as failed with this code and
     /// passes `content` on unchanged, rather than wrap it as an error.
     pub error_code: Option<crate::ErrorCode>,
+    /// For a refusal, why, in one line (the `"error"` string of `content`):
+    /// the message of the typed error a nested caller gets.
+    pub reason: Option<String>,
 }
 
 impl ToolOutput {
@@ -164,6 +167,7 @@ impl ToolOutput {
             content: content.into(),
             usage: None,
             error_code: None,
+            reason: None,
         }
     }
 
@@ -173,6 +177,19 @@ impl ToolOutput {
         ToolOutput {
             error_code: Some(code),
             ..ToolOutput::text(content)
+        }
+    }
+
+    /// A refusal (see [`ToolOutput::refused`]) whose one-line reason is
+    /// `reason`.
+    pub fn refused_because(
+        code: crate::ErrorCode,
+        reason: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        ToolOutput {
+            reason: Some(reason.into()),
+            ..ToolOutput::refused(code, content)
         }
     }
 

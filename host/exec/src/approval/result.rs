@@ -124,6 +124,6 @@ impl BlockedResult {
     /// The result as a tool's output: a refusal (see
     /// [`ToolOutput::refused`]) whose content is [`BlockedResult::to_json`].
     pub fn into_output(self) -> ToolOutput {
-        ToolOutput::refused(self.code(), self.to_json())
+        ToolOutput::refused_because(self.code(), self.error.clone(), self.to_json())
     }
 }

@@ -23,7 +23,7 @@ const HOST_BLOCK_GRACE: Duration = Duration::from_millis(20);
 
 /// The result of one sandboxed call, with what it used.
 #[derive(Debug)]
-pub struct CallOutcome {
+pub struct SandboxedCall {
     /// The tool's JSON result, or why there is none.
     pub result: Result<String>,
     /// Fuel consumed and peak memory.
@@ -36,7 +36,7 @@ impl LoadedComponent {
     /// `overrides` are applied on top of the component's own limits;
     /// `deadline`, when earlier than the timeout, ends the call sooner.
     /// Never panics; every failure is a typed error in
-    /// [`CallOutcome::result`].
+    /// [`SandboxedCall::result`].
     pub async fn call(
         &self,
         name: &str,
@@ -44,7 +44,7 @@ impl LoadedComponent {
         overrides: &LimitsOverride,
         deadline: Option<Instant>,
         call_id: u64,
-    ) -> CallOutcome {
+    ) -> SandboxedCall {
         let ctx = CallContext {
             call_id,
             deadline,
@@ -57,10 +57,10 @@ impl LoadedComponent {
     /// Calls tool `name` with `arguments` (JSON text) in a fresh instance, as
     /// the call `ctx` describes: its limit overrides, deadline, and the
     /// caller that nested tool calls go to.
-    pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> CallOutcome {
+    pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
         if !self.tools.iter().any(|t| t.name == name) {
             let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
-            return CallOutcome {
+            return SandboxedCall {
                 result: Err(Error::new(
                     ErrorCode::UnknownTool,
                     format!(
@@ -106,7 +106,7 @@ impl LoadedComponent {
             )),
             Err(e) => Err(e),
         };
-        CallOutcome {
+        SandboxedCall {
             result: result.map_err(|e| {
                 if e.usage().is_none() {
                     e.with_usage(usage)

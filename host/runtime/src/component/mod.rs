@@ -29,7 +29,7 @@ use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::ToolSpec;
 
-pub use call::CallOutcome;
+pub use call::SandboxedCall;
 pub use load::LoadOptions;
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
 pub use tool::WasmTool;

@@ -53,7 +53,7 @@ mod send;
 
 pub use grant::{HttpAccess, HttpGrant, Secret, SecretGrant};
 pub use policy::{Host, HostPattern, Rule, Scheme, Target, classify};
-pub use secrets::REDACTED;
+pub use toolhost_core::redact::REDACTED;
 
 pub(crate) use send::HttpHooks;
 

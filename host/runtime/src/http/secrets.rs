@@ -6,8 +6,13 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use super::grant::Secret;
 use super::policy::Target;
 
-/// What replaces a secret's value in a response.
-pub const REDACTED: &[u8] = b"[REDACTED]";
+pub use toolhost_core::redact::StreamRedactor as Redactor;
+
+/// The redactor for the raw values of `secrets` (see
+/// [`StreamRedactor`](toolhost_core::redact::StreamRedactor)).
+pub(crate) fn redactor(secrets: &[Secret]) -> Redactor {
+    Redactor::new(secrets.iter().map(|s| s.raw.as_bytes().to_vec()))
+}
 
 /// Sets the header of every secret granted for `target`, replacing any value
 /// the guest gave that header. Returns the names of the secrets sent.
@@ -33,7 +38,7 @@ pub(crate) fn inject(headers: &mut HeaderMap, target: &Target, secrets: &[Secret
 
 /// Replaces every secret's value in the header values of `headers`.
 pub(crate) fn redact_headers(headers: &mut HeaderMap, redactor: &Redactor) {
-    if redactor.needles.is_empty() {
+    if redactor.is_empty() {
         return;
     }
     for value in headers.values_mut() {
@@ -43,76 +48,6 @@ pub(crate) fn redact_headers(headers: &mut HeaderMap, redactor: &Redactor) {
         if out != value.as_bytes() {
             *value = HeaderValue::from_bytes(&out).unwrap_or_else(|_| HeaderValue::from_static("[REDACTED]"));
         }
-    }
-}
-
-/// Replaces secret values in a byte stream with `[REDACTED]`, holding back
-/// just enough at the end of each chunk to catch a value split across
-/// chunks.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Redactor {
-    needles: Vec<Vec<u8>>,
-    pending: Vec<u8>,
-}
-
-impl Redactor {
-    /// A redactor for the raw values of `secrets` (empty values are ignored).
-    pub(crate) fn new(secrets: &[Secret]) -> Redactor {
-        let mut needles: Vec<Vec<u8>> = secrets
-            .iter()
-            .filter(|s| !s.raw.is_empty())
-            .map(|s| s.raw.as_bytes().to_vec())
-            .collect();
-        // Longest first, so a secret containing another is redacted whole.
-        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        Redactor {
-            needles,
-            pending: Vec::new(),
-        }
-    }
-
-    /// Whether there is nothing to redact.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.needles.is_empty()
-    }
-
-    /// Feeds `chunk`; returns the bytes that are safe to pass on.
-    pub(crate) fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
-        self.pending.extend_from_slice(chunk);
-        self.drain(false)
-    }
-
-    /// Ends the stream; returns what was held back, redacted.
-    pub(crate) fn finish(&mut self) -> Vec<u8> {
-        self.drain(true)
-    }
-
-    fn drain(&mut self, last: bool) -> Vec<u8> {
-        let buf = &self.pending;
-        let mut out = Vec::with_capacity(buf.len());
-        let mut i = 0;
-        'scan: while i < buf.len() {
-            let rest = &buf[i..];
-            for needle in &self.needles {
-                if rest.starts_with(needle) {
-                    out.extend_from_slice(REDACTED);
-                    i += needle.len();
-                    continue 'scan;
-                }
-            }
-            if !last
-                && self
-                    .needles
-                    .iter()
-                    .any(|n| n.len() > rest.len() && n.starts_with(rest))
-            {
-                break;
-            }
-            out.push(buf[i]);
-            i += 1;
-        }
-        self.pending.drain(..i);
-        out
     }
 }
 
@@ -142,11 +77,11 @@ mod tests {
 
     #[test]
     fn a_secret_is_redacted_even_across_chunks() {
-        let mut r = Redactor::new(&[secret("s3cr3t-value")]);
+        let mut r = redactor(&[secret("s3cr3t-value")]);
         assert_eq!(run(&mut r, &["token=s3cr3t-value;"]), "token=[REDACTED];");
-        let mut r = Redactor::new(&[secret("s3cr3t-value")]);
+        let mut r = redactor(&[secret("s3cr3t-value")]);
         assert_eq!(run(&mut r, &["a s3c", "r3t-v", "alue b s3"]), "a [REDACTED] b s3");
-        let mut r = Redactor::new(&[secret("s3cr3t-value")]);
+        let mut r = redactor(&[secret("s3cr3t-value")]);
         assert_eq!(
             run(&mut r, &["s", "3", "cr3t-valu", "e", "s3cr3t-value"]),
             "[REDACTED][REDACTED]"
@@ -169,7 +104,7 @@ mod tests {
 
         let mut response = HeaderMap::new();
         response.insert("x-echo", HeaderValue::from_static("Bearer abc"));
-        redact_headers(&mut response, &Redactor::new(&secrets));
+        redact_headers(&mut response, &redactor(&secrets));
         assert_eq!(response["x-echo"], "Bearer [REDACTED]");
     }
 }

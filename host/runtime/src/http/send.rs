@@ -236,7 +236,7 @@ async fn send(
     })
     .await?;
 
-    let redactor = Redactor::new(&shared.access.secrets);
+    let redactor = super::secrets::redactor(&shared.access.secrets);
     let (mut parts, incoming) = response.into_parts();
     secrets::redact_headers(&mut parts.headers, &redactor);
     let body = GuardedBody {

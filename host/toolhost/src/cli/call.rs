@@ -7,7 +7,7 @@ use clap::Args;
 use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::{ComponentHash, Error, ErrorCode, LimitsOverride, LoadOptions};
 
-use super::EngineArgs;
+use super::args::EngineArgs;
 
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
@@ -67,14 +67,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         .as_deref()
         .map(str::parse::<ComponentHash>)
         .transpose()?;
-    let arguments: serde_json::Value = serde_json::from_str(&args.json_args)
-        .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("JSON_ARGS is not JSON: {e}")))?;
-    if !arguments.is_object() {
-        return Err(Error::new(
-            ErrorCode::InvalidArguments,
-            "JSON_ARGS must be a JSON object",
-        ));
-    }
+    let arguments = super::args::json_object(&args.json_args)?;
     let engine = args
         .engine
         .engine()

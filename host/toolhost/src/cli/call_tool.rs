@@ -5,9 +5,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use toolhost::dispatch::DispatchContext;
-use toolhost::{Error, ErrorCode};
 
-use super::tools::ConfigArgs;
+use super::args::ConfigArgs;
 
 #[derive(Debug, Args)]
 pub(crate) struct CallToolArgs {
@@ -22,12 +21,9 @@ pub(crate) struct CallToolArgs {
 
 /// Prints the result (a JSON error object on failure, with exit code 1).
 pub(crate) async fn run(args: CallToolArgs) -> anyhow::Result<ExitCode> {
-    let arguments: serde_json::Value = match serde_json::from_str(&args.json_args) {
+    let arguments = match super::args::json_object(&args.json_args) {
         Ok(v) => v,
-        Err(e) => {
-            let e = Error::new(ErrorCode::InvalidArguments, format!("JSON is not JSON: {e}"));
-            return Ok(super::print_error(&e));
-        }
+        Err(e) => return Ok(super::print_error(&e)),
     };
     let (dispatcher, session) = match args.config.dispatcher().await {
         Ok(d) => d,

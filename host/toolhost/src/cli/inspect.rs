@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::EngineArgs;
+use super::args::EngineArgs;
 
 #[derive(Debug, Args)]
 pub(crate) struct InspectArgs {

@@ -1,5 +1,6 @@
 //! The command-line interface: one module per subcommand.
 
+mod args;
 mod call;
 mod call_tool;
 mod check_command;
@@ -8,11 +9,9 @@ mod inspect;
 mod serve;
 mod tools;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-use toolhost::{Engine, EngineConfig};
+use clap::{Parser, Subcommand};
 
 /// Run LLM-agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -40,42 +39,6 @@ enum Command {
     CallTool(call_tool::CallToolArgs),
     /// Serve components' tools as an MCP server, over stdio or streamable HTTP.
     Serve(serve::ServeArgs),
-}
-
-/// Options every command that loads components shares.
-#[derive(Debug, Args)]
-pub(crate) struct EngineArgs {
-    /// The compilation cache folder [default: $TOOLHOST_CACHE_DIR, else
-    /// $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost].
-    #[arg(long, global = true)]
-    cache_dir: Option<PathBuf>,
-    /// Compile every component afresh; do not read or write the cache.
-    #[arg(long, global = true)]
-    no_cache: bool,
-}
-
-impl EngineArgs {
-    pub(crate) fn engine(&self) -> anyhow::Result<Engine> {
-        let cache_dir = if self.no_cache {
-            None
-        } else {
-            self.cache_dir.clone().or_else(default_cache_dir)
-        };
-        Ok(Engine::new(EngineConfig {
-            cache_dir,
-            ..EngineConfig::default()
-        })?)
-    }
-}
-
-fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("TOOLHOST_CACHE_DIR") {
-        return Some(dir.into());
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("toolhost"));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("toolhost"))
 }
 
 /// Parses the command line, runs the command, and maps its outcome to an

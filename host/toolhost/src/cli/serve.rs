@@ -16,7 +16,7 @@ use toolhost::component::LoadOptions;
 use toolhost::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
 use toolhost::registry::ComponentRegistration;
 
-use super::tools::ConfigArgs;
+use super::args::ConfigArgs;
 use toolhost::dispatch::LoadComponent;
 
 #[derive(Debug, Args)]

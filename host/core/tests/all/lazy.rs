@@ -1,14 +1,14 @@
 //! Lazy registry mode: `tool_search`, activation across turns, suggestions.
 
 use serde_json::json;
-use toolhost::ErrorCode;
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::registry::Registry;
-use toolhost::registry::lazy::{MAX_RESULTS, RegistryMode, TOOL_SEARCH};
+use toolhost_core::ErrorCode;
+use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost_core::registry::lazy::{MAX_RESULTS, RegistryMode, TOOL_SEARCH};
+use toolhost_core::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 
-use crate::fixtures::{def_names, echo, echo_with, with_component};
+use crate::fixtures::{def_names, echo, echo_with};
 
-async fn lazy_dispatcher() -> Dispatcher {
+fn lazy_dispatcher() -> Dispatcher {
     let mut reg = Registry::new();
     reg.register(echo_with(
         "memory_search",
@@ -28,7 +28,20 @@ async fn lazy_dispatcher() -> Dispatcher {
         .unwrap();
     reg.register(echo("exec")).unwrap();
     reg.register_public(echo("public_echo")).unwrap();
-    with_component(&mut reg, "hello").await;
+    reg.register(FnTool::new(
+        ToolSpec::new(
+            "greet",
+            "Greets someone by name.",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        ),
+        |args, _| async move {
+            Ok(ToolOutput::json(&json!(format!(
+                "Hello, {}!",
+                args["name"].as_str().unwrap_or("")
+            ))))
+        },
+    ))
+    .unwrap();
     for i in 0..50 {
         reg.register(echo_with(
             &format!("bulk_{i:02}"),
@@ -42,7 +55,7 @@ async fn lazy_dispatcher() -> Dispatcher {
 
 #[tokio::test]
 async fn the_model_sees_only_tool_search() {
-    let d = lazy_dispatcher().await;
+    let d = lazy_dispatcher();
     let defs = d.definitions(&Session::trusted("s")).unwrap();
     assert_eq!(def_names(&defs), [TOOL_SEARCH]);
     let description = defs[0]["function"]["description"].as_str().unwrap();
@@ -53,7 +66,7 @@ async fn the_model_sees_only_tool_search() {
 
 #[tokio::test]
 async fn search_ranks_and_returns_names_and_descriptions_only() {
-    let d = lazy_dispatcher().await;
+    let d = lazy_dispatcher();
     let ctx = DispatchContext::new(Session::trusted("s"));
     let r = d.dispatch(TOOL_SEARCH, json!({"query": "memory"}), &ctx).await;
     let tools = r.json()["tools"].as_array().unwrap().clone();
@@ -71,7 +84,7 @@ async fn search_ranks_and_returns_names_and_descriptions_only() {
 
 #[tokio::test]
 async fn activation_carries_over_to_the_next_turn() {
-    let d = lazy_dispatcher().await;
+    let d = lazy_dispatcher();
     let session = Session::trusted("s");
     let ctx = DispatchContext::new(session.clone());
 
@@ -112,7 +125,7 @@ async fn activation_carries_over_to_the_next_turn() {
 
 #[tokio::test]
 async fn unknown_names_suggest_the_closest_and_how_to_activate() {
-    let d = lazy_dispatcher().await;
+    let d = lazy_dispatcher();
     let ctx = DispatchContext::new(Session::trusted("s"));
     let r = d.dispatch("memory_serch", json!({}), &ctx).await;
     let body = r.json();
@@ -137,7 +150,7 @@ async fn unknown_names_suggest_the_closest_and_how_to_activate() {
 
 #[tokio::test]
 async fn a_public_session_cannot_find_or_activate_trusted_tools() {
-    let d = lazy_dispatcher().await;
+    let d = lazy_dispatcher();
     let ctx = DispatchContext::new(Session::public("hook"));
     let r = d.dispatch(TOOL_SEARCH, json!({"query": "echo"}), &ctx).await;
     assert_eq!(

@@ -1,0 +1,150 @@
+//! The options and arguments several subcommands share: the engine
+//! (`--cache-dir`, `--no-cache`), the configured registry (`--config`,
+//! `--audience`), and JSON arguments, read by one rule with one message.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use toolhost::approval::ApprovalCallback;
+use toolhost::config::{Config, Started};
+use toolhost::dispatch::{Dispatcher, McpDispatcher, Session};
+use toolhost::registry::{Registry, ToolAudience};
+use toolhost::{Engine, EngineConfig, Error, ErrorCode};
+
+/// The default config file, used when present in the current folder.
+const DEFAULT_CONFIG: &str = "toolhost.toml";
+
+/// The longest a one-shot command waits for bridged MCP servers.
+const MCP_SETTLE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Options every command that loads components shares.
+#[derive(Debug, Args)]
+pub(crate) struct EngineArgs {
+    /// The compilation cache folder [default: $TOOLHOST_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost].
+    #[arg(long, global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Compile every component afresh; do not read or write the cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+}
+
+impl EngineArgs {
+    pub(crate) fn engine(&self) -> anyhow::Result<Engine> {
+        let cache_dir = if self.no_cache {
+            None
+        } else {
+            self.cache_dir.clone().or_else(default_cache_dir)
+        };
+        Ok(Engine::new(EngineConfig {
+            cache_dir,
+            ..EngineConfig::default()
+        })?)
+    }
+}
+
+fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("TOOLHOST_CACHE_DIR") {
+        return Some(dir.into());
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("toolhost"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("toolhost"))
+}
+
+/// Options of the commands that serve a configured registry.
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    /// The config file [default: ./toolhost.toml if present, else none].
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The session's audience: public sessions see and call public tools only.
+    #[arg(long, value_enum, default_value_t = Audience::Trusted)]
+    audience: Audience,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Audience {
+    Trusted,
+    Public,
+}
+
+impl ConfigArgs {
+    /// The configured dispatcher and a session of the chosen audience.
+    /// Flagged commands are put to the user when there is a terminal on
+    /// standard input to ask on; otherwise (headless) they are denied.
+    pub(crate) async fn dispatcher(&self) -> Result<(Dispatcher, Arc<Session>), Error> {
+        let (started, session) = self.started().await?;
+        Ok((started.dispatcher, session))
+    }
+
+    /// As [`ConfigArgs::dispatcher`], with the start-up report.
+    pub(crate) async fn started(&self) -> Result<(Started, Arc<Session>), Error> {
+        let approver = toolhost::approval::CliPrompt::stdio()
+            .ok()
+            .map(|p| Arc::new(p) as Arc<dyn ApprovalCallback>);
+        let started = self.start_with(&self.engine()?, approver).await?;
+        let dispatcher = &started.dispatcher;
+        // A one-shot command should see the bridged MCP servers' tools: wait
+        // for each to connect and list, or fail (each within its timeout).
+        if !dispatcher.mcp_settled(MCP_SETTLE_LIMIT).await {
+            tracing::warn!(
+                "some MCP servers had not answered after {MCP_SETTLE_LIMIT:?}; going on without them"
+            );
+        }
+        Ok((started, Session::new("cli", self.audience())))
+    }
+
+    /// What the config starts, loading components into `engine` and
+    /// asking `approver` (none: deny) when a call needs approval.
+    pub(crate) async fn start_with(
+        &self,
+        engine: &Engine,
+        approver: Option<Arc<dyn ApprovalCallback>>,
+    ) -> Result<Started, Error> {
+        let config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
+            None => Config::default(),
+        };
+        config.start(engine, Registry::new(), approver).await
+    }
+
+    /// The engine the options describe.
+    pub(crate) fn engine(&self) -> Result<Engine, Error> {
+        self.engine
+            .engine()
+            .map_err(|e| Error::new(toolhost::ErrorCode::Config, format!("{e:#}")))
+    }
+
+    /// The audience chosen.
+    pub(crate) fn audience(&self) -> ToolAudience {
+        match self.audience {
+            Audience::Trusted => ToolAudience::Trusted,
+            Audience::Public => ToolAudience::Public,
+        }
+    }
+}
+
+/// Reads a command's JSON arguments: a JSON object, or an
+/// `invalid_arguments` error saying what is wrong with `text`.
+pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArguments,
+            format!("the JSON arguments are not JSON: {e}"),
+        )
+    })?;
+    if !value.is_object() {
+        return Err(Error::new(
+            ErrorCode::InvalidArguments,
+            "the JSON arguments must be a JSON object, e.g. '{\"name\": \"Ada\"}'",
+        ));
+    }
+    Ok(value)
+}
