@@ -70,9 +70,12 @@ const RULES: &[(&str, &[&str])] = &[
 /// resolved.
 fn normal_graph() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Only this platform's packages: the others (android's, windows') are
+    // never downloaded by a build here, and `--offline` must not need them.
     let out = std::process::Command::new(cargo)
         .current_dir(support::workspace_root())
         .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .args(["--filter-platform", &host_triple()])
         .output()
         .expect("run cargo metadata");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -102,6 +105,21 @@ fn normal_graph() -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     graph
+}
+
+/// The triple of the platform the tests run on, as `rustc -vV` reports it.
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = std::process::Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("run rustc -vV");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names its host")
+        .trim()
+        .to_string()
 }
 
 fn reachable(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {

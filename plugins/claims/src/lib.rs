@@ -9,7 +9,7 @@
 //! - `alloc_mb=M`: touch M MiB of memory before listing.
 //!
 //! Every tool answers `"ok"`.
-wit_bindgen::generate!({ path: "../../wit", world: "toolhost:plugin/plugin" });
+wit_bindgen::generate!({ path: "../../wit/0.1.0", world: "toolhost:plugin/plugin" });
 
 use exports::toolhost::plugin::tool::{Guest, ToolError, ToolSpec};
 use toolhost::plugin::types::Hints;

@@ -1,7 +1,7 @@
 //! Adversarial plugin: declares the tool `twin` twice, which breaks the rule
 //! that names are unique within a component. Written against the WIT
 //! directly, since the SDK derives names from distinct Rust functions.
-wit_bindgen::generate!({ path: "../../wit", world: "toolhost:plugin/plugin" });
+wit_bindgen::generate!({ path: "../../wit/0.1.0", world: "toolhost:plugin/plugin" });
 
 use exports::toolhost::plugin::tool::{Guest, ToolError, ToolSpec};
 use toolhost::plugin::types::Hints;

@@ -1,6 +1,6 @@
 //! Adversarial plugin: a valid tool that imports `test:missing/telepathy`,
 //! which no host provides. The host must refuse it at load, naming the import.
-wit_bindgen::generate!({ path: ["../../wit", "wit"], world: "test:missing/missing-import", generate_all });
+wit_bindgen::generate!({ path: ["../../wit/0.1.0", "wit"], world: "test:missing/missing-import", generate_all });
 
 use exports::toolhost::plugin::tool::{Guest, ToolError, ToolSpec};
 use toolhost::plugin::types::Hints;
