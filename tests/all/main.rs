@@ -33,6 +33,7 @@ mod registry;
 mod sessions;
 mod tool_approval;
 mod toolsets;
+mod versions;
 
 use std::sync::{Arc, OnceLock};
 

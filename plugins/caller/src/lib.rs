@@ -18,7 +18,7 @@ struct Relay {
 }
 
 fn relay(args: Relay) -> Result<Value, ToolError> {
-    toolhost_sdk::tools::call(&args.name, &args.arguments)
+    Ok(toolhost_sdk::tools::call(&args.name, &args.arguments)?)
 }
 
 toolhost_sdk::plugin!(relay);
