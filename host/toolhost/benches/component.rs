@@ -21,7 +21,7 @@
 mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use toolhost::bindings::v0_1_0::PluginPre;
+use toolhost::bindings::latest::PluginPre;
 use toolhost::registry::RegisterComponent;
 use toolhost::{Engine, EngineConfig, LoadOptions};
 use wasmtime::Store;
