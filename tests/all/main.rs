@@ -28,6 +28,7 @@ mod nested;
 mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
+mod progress;
 mod protected;
 mod registry;
 mod sessions;

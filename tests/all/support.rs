@@ -30,6 +30,7 @@ pub const PLUGINS: &[&str] = &[
     "chatty",
     "claims",
     "handmade",
+    "stepper",
 ];
 
 /// The workspace root.
