@@ -5,6 +5,7 @@ mod support;
 
 mod approval_flow;
 mod cache;
+mod call_many;
 mod capabilities;
 mod claims;
 mod cli;

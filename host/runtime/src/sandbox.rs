@@ -53,6 +53,10 @@ pub struct SandboxState {
     /// The tools it may call: declared and granted.
     pub(crate) callable: Vec<String>,
     pub(crate) call_depth: u32,
+    /// How many more nested calls this call may start.
+    pub(crate) nested_left: u32,
+    /// The call's `nested_calls` limit, for messages.
+    pub(crate) nested_limit: u32,
     /// The call's deadline, passed on to nested calls.
     pub(crate) deadline: Instant,
     pub(crate) logs_left: u32,
@@ -122,6 +126,8 @@ impl SandboxState {
             ctx: ctx.clone(),
             callable: capabilities.tools.clone(),
             call_depth: limits.call_depth,
+            nested_left: limits.nested_calls,
+            nested_limit: limits.nested_calls,
             deadline,
             logs_left: limits.log_records,
             logs_dropped: 0,
