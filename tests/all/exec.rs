@@ -239,7 +239,7 @@ async fn background_start_poll_read_kill() {
 }
 
 /// Every file below `dir` (receipts live in one folder per session).
-fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)
         .expect("dir")

@@ -204,6 +204,70 @@ impl Declared {
     }
 }
 
+/// Adds the declarations in `more` to the component in `bytes`, whatever
+/// built it: appends a `toolhost:capabilities` custom section (a custom
+/// section at the end of a component is valid, and changes nothing but the
+/// declaration and the hash) holding what `more` declares that the
+/// component does not already. Returns the new bytes and what was added
+/// (nothing added: the bytes unchanged). This is `toolhost declare`.
+///
+/// # Errors
+///
+/// `invalid_component` when `bytes` are not a component or its present
+/// declaration does not parse; `config` when a value of `more` is not a
+/// valid declaration (an empty or multi-line value, an `http` value that is
+/// not a host pattern).
+pub fn declare(bytes: &[u8], more: &Declared) -> Result<(Vec<u8>, Declared)> {
+    if !wasmparser::Parser::is_component(bytes) {
+        return Err(Error::new(
+            ErrorCode::InvalidComponent,
+            "these bytes are not a WebAssembly component; declare capabilities on the component a toolchain built (wasm32-wasip2, jco, componentize-py), not on a core module",
+        ));
+    }
+    more.check()
+        .map_err(|e| Error::new(ErrorCode::Config, e.message().to_string()))?;
+    if let Some(bad) = more
+        .http
+        .iter()
+        .find(|h| crate::http::HostPattern::parse(h).is_none())
+    {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!(
+                "`http {bad}` is not a host pattern: use a name (api.example.com), `*.example.com`, `*` or an IP address"
+            ),
+        ));
+    }
+    let present = Declared::from_component(bytes)?;
+    let new = |values: &[String], present: &[String]| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for v in values {
+            if !present.contains(v) && !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        out
+    };
+    let added = Declared {
+        dirs: new(&more.dirs, &present.dirs),
+        env: new(&more.env, &present.env),
+        tools: new(&more.tools, &present.tools),
+        http: new(&more.http, &present.http),
+        secrets: new(&more.secrets, &present.secrets),
+    };
+    if added.is_empty() {
+        return Ok((bytes.to_vec(), added));
+    }
+    let text = added.to_section();
+    let section = wasm_encoder::CustomSection {
+        name: SECTION.into(),
+        data: text.as_bytes().into(),
+    };
+    let mut out = bytes.to_vec();
+    wasm_encoder::Section::append_to(&section, &mut out);
+    Ok((out, added))
+}
+
 /// Access to a granted directory.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -263,6 +327,10 @@ pub struct Effective {
     pub http: HttpAccess,
     /// Declared capabilities that were not granted (for the load log).
     pub not_granted: Vec<String>,
+    /// Granted capabilities the component does not declare, which it
+    /// therefore does not get (warned about at load: a grant that is
+    /// silently useless is a configuration mistake).
+    pub not_declared: Vec<String>,
 }
 
 fn names_only<S: serde::Serializer>(env: &[(String, String)], s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -270,6 +338,20 @@ fn names_only<S: serde::Serializer>(env: &[(String, String)], s: S) -> std::resu
 }
 
 impl Effective {
+    /// A redactor for what the guest writes (its captured stdout and
+    /// stderr, in logs and error messages): the credential shapes, the
+    /// values of granted environment variables whose names look secret, and
+    /// the values of the secrets the host injects into its requests.
+    pub fn redactor(&self) -> toolhost_core::redact::Redactor {
+        let env = self
+            .env
+            .iter()
+            .filter(|(name, _)| toolhost_core::redact::is_secret_name(name))
+            .map(|(_, value)| value.clone());
+        let injected = self.http.secrets.iter().map(|s| s.raw.clone());
+        toolhost_core::redact::Redactor::new(env.chain(injected))
+    }
+
     /// Intersects `declared` with `grants`. A granted directory must exist on
     /// the host; a granted variable that is unset on the host is left out.
     ///
@@ -330,6 +412,24 @@ impl Effective {
         }
         let (http, not_granted) =
             HttpAccess::resolve(&declared.http, &declared.secrets, &grants.http, &grants.secrets)?;
+        let undeclared = |kind: &str, granted: Vec<&String>, declared: &[String]| -> Vec<String> {
+            granted
+                .into_iter()
+                .filter(|g| !declared.contains(g))
+                .map(|g| format!("{kind} {g}"))
+                .collect()
+        };
+        effective.not_declared = [
+            undeclared(
+                "dir",
+                grants.dirs.iter().map(|g| &g.guest).collect(),
+                &declared.dirs,
+            ),
+            undeclared("env", grants.env.iter().collect(), &declared.env),
+            undeclared("tool", grants.tools.iter().collect(), &declared.tools),
+            http.not_declared(&declared.secrets, &grants.secrets),
+        ]
+        .concat();
         effective.http = http;
         effective.not_granted.extend(not_granted);
         Ok(effective)
@@ -375,6 +475,10 @@ mod tests {
         );
         assert_eq!(eff.tools, ["greet"]);
         assert_eq!(eff.not_granted, ["dir /other", "env HOME", "tool wipe"]);
+        assert_eq!(
+            eff.not_declared,
+            ["dir /undeclared", "env UNDECLARED", "tool undeclared"]
+        );
     }
 
     #[test]

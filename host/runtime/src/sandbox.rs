@@ -408,13 +408,10 @@ pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Lim
                 limits.wasm_stack_bytes >> 10
             ),
         ),
-        Some(trap) => {
-            let mut message = format!("the plugin trapped: {trap}");
-            if let Some(panic) = panic_message(stderr) {
-                message = format!("the plugin panicked: {panic}");
-            }
-            Error::new(ErrorCode::Trap, message)
-        }
+        Some(trap) => Error::new(
+            ErrorCode::Trap,
+            with_guest_output(format!("the plugin trapped: {trap}"), stderr),
+        ),
         None => {
             let text = format!("{err:#}");
             if text.contains("resource limit exceeded") || text.contains("instance count too high") {
@@ -425,9 +422,48 @@ pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Lim
                     ),
                 );
             }
-            Error::new(ErrorCode::Trap, format!("the plugin failed: {text}"))
+            Error::new(
+                ErrorCode::Trap,
+                with_guest_output(format!("the plugin failed: {text}"), stderr),
+            )
         }
     }
+}
+
+/// How much of the end of a guest's stderr a `trap` error quotes, in bytes.
+pub const STDERR_EXCERPT: usize = 2048;
+
+/// A trap's message, `what` happened, made to name the guest's own words:
+/// a Rust panic's message, and the end of what the guest wrote to stderr
+/// before it (a Python traceback, a JavaScript error and its stack), at
+/// most [`STDERR_EXCERPT`] bytes, cut on a character boundary. `stderr` is
+/// already redacted.
+pub(crate) fn with_guest_output(what: String, stderr: &str) -> String {
+    let (mut message, before) = match panic_message(stderr) {
+        // A Rust runtime (the guest's own, or an interpreter's) panicked:
+        // its message leads; what the guest wrote before it follows.
+        Some(panic) => (
+            format!("the plugin panicked: {panic}"),
+            &stderr[..stderr
+                .find("panicked at ")
+                .map_or(0, |at| stderr[..at].rfind('\n').map_or(0, |line| line + 1))],
+        ),
+        None => (what, stderr),
+    };
+    let before = before.trim_end();
+    if before.trim().is_empty() {
+        return message;
+    }
+    let mut start = before.len().saturating_sub(STDERR_EXCERPT);
+    while !before.is_char_boundary(start) {
+        start += 1;
+    }
+    let cut = if start > 0 { "…" } else { "" };
+    message.push_str(&format!(
+        "; the plugin's stderr ends with:\n{cut}{}",
+        &before[start..]
+    ));
+    message
 }
 
 /// The error for a call stopped at its wall-clock limit.
@@ -462,6 +498,41 @@ pub(crate) fn panic_message(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trap_messages_quote_the_end_of_the_guests_stderr() {
+        // JavaScript: the error, then a bare `unreachable`.
+        let js = with_guest_output(
+            "the plugin trapped: unreachable".into(),
+            "Error: boom\n  at f (x.js:3)\n",
+        );
+        assert_eq!(
+            js,
+            "the plugin trapped: unreachable; the plugin's stderr ends with:\nError: boom\n  at f (x.js:3)"
+        );
+        // componentize-py: the traceback, then its Rust runtime's panic.
+        let py = "Traceback (most recent call last):\n  File \"app.py\", line 9\nZeroDivisionError: division by zero\nthread '<unnamed>' panicked at runtime/src/lib.rs:1293:29:\npython exception\nnote: run with `RUST_BACKTRACE=1`\n";
+        let py = with_guest_output("the plugin trapped: unreachable".into(), py);
+        assert!(py.starts_with("the plugin panicked: python exception (at runtime/src/lib.rs:1293:29); the plugin's stderr ends with:\nTraceback"), "{py}");
+        assert!(py.ends_with("ZeroDivisionError: division by zero"), "{py}");
+        // A Rust guest: the panic alone, no repetition.
+        let rust = "\nthread '<unnamed>' panicked at src/lib.rs:10:5:\nthe answer was 41\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            with_guest_output(String::new(), rust),
+            "the plugin panicked: the answer was 41 (at src/lib.rs:10:5)"
+        );
+        // Long output: the last STDERR_EXCERPT bytes, on a character boundary.
+        let long = format!("{}tail", "é".repeat(STDERR_EXCERPT));
+        let quoted = with_guest_output("trapped".into(), &long);
+        let excerpt = quoted.split_once(":\n").unwrap().1;
+        assert!(excerpt.starts_with('…') && excerpt.ends_with("tail"), "{excerpt}");
+        assert!(
+            excerpt.len() <= STDERR_EXCERPT + '…'.len_utf8(),
+            "{}",
+            excerpt.len()
+        );
+        assert_eq!(with_guest_output("trapped".into(), "  \n"), "trapped");
+    }
 
     #[test]
     fn panic_messages_are_extracted() {

@@ -32,9 +32,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::arguments::ArgumentValidator;
 use super::availability::Check;
 use super::tool::{Tool, ToolSpec};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::identity::ComponentHash;
 
 /// Where a tool comes from.
@@ -210,7 +211,7 @@ pub struct ToolEntry {
     pub(super) source: ToolSource,
     pub(super) audience: ToolAudience,
     pub(super) handler: Arc<dyn Tool>,
-    pub(super) validator: Arc<jsonschema::Validator>,
+    pub(super) validator: Arc<ArgumentValidator>,
     pub(super) meta: ToolMeta,
 }
 
@@ -239,7 +240,7 @@ impl ToolEntry {
         audience: ToolAudience,
     ) -> Result<ToolEntry> {
         let spec = reg.handler.spec();
-        let validator = compile(spec)?;
+        let validator = ArgumentValidator::compile(spec)?;
         Ok(ToolEntry {
             name: spec.name.clone(),
             toolset: reg.toolset.unwrap_or(default_toolset),
@@ -317,16 +318,7 @@ impl ToolEntry {
     /// `invalid_arguments`, naming the failing field (its JSON pointer) and
     /// what is wrong with it.
     pub fn validate(&self, arguments: &Value) -> Result<()> {
-        let Some(error) = self.validator.iter_errors(arguments).next() else {
-            return Ok(());
-        };
-        let path = error.instance_path().as_str();
-        let message = if path.is_empty() {
-            format!("invalid arguments: {error}")
-        } else {
-            format!("invalid argument `{path}`: {error}")
-        };
-        Err(Error::new(ErrorCode::InvalidArguments, message))
+        self.validator.validate(arguments)
     }
 
     /// The spec after the entry's schema patch, given the names of the tools
@@ -341,7 +333,7 @@ impl ToolEntry {
     /// A copy of this entry with another handler (for `replace`); the
     /// source, audience, toolset and metadata stay.
     pub(super) fn with_handler(&self, handler: Arc<dyn Tool>) -> Result<ToolEntry> {
-        let validator = compile(handler.spec())?;
+        let validator = ArgumentValidator::compile(handler.spec())?;
         Ok(ToolEntry {
             name: self.name.clone(),
             toolset: self.toolset.clone(),
@@ -352,13 +344,4 @@ impl ToolEntry {
             meta: self.meta.clone(),
         })
     }
-}
-
-fn compile(spec: &ToolSpec) -> Result<jsonschema::Validator> {
-    jsonschema::validator_for(&spec.parameters).map_err(|e| {
-        Error::new(
-            ErrorCode::InvalidArguments,
-            format!("tool `{}` has an invalid parameter schema: {e}", spec.name),
-        )
-    })
 }

@@ -9,6 +9,7 @@
 //! | [`Registry`] | the entries, keyed by name; registration, filtering, merging |
 //! | [`ToolEntry`], [`ToolSource`], [`ToolAudience`], [`Registration`] | one registered tool |
 //! | [`Check`] | availability checks ([`availability`](Check)) |
+//! | [`ArgumentValidator`] | the one argument check every call path applies |
 //! | [`Registry::list_schemas`], [`Registry::definitions`] | schema output ([`schemas`](Registry::definitions)) |
 //! | [`lazy`] | the lazy mode's `tool_search` |
 //!
@@ -35,6 +36,7 @@
 //! assert_eq!(registry.list_schemas()[0]["source"], "builtin");
 //! ```
 
+mod arguments;
 mod availability;
 mod entry;
 pub mod lazy;
@@ -45,6 +47,7 @@ mod tool;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use arguments::ArgumentValidator;
 pub use availability::{Check, CheckCache};
 pub use entry::{Registration, SchemaPatch, ToolAudience, ToolEntry, ToolSource};
 pub use schemas::openai_definition;

@@ -55,8 +55,39 @@ impl LoadedComponent {
 
     /// Calls tool `name` with `arguments` (JSON text) in a fresh instance, as
     /// the call `ctx` describes: its limit overrides, deadline, and the
-    /// caller that nested tool calls go to.
+    /// caller that nested tool calls go to. The arguments are checked
+    /// against the tool's parameter schema first, as dispatch checks them
+    /// (an `invalid_arguments` error with the same message).
     pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
+        let checked = match self.tools.iter().position(|t| t.name == name) {
+            Some(index) => serde_json::from_str::<serde_json::Value>(arguments)
+                .map_err(|e| {
+                    Error::new(
+                        ErrorCode::InvalidArguments,
+                        format!("the arguments are not JSON: {e}"),
+                    )
+                })
+                .and_then(|value| self.checks[index].arguments.validate(&value)),
+            None => Ok(()),
+        };
+        if let Err(e) = checked {
+            return SandboxedCall {
+                result: Err(e),
+                usage: Usage::default(),
+            };
+        }
+        self.call_validated(name, arguments, ctx).await
+    }
+
+    /// As [`LoadedComponent::call_with`], for arguments already checked
+    /// against the tool's schema (by dispatch, which calls a component's
+    /// tools through [`WasmTool`](super::WasmTool)).
+    pub(crate) async fn call_validated(
+        &self,
+        name: &str,
+        arguments: &str,
+        ctx: &CallContext,
+    ) -> SandboxedCall {
         let Some(index) = self.tools.iter().position(|t| t.name == name) else {
             let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
             return SandboxedCall {
@@ -121,7 +152,7 @@ impl LoadedComponent {
                 format!("the tool returned text that is not JSON: {e}"),
             )
         };
-        match self.output_validators.get(index).and_then(Option::as_ref) {
+        match self.checks.get(index).and_then(|c| c.output.as_ref()) {
             None => {
                 serde_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
             }
@@ -262,6 +293,11 @@ impl LoadedComponent {
         };
         let (stderr, stderr_dropped) = state.stderr.take();
         let (stdout, stdout_dropped) = state.stdout.take();
+        let redactor = (!stderr.is_empty() || !stdout.is_empty()).then(|| self.capabilities.redactor());
+        let (stderr, stdout) = match &redactor {
+            Some(r) => (r.redact(&stderr), r.redact(&stdout)),
+            None => (stderr, stdout),
+        };
         let component = self.hash.short();
         for (stream, text, dropped) in [
             ("stderr", &stderr, stderr_dropped),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use wasmtime::component::Component;
 
-use super::LoadedComponent;
 use super::shape::Shape;
+use super::{LoadedComponent, ToolChecks};
 use crate::bindings::{PluginPre, WorldVersion, latest};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective, Grants};
@@ -16,7 +16,7 @@ use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{LimitsOverride, MetadataLimits, ToolClaim};
 use toolhost_core::registry::names::is_valid_tool_name;
-use toolhost_core::registry::{ToolHints, ToolSpec};
+use toolhost_core::registry::{ArgumentValidator, ToolHints, ToolSpec};
 
 /// Options for loading a component.
 #[derive(Debug, Clone, Default)]
@@ -128,7 +128,7 @@ impl Engine {
             world,
             imports: shape.imports.clone(),
             tools: Vec::new(),
-            output_validators: Vec::new(),
+            checks: Vec::new(),
             limits: options.limits,
             declared: Declared::default(),
             // 0.2.0's `list-tools` and `declare` run with no capabilities;
@@ -149,7 +149,7 @@ impl Engine {
             .await
             .map_err(|e| e.context("listing the component's tools failed"))?;
         let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
-        let (tools, output_validators) = check_tools(specs, &claims)?;
+        let (tools, checks) = check_tools(specs, &claims)?;
         let mut declared = shape.declared.clone();
         let capabilities = match answer {
             Some(answer) => {
@@ -164,9 +164,12 @@ impl Engine {
             return Err(http_not_granted(&shape, &declared));
         }
         loaded.tools = tools;
-        loaded.output_validators = output_validators;
+        loaded.checks = checks;
         loaded.declared = declared;
         loaded.capabilities = capabilities;
+        for warning in loaded.warnings() {
+            tracing::warn!(component = %hash, "{warning}");
+        }
         tracing::info!(
             component = %hash,
             world = world.version(),
@@ -222,15 +225,12 @@ fn http_not_granted(shape: &Shape, declared: &Declared) -> Error {
     )
 }
 
-/// The compiled output schemas of a component's tools, by tool index.
-type OutputValidators = Vec<Option<Arc<jsonschema::Validator>>>;
-
 /// Checks the listed tools in one pass: sizes first (before any JSON is
 /// parsed), then each name and schema; a `HashSet` finds duplicates.
 fn check_tools(
     specs: Vec<latest::ToolSpec>,
     claims: &MetadataLimits,
-) -> Result<(Vec<ToolSpec>, OutputValidators)> {
+) -> Result<(Vec<ToolSpec>, Vec<ToolChecks>)> {
     let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
     if specs.is_empty() {
         return Err(invalid("the component lists no tools".into()));
@@ -248,7 +248,7 @@ fn check_tools(
         .map_err(invalid)?;
     let mut seen = std::collections::HashSet::with_capacity(specs.len());
     let mut tools: Vec<ToolSpec> = Vec::with_capacity(specs.len());
-    let mut validators = Vec::with_capacity(specs.len());
+    let mut checks = Vec::with_capacity(specs.len());
     for spec in specs {
         if !is_valid_tool_name(&spec.name) {
             return Err(invalid(format!(
@@ -263,7 +263,7 @@ fn check_tools(
             )));
         }
         let parameters = object_schema(&spec.name, "parameters", &spec.parameters)?;
-        let (output_schema, validator) = match &spec.output_schema {
+        let (output_schema, output) = match &spec.output_schema {
             None => (None, None),
             Some(text) => {
                 let schema = object_schema(&spec.name, "output schema", text)?;
@@ -273,11 +273,11 @@ fn check_tools(
                         spec.name
                     ))
                 })?;
-                (Some(schema), Some(Arc::new(validator)))
+                (Some(schema), Some(validator))
             }
         };
         let h = spec.hints;
-        tools.push(ToolSpec {
+        let tool = ToolSpec {
             name: spec.name,
             description: spec.description,
             parameters,
@@ -288,10 +288,12 @@ fn check_tools(
                 idempotent: h.idempotent,
                 open_world: h.open_world,
             },
-        });
-        validators.push(validator);
+        };
+        let arguments = ArgumentValidator::compile(&tool).map_err(|e| invalid(e.message().to_string()))?;
+        checks.push(ToolChecks { arguments, output });
+        tools.push(tool);
     }
-    Ok((tools, validators))
+    Ok((tools, checks))
 }
 
 /// Parses `text`, tool `tool`'s `which` schema (`parameters` or `output

@@ -34,6 +34,16 @@ pub use load::LoadOptions;
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
 pub use tool::WasmTool;
 
+/// One tool's schemas, compiled at load.
+#[derive(Debug)]
+pub(crate) struct ToolChecks {
+    /// Its parameters: what a direct call's arguments are checked against
+    /// (dispatch checks with its own entry, the same validator).
+    pub(crate) arguments: toolhost_core::registry::ArgumentValidator,
+    /// Its output schema, when it states one: every result must fit it.
+    pub(crate) output: Option<jsonschema::Validator>,
+}
+
 /// A component loaded, checked and ready to call. Cheap to share (`Arc`).
 pub struct LoadedComponent {
     engine: Engine,
@@ -42,8 +52,8 @@ pub struct LoadedComponent {
     world: WorldVersion,
     imports: Vec<String>,
     tools: Vec<ToolSpec>,
-    /// Each tool's compiled output schema, when it states one (by index).
-    output_validators: Vec<Option<Arc<jsonschema::Validator>>>,
+    /// Each tool's compiled schemas (by index).
+    checks: Vec<ToolChecks>,
     limits: LimitsOverride,
     declared: Declared,
     capabilities: Effective,
@@ -109,6 +119,21 @@ impl LoadedComponent {
         &self.capabilities
     }
 
+    /// What the operator should know about how it was loaded: grants it
+    /// does not declare, which it therefore does not get. Logged at load,
+    /// shown by `toolhost inspect` and `toolhost tools --status`.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if !self.capabilities.not_declared.is_empty() {
+            warnings.push(format!(
+                "granted but not declared by the component, so not given to it: {}; a capability needs both (its author declares it: Rust toolhost_sdk::capabilities!, any language declare() in {}, or `toolhost declare IN OUT --env/--dir/--http/--secret/--tool` on the built component); remove the grant if it is not needed",
+                self.capabilities.not_declared.join(", "),
+                crate::bindings::WorldVersion::LATEST.world_name(),
+            ));
+        }
+        warnings
+    }
+
     /// Whether the compiled code came from the cache.
     pub fn cache_outcome(&self) -> CacheOutcome {
         self.cache
@@ -127,7 +152,7 @@ impl LoadedComponent {
     }
 
     /// A JSON description: `hash`, `world`, `tools`, `imports`,
-    /// `capabilities` (declared, granted), `size_bytes`
+    /// `capabilities` (declared, granted), `size_bytes`, `warnings`
     /// (the output of `toolhost inspect`).
     pub fn describe(&self) -> serde_json::Value {
         #[derive(Serialize)]
@@ -142,6 +167,7 @@ impl LoadedComponent {
             "imports": self.imports,
             "capabilities": { "declared": self.declared, "granted": self.capabilities },
             "size_bytes": self.size_bytes,
+            "warnings": self.warnings(),
         })
     }
 }

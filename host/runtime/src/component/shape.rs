@@ -127,7 +127,7 @@ fn check_imports(world: WorldVersion, imports: &[String]) -> Result<()> {
         .filter(|m| m.starts_with("toolhost:plugin/"))
         .collect();
     let hint = if other_toolhost.is_empty() {
-        "remove those imports (for WASI, use the interfaces of WASI 0.2) or ask for a host that provides them"
+        "remove those imports (for WASI, use the interfaces of WASI 0.2; jco: leave out unused features with `-d`, e.g. `-d http`; componentize-py: target a world without them, such as wit/0.2.0's `plugin-wasi`) or ask for a host that provides them"
             .to_string()
     } else {
         format!(

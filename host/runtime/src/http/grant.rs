@@ -163,6 +163,7 @@ impl HttpAccess {
         secrets: &[SecretGrant],
     ) -> Result<(HttpAccess, Vec<String>)> {
         let mut not_granted = Vec::new();
+        // (What was granted but not declared is [`HttpAccess::not_declared`].)
         let mut declared = Vec::new();
         for host in declared_hosts {
             let pattern = HostPattern::parse(host).ok_or_else(|| {
@@ -230,6 +231,27 @@ impl HttpAccess {
             });
         }
         Ok((access, not_granted))
+    }
+
+    /// The grants (`http HOST`, `secret NAME`) that cover nothing the
+    /// component declared, so give it nothing: a destination whose hosts
+    /// overlap no declared host pattern, a secret it does not name.
+    pub fn not_declared(&self, declared_secrets: &[String], secrets: &[SecretGrant]) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .rules
+            .iter()
+            .filter(|r| !self.declared.iter().any(|d| d.overlaps(&r.host)))
+            .map(|r| format!("http {r}"))
+            .collect();
+        if !declared_secrets.iter().any(|n| n == "*") {
+            out.extend(
+                secrets
+                    .iter()
+                    .filter(|s| !declared_secrets.contains(&s.name))
+                    .map(|s| format!("secret {}", s.name)),
+            );
+        }
+        out
     }
 
     /// Whether the component may use outbound HTTP at all: it declared a

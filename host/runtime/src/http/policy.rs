@@ -96,6 +96,19 @@ impl HostPattern {
         }
     }
 
+    /// Whether some host is covered by both this pattern and `other`.
+    pub fn overlaps(&self, other: &HostPattern) -> bool {
+        use HostPattern::*;
+        match (self, other) {
+            (Any, _) | (_, Any) => true,
+            (Name(n), p) | (p, Name(n)) => p.matches(&Host::Name(n.clone())),
+            (Ip(ip), p) | (p, Ip(ip)) => p.matches(&Host::Ip(*ip)),
+            (Subdomains(a), Subdomains(b)) => {
+                a == b || a.ends_with(&format!(".{b}")) || b.ends_with(&format!(".{a}"))
+            }
+        }
+    }
+
     /// Whether the pattern names more than one host.
     pub fn is_wildcard(&self) -> bool {
         matches!(self, HostPattern::Any | HostPattern::Subdomains(_))
@@ -290,6 +303,28 @@ impl fmt::Display for Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_overlap_when_some_host_is_in_both() {
+        let p = |s: &str| HostPattern::parse(s).unwrap();
+        for (a, b) in [
+            ("*", "api.example.com"),
+            ("api.example.com", "api.example.com"),
+            ("*.example.com", "api.example.com"),
+            ("*.example.com", "*.api.example.com"),
+            ("127.0.0.1", "*"),
+        ] {
+            assert!(p(a).overlaps(&p(b)) && p(b).overlaps(&p(a)), "{a} {b}");
+        }
+        for (a, b) in [
+            ("api.example.com", "web.example.com"),
+            ("*.example.com", "example.com"),
+            ("*.example.com", "*.example.org"),
+            ("127.0.0.1", "api.example.com"),
+        ] {
+            assert!(!p(a).overlaps(&p(b)) && !p(b).overlaps(&p(a)), "{a} {b}");
+        }
+    }
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()

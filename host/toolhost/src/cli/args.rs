@@ -1,6 +1,7 @@
 //! The options and arguments several subcommands share: the engine
 //! (`--cache-dir`, `--no-cache`), the configured registry (`--config`,
-//! `--audience`), and JSON arguments, read by one rule with one message.
+//! `--audience`), grants (`--dir`, `--env`, `--http`), and JSON arguments,
+//! read by one rule with one message.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use toolhost::approval::ApprovalCallback;
+use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::config::{Config, Started};
 use toolhost::dispatch::{Dispatcher, McpDispatcher, Session};
 use toolhost::registry::{Registry, ToolAudience};
@@ -129,6 +131,64 @@ impl ConfigArgs {
             Audience::Public => ToolAudience::Public,
         }
     }
+}
+
+/// Grants given on the command line (`call`, `inspect`): what the
+/// operator's `[plugins.grants]` would say.
+#[derive(Debug, Args)]
+pub(crate) struct GrantArgs {
+    /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).
+    /// The component must also declare it.
+    #[arg(long = "dir", value_name = "HOST:GUEST[:rw]")]
+    dirs: Vec<String>,
+    /// Grant an environment variable (its value is taken from this process).
+    /// The component must also declare it.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+    /// Grant outbound HTTP to a destination: `[scheme://]host[:port]`
+    /// (https and the default port unless given). The component must also
+    /// declare the host.
+    #[arg(long = "http", value_name = "URL")]
+    http: Vec<String>,
+}
+
+impl GrantArgs {
+    /// The grants.
+    pub(crate) fn grants(&self) -> Result<Grants, Error> {
+        Ok(Grants {
+            dirs: self.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
+            env: self.env.clone(),
+            http: self
+                .http
+                .iter()
+                .cloned()
+                .map(toolhost::http::HttpGrant::Url)
+                .collect(),
+            ..Default::default()
+        })
+    }
+}
+
+fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
+    let bad = || {
+        Error::new(
+            ErrorCode::Config,
+            format!("--dir {spec:?}: expected HOST_DIR:GUEST_PATH or HOST_DIR:GUEST_PATH:rw"),
+        )
+    };
+    let (rest, mode) = match spec.strip_suffix(":rw") {
+        Some(rest) => (rest, DirMode::Rw),
+        None => (spec.strip_suffix(":ro").unwrap_or(spec), DirMode::Ro),
+    };
+    let (host, guest) = rest.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || guest.is_empty() {
+        return Err(bad());
+    }
+    Ok(DirGrant {
+        host: host.into(),
+        guest: guest.into(),
+        mode,
+    })
 }
 
 /// Reads a command's JSON arguments: a JSON object, or an

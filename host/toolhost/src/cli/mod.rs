@@ -4,6 +4,7 @@ mod args;
 mod call;
 mod call_tool;
 mod check_command;
+mod declare;
 mod hash;
 mod inspect;
 mod serve;
@@ -26,8 +27,12 @@ struct Cli {
 enum Command {
     /// Print a component's identity: the blake3 hash of its bytes.
     Hash(hash::HashArgs),
-    /// Print a component's hash, world, tools, imports and size as JSON.
+    /// Print a component's hash, world, tools, imports, capabilities (with
+    /// the grants given), size and warnings as JSON.
     Inspect(inspect::InspectArgs),
+    /// Add capability declarations to any component (a
+    /// `toolhost:capabilities` section) and print its new hash.
+    Declare(declare::DeclareArgs),
     /// Call one tool of a component, in a fresh sandbox, and print its result.
     Call(call::CallArgs),
     /// Print the dangerous-command detector's verdict on a command as JSON
@@ -58,6 +63,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Hash(args) => hash::run(args),
             Command::Inspect(args) => inspect::run(args).await,
+            Command::Declare(args) => declare::run(args),
             Command::Call(args) => call::run(args).await,
             Command::CheckCommand(args) => check_command::run(args),
             Command::Tools(args) => tools::run(args).await,

@@ -64,6 +64,10 @@ pub struct PluginStatus {
     /// The failure's code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<ErrorCode>,
+    /// What the operator should know about a loaded component (grants it
+    /// does not declare: see `LoadedComponent::warnings`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The loaded component.
     #[serde(skip)]
     pub component: Option<Arc<LoadedComponent>>,
@@ -98,6 +102,7 @@ impl Config {
                     tools,
                     error: None,
                     error_code: None,
+                    warnings: component.warnings(),
                     component: Some(component),
                 },
                 Err(e) => {
@@ -111,6 +116,7 @@ impl Config {
                         tools: Vec::new(),
                         error: Some(e.message().to_string()),
                         error_code: Some(e.code()),
+                        warnings: Vec::new(),
                         component: None,
                     }
                 }

@@ -1,0 +1,67 @@
+//! `toolhost declare IN OUT [--env NAME]... [--dir PATH]... [--http HOST]...
+//! [--secret NAME]... [--tool NAME]...`: adds capability declarations to
+//! any component (one a toolchain other than the Rust SDK built: jco,
+//! componentize-py, wit-bindgen by hand), as a `toolhost:capabilities`
+//! custom section, and prints the new hash.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use toolhost::ComponentHash;
+use toolhost::capabilities::Declared;
+
+#[derive(Debug, Args)]
+pub(crate) struct DeclareArgs {
+    /// The component to read.
+    input: PathBuf,
+    /// Where to write the component with its declarations (may be INPUT).
+    output: PathBuf,
+    /// Declare an environment variable the component reads.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+    /// Declare a directory the component wants preopened, by its guest
+    /// path (e.g. /workspace).
+    #[arg(long = "dir", value_name = "GUEST_PATH")]
+    dirs: Vec<String>,
+    /// Declare a host the component sends HTTP requests to (a name,
+    /// `*.example.com`, `*` or an IP address).
+    #[arg(long = "http", value_name = "HOST")]
+    http: Vec<String>,
+    /// Declare a secret the host may add to its requests.
+    #[arg(long = "secret", value_name = "NAME")]
+    secrets: Vec<String>,
+    /// Declare a tool the component calls through `toolhost:plugin/tools`.
+    #[arg(long = "tool", value_name = "NAME")]
+    tools: Vec<String>,
+}
+
+/// Prints the new component's hash on stdout (what to pin), and what was
+/// added on stderr; a JSON error and exit code 1 when it cannot.
+pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
+    let bytes =
+        std::fs::read(&args.input).with_context(|| format!("cannot read {}", args.input.display()))?;
+    let more = Declared {
+        dirs: args.dirs,
+        env: args.env,
+        tools: args.tools,
+        http: args.http,
+        secrets: args.secrets,
+    };
+    let (out, added) = match toolhost::capabilities::declare(&bytes, &more) {
+        Ok(done) => done,
+        Err(e) => return Ok(super::print_error(&e)),
+    };
+    std::fs::write(&args.output, &out).with_context(|| format!("cannot write {}", args.output.display()))?;
+    if added.is_empty() {
+        eprintln!("toolhost: nothing to add: the component declares all of it already");
+    } else {
+        eprintln!(
+            "toolhost: declared {}",
+            added.to_section().trim_end().replace('\n', ", ")
+        );
+    }
+    println!("{}", ComponentHash::of(&out));
+    Ok(ExitCode::SUCCESS)
+}
