@@ -52,6 +52,8 @@ pub struct SandboxState {
     ctx: CallContext,
     /// The tools it may call: declared and granted.
     callable: Vec<String>,
+    /// Whether the caller decides instead (see `ToolCalls::Caller`).
+    callable_by_caller: bool,
     call_depth: u32,
     /// The call's deadline, passed on to nested calls.
     pub(crate) deadline: Instant,
@@ -63,6 +65,9 @@ pub struct SandboxState {
     pub(crate) ticks_left: u64,
     /// Set when the epoch callback stopped the call at its deadline.
     pub(crate) timed_out: bool,
+    /// Set when the epoch callback stopped the call because its caller
+    /// cancelled it.
+    pub(crate) stopped: bool,
 }
 
 impl SandboxState {
@@ -119,6 +124,7 @@ impl SandboxState {
             call_id: ctx.call_id,
             ctx: ctx.clone(),
             callable: capabilities.tools.clone(),
+            callable_by_caller: capabilities.tools_from_caller,
             call_depth: limits.call_depth,
             deadline,
             logs_left: limits.log_records,
@@ -126,6 +132,7 @@ impl SandboxState {
             log_budget,
             ticks_left: 0,
             timed_out: false,
+            stopped: false,
         })
     }
 }
@@ -209,7 +216,7 @@ impl v0_1_0::toolhost::plugin::tools::Host for SandboxState {
                 Error::new(code, message).to_json().to_string(),
             ))
         };
-        if !self.callable.contains(&name) {
+        if !self.callable_by_caller && !self.callable.contains(&name) {
             return refuse(
                 ErrorCode::CapabilityNotGranted,
                 format!(
@@ -250,6 +257,7 @@ impl v0_1_0::toolhost::plugin::tools::Host for SandboxState {
             limits: Default::default(),
             depth: self.ctx.depth + 1,
             caller: Some(caller.clone()),
+            waiting: self.ctx.waiting.clone(),
         };
         match caller.0.call_tool(&name, arguments, nested).await {
             Ok(output) => Ok(output.content),
@@ -452,6 +460,12 @@ impl tokio::io::AsyncWrite for CappedPipe {
 /// the epoch callback's records first, then wasmtime's trap codes.
 pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Limits, stderr: &str) -> Error {
     use wasmtime::Trap;
+    if state.stopped {
+        return Error::new(
+            ErrorCode::Cancelled,
+            "the call was stopped: its caller cancelled it",
+        );
+    }
     if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return timeout_error(limits);
     }

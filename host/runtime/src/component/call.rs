@@ -28,6 +28,11 @@ pub struct SandboxedCall {
     pub result: Result<String>,
     /// Fuel consumed and peak memory.
     pub usage: Usage,
+    /// What the guest wrote to its stdout (up to the `stderr_bytes` limit),
+    /// for a component loaded with
+    /// [`keep_stdout`](super::LoadOptions::keep_stdout); empty otherwise.
+    /// Kept whatever the call's outcome: a trap, an exhausted limit, a stop.
+    pub stdout: String,
 }
 
 impl LoadedComponent {
@@ -70,10 +75,11 @@ impl LoadedComponent {
                     ),
                 )),
                 usage: Usage::default(),
+                stdout: String::new(),
             };
         }
         let limits = self.effective_limits(&ctx.limits);
-        let (result, usage, http_notes) = self
+        let (result, usage, http_notes, stdout) = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
                 plugin
                     .toolhost_plugin_tool()
@@ -115,6 +121,7 @@ impl LoadedComponent {
                 }
             }),
             usage,
+            stdout,
         }
     }
 
@@ -141,7 +148,7 @@ impl LoadedComponent {
     /// Runs `list-tools` in a sandbox with the component's limits.
     pub(super) async fn list_tools(&self) -> Result<Vec<WitToolSpec>> {
         let limits = self.effective_limits(&LimitsOverride::default());
-        let (result, _, _) = self
+        let (result, _, _, _) = self
             .run(limits, None, &CallContext::default(), async |store, plugin| {
                 plugin.toolhost_plugin_tool().call_list_tools(store).await
             })
@@ -158,13 +165,17 @@ impl LoadedComponent {
     }
 
     /// Instantiates afresh and runs `f` under `limits`, classifying failures.
+    /// Cancelling `ctx.cancel` stops the guest at its next epoch tick (its
+    /// nested calls are cancelled too, so it cannot stay blocked in one for
+    /// long), keeping what it wrote; one that does not come back within
+    /// [`HOST_BLOCK_GRACE`] is dropped.
     async fn run<R>(
         &self,
         limits: Limits,
         tool: Option<String>,
         ctx: &CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &v0_1_0::Plugin) -> wasmtime::Result<R>,
-    ) -> (Result<R>, Usage, Vec<String>) {
+    ) -> (Result<R>, Usage, Vec<String>, String) {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
         if let Some(d) = ctx.deadline {
@@ -181,11 +192,11 @@ impl LoadedComponent {
             std::sync::Arc::clone(&self.log_budget),
         ) {
             Ok(state) => state,
-            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+            Err(e) => return (Err(e), Usage::default(), Vec::new(), String::new()),
         };
         let pre = match self.pre_for(limits.wasm_stack_bytes) {
             Ok(pre) => pre,
-            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+            Err(e) => return (Err(e), Usage::default(), Vec::new(), String::new()),
         };
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
@@ -194,6 +205,7 @@ impl LoadedComponent {
                 Err(Error::internal(format!("cannot set fuel: {e:#}"))),
                 Usage::default(),
                 Vec::new(),
+                String::new(),
             );
         }
         // The deadline in epoch ticks. Each tick the callback yields to tokio
@@ -203,8 +215,13 @@ impl LoadedComponent {
         let remaining = deadline_at.saturating_duration_since(started);
         store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
+        let stop = ctx.cancel.clone();
+        store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
+            if stop.is_cancelled() {
+                state.stopped = true;
+                return Ok(UpdateDeadline::Interrupt);
+            }
             state.ticks_left = state.ticks_left.saturating_sub(1);
             if state.ticks_left == 0 {
                 state.timed_out = true;
@@ -218,7 +235,14 @@ impl LoadedComponent {
             let plugin = pre.instantiate_async(&mut store).await?;
             f(&mut store, &plugin).await
         };
-        let outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work).await;
+        let stopped = async {
+            ctx.cancel.cancelled().await;
+            tokio::time::sleep(HOST_BLOCK_GRACE).await;
+        };
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work) => outcome.map_err(|_| None),
+            _ = stopped => Err(Some(())),
+        };
         let fuel_left = store.get_fuel().unwrap_or(0);
         let state = store.data();
         let usage = Usage {
@@ -233,7 +257,7 @@ impl LoadedComponent {
             ("stderr", &stderr, stderr_dropped),
             ("stdout", &stdout, stdout_dropped),
         ] {
-            if text.is_empty() && dropped == 0 {
+            if (text.is_empty() && dropped == 0) || (stream == "stdout" && self.keep_stdout) {
                 continue;
             }
             if state.log_budget.take(text.len()) {
@@ -247,10 +271,16 @@ impl LoadedComponent {
             tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
         }
         let result = match outcome {
-            Err(_elapsed) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
+            Err(Some(())) => Err(Error::new(
+                ErrorCode::Cancelled,
+                "the call was stopped: its caller cancelled it, and it did not come back in time",
+            )
+            .with_usage(usage)),
+            Err(None) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
         };
-        (result, usage, state.http.notes())
+        let kept = if self.keep_stdout { stdout } else { String::new() };
+        (result, usage, state.http.notes(), kept)
     }
 }

@@ -28,6 +28,31 @@ pub struct LoadOptions {
     pub limits: LimitsOverride,
     /// What the operator grants this component (see [`crate::capabilities`]).
     pub grants: Grants,
+    /// Which tools it may call (default: those declared and granted).
+    pub tool_calls: ToolCalls,
+    /// Whether its stdout goes back to the caller, in
+    /// [`SandboxedCall::stdout`](super::SandboxedCall::stdout), instead of
+    /// into the log (for a component whose output is its caller's business,
+    /// such as a script's printed text).
+    pub keep_stdout: bool,
+}
+
+/// Which tools a component may call through `toolhost:plugin/tools`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolCalls {
+    /// Those it declares and the operator grants by name: every plugin a
+    /// config loads.
+    #[default]
+    Granted,
+    /// Any tool the [`ToolCaller`](toolhost_core::registry::ToolCaller) of
+    /// each call accepts. Only for a host's own component that a built-in
+    /// calls with a caller enforcing its own rules (codemode's
+    /// `run_tools_script` passes one that admits the session's visible tools
+    /// minus its exclusions, and counts them). No config grant can ask for
+    /// it, and the component loaded this way is never registered, so no
+    /// other plugin and no ordinary dispatch reaches it.
+    Caller,
 }
 
 impl Engine {
@@ -76,7 +101,8 @@ impl Engine {
         }
         check_header(&bytes)?;
         let declared = Declared::from_component(&bytes)?;
-        let capabilities = Effective::resolve(&declared, &options.grants)?;
+        let mut capabilities = Effective::resolve(&declared, &options.grants)?;
+        capabilities.tools_from_caller = options.tool_calls == ToolCalls::Caller;
         let ceiling = self.config().max_memory_bytes;
         if let Some(mb) = options.limits.memory_mb
             && mb.saturating_mul(1 << 20) > ceiling
@@ -126,6 +152,7 @@ impl Engine {
             imports,
             tools: Vec::new(),
             limits: options.limits,
+            keep_stdout: options.keep_stdout,
             declared,
             capabilities,
             cache,

@@ -30,7 +30,7 @@ use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::ToolSpec;
 
 pub use call::SandboxedCall;
-pub use load::LoadOptions;
+pub use load::{LoadOptions, ToolCalls};
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
 pub use tool::WasmTool;
 
@@ -43,6 +43,7 @@ pub struct LoadedComponent {
     imports: Vec<String>,
     tools: Vec<ToolSpec>,
     limits: LimitsOverride,
+    keep_stdout: bool,
     declared: Declared,
     capabilities: Effective,
     cache: CacheOutcome,

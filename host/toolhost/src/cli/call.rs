@@ -97,6 +97,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         expected_hash,
         grants,
         limits,
+        ..LoadOptions::default()
     };
     let component = engine.load_file(&args.file, options).await?;
     let outcome = component

@@ -256,8 +256,11 @@ impl Config {
         if let Some(spill) = self.spill_config() {
             // Errors are never spilled; a spill that cannot be written leaves
             // the result as it is rather than lose it.
+            // A nested call's result goes to the tool (or script) that made
+            // it, which cannot read a spill file back: only results for the
+            // model are spilled.
             builder = builder.post_hook(move |info, result| {
-                if result.is_error() {
+                if result.is_error() || info.parent_call_id.is_some() {
                     return;
                 }
                 match spill.spill(&info.name, info.call_id, &result.content) {
