@@ -99,7 +99,7 @@ pub fn run(request: Request, tools: &dyn Tools) -> Value {
     let ending = script.drive(code, timeout_ms, max_memory_bytes, &mut printed);
     let (output, omitted) = printed.finish();
     let mut report = match ending {
-        Ending::Done(result) => json!({"ok": true, "result": result}),
+        Ending::Done(result) => result_report(result, max_output_chars),
         Ending::Failed {
             code,
             error,
@@ -121,6 +121,20 @@ pub fn run(request: Request, tools: &dyn Tools) -> Value {
     report["output"] = json!(output);
     report["output_omitted"] = json!(omitted);
     report
+}
+
+/// The report of a finished script. A value whose JSON text is longer than
+/// twice `max_chars` goes as its first and last `max_chars` characters
+/// (`result_text`), for the host to cut further.
+fn result_report(result: Value, max_chars: usize) -> Value {
+    let text = result.to_string();
+    let total = text.chars().count();
+    if total <= max_chars.saturating_mul(2) {
+        return json!({"ok": true, "result": result});
+    }
+    let head: String = text.chars().take(max_chars).collect();
+    let tail: String = text.chars().skip(total - max_chars).collect();
+    json!({"ok": true, "result_text": {"text": head + &tail, "omitted": total - 2 * max_chars}})
 }
 
 struct Script<'t> {
