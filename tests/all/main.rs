@@ -96,7 +96,7 @@ pub async fn call_json(
     c.call(tool, &args.to_string(), &Default::default(), None, 1)
         .await
         .result
-        .map(|text| serde_json::from_str(&text).expect("a tool result is JSON"))
+        .map(|output| serde_json::from_str(&output.content).expect("a tool result is JSON"))
 }
 
 /// Calls `tool` and returns its JSON result, panicking with the error if it fails.

@@ -104,7 +104,10 @@ fn check_standard(out: &Value) {
     assert_eq!(greet["input_schema"]["type"], "object");
     assert!(greet["input_schema"]["properties"]["name"].is_object(), "{greet}");
     assert_eq!(steps[1]["is_error"], false);
-    assert_eq!(steps[1]["text"], "\"Hello, Ada!\"");
+    // A JSON string reaches the model as its plain text, and the client as
+    // structured content wrapped in an object.
+    assert_eq!(steps[1]["text"], "Hello, Ada!");
+    assert_eq!(steps[1]["structured"], json!({"result": "Hello, Ada!"}));
     assert_eq!(error_code(&steps[2]), "trap");
     assert_eq!(error_code(&steps[3]), "unknown_tool");
 }
@@ -507,7 +510,7 @@ fn plugin_output_never_reaches_the_protocol_stream() {
     // `recv` fails on any stdout line that is not JSON-RPC.
     let answer = server.recv();
     assert_eq!(answer["id"], 1);
-    assert_eq!(answer["result"]["content"][0]["text"], "\"done\"", "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
     server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let list = server.recv();
     let greet = list["result"]["tools"]
@@ -560,8 +563,8 @@ fn serve_config_serves_builtins_plugins_and_bridged_servers() {
             "{expected} missing from {tools:?}"
         );
     }
-    assert_eq!(steps[1]["text"], "\"Hello, Ada!\"");
-    assert_eq!(steps[2]["text"], "\"Echo: hi\"", "{}", steps[2]);
+    assert_eq!(steps[1]["text"], "Hello, Ada!");
+    assert_eq!(steps[2]["text"], "Echo: hi", "{}", steps[2]);
     let exec: Value = serde_json::from_str(steps[3]["text"].as_str().unwrap()).unwrap();
     assert_eq!(exec["stdout"], "from-exec\n", "{exec}");
     // This client cannot answer forms (no elicitation): a flagged command is
@@ -606,7 +609,7 @@ fn lazy_mode_over_mcp_activates_tools_per_session() {
     assert_eq!(steps[3]["is_error"], false, "{}", steps[3]);
     assert!(steps[4]["list_changed"].as_u64().unwrap() >= 1, "{out}");
     assert_eq!(names(&steps[5]), ["tool_search", "greet"]);
-    assert_eq!(steps[6]["text"], "\"Hello, Ada!\"");
+    assert_eq!(steps[6]["text"], "Hello, Ada!");
 }
 
 #[test]

@@ -21,7 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 def tool_json(t):
     ann = t.annotations.model_dump(exclude_none=True, by_alias=True) if t.annotations else None
-    return {"name": t.name, "description": t.description, "input_schema": t.input_schema, "annotations": ann}
+    return {"name": t.name, "description": t.description, "input_schema": t.input_schema,
+            "output_schema": t.output_schema, "annotations": ann}
 
 
 async def run(session, steps, notes, elicit):
@@ -37,7 +38,8 @@ async def run(session, steps, notes, elicit):
         elif "call" in step:
             r = await session.call_tool(step["call"], step.get("args", {}))
             texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
-            out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts)})
+            out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts),
+                                 "structured": r.structured_content})
         elif "wait_list_changed" in step:
             for _ in range(100):
                 if notes:

@@ -12,7 +12,9 @@ use serde::Serialize;
 use serde_json::Value;
 use toolhost_core::dispatch::Waiting;
 use toolhost_core::error::{Error, ErrorCode, Result};
-use toolhost_core::registry::{BoxFuture, CallContext, NestedResult, ToolCaller, ToolCallerHandle, ToolOutput};
+use toolhost_core::registry::{
+    BoxFuture, CallContext, NestedResult, ToolCaller, ToolCallerHandle, ToolOutput,
+};
 
 /// One failed nested call, as `tool_errors` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,7 +37,12 @@ pub(crate) struct ScriptCaller {
 }
 
 impl ScriptCaller {
-    pub(crate) fn new(inner: ToolCallerHandle, callable: BTreeSet<String>, max_calls: u32, waiting: Waiting) -> Self {
+    pub(crate) fn new(
+        inner: ToolCallerHandle,
+        callable: BTreeSet<String>,
+        max_calls: u32,
+        waiting: Waiting,
+    ) -> Self {
         ScriptCaller {
             inner,
             callable,
@@ -49,7 +56,10 @@ impl ScriptCaller {
 
     /// The failed calls so far, in the order they ended.
     pub(crate) fn failures(&self) -> Vec<ToolFailure> {
-        self.failures.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The whole result of the refused call whose exception text is `text`.
@@ -91,7 +101,10 @@ impl ScriptCaller {
         ctx.waiting = self.waiting.clone();
         let result: NestedResult = self.inner.0.call_tool_whole(&name, arguments, ctx).await;
         match result.error {
-            None => Ok(ToolOutput::text(result.content)),
+            None => Ok(ToolOutput {
+                text: result.text,
+                ..ToolOutput::json_text(result.content)
+            }),
             Some(error) => {
                 self.fail(&name, error.code().as_str());
                 if matches!(error.code(), ErrorCode::Blocked | ErrorCode::ApprovalRequired) {

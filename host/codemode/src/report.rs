@@ -96,6 +96,9 @@ mod tests {
         assert_eq!(cut_middle("abc", 10, 5), "ab\n…[5 characters omitted]…\nc");
         assert_eq!(cut_middle("ééé", 2, 0), "é\n…[1 characters omitted]…\né");
         assert_eq!(cut_value(json!([1, 2]), 10), json!([1, 2]));
-        assert_eq!(cut_value(json!("x".repeat(20)), 6), json!("\"xx\n…[16 characters omitted]…\nxx\""));
+        assert_eq!(
+            cut_value(json!("x".repeat(20)), 6),
+            json!("\"xx\n…[16 characters omitted]…\nxx\"")
+        );
     }
 }

@@ -36,9 +36,9 @@ pub const SIGNATURES_CAP: usize = 6000;
 
 /// Python's keywords: a tool named like one gets a `_` appended.
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
-    "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
+    "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+    "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
 ];
 
 /// The name a script calls tool `name` by: every character that is not an
@@ -47,7 +47,13 @@ const KEYWORDS: &[&str] = &[
 pub fn python_name(name: &str) -> String {
     let mut out: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, '_');
@@ -190,7 +196,11 @@ fn py_literal(value: &Value) -> String {
 
 /// The description's first sentence (or line), at most 120 characters.
 fn first_sentence(description: &str) -> String {
-    let line = description.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = description
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let end = line
         .char_indices()
         .find(|&(i, c)| c == '.' && line[i + 1..].starts_with(' '))
@@ -248,7 +258,11 @@ mod tests {
         let tools: Vec<(String, &ToolSpec)> = specs.iter().map(|s| (s.name.clone(), s)).collect();
         let list = signature_list(&tools);
         assert!(list.len() <= SIGNATURES_CAP + 200, "{}", list.len());
-        assert!(list.ends_with("more tools not listed here (the list is capped); they are callable by name too.\n"));
+        assert!(
+            list.ends_with(
+                "more tools not listed here (the list is capped); they are callable by name too.\n"
+            )
+        );
         assert!(list.starts_with("tools.t0()  # xxx"));
     }
 }

@@ -144,7 +144,10 @@ impl RunToolsScript {
             let callable = callable_of(visible.iter().copied(), &exclude);
             let mut spec = spec.clone();
             spec.description = if callable.is_empty() {
-                format!("{}\n\nNo tool is callable from a script in this session.", spec.description)
+                format!(
+                    "{}\n\nNo tool is callable from a script in this session.",
+                    spec.description
+                )
             } else {
                 format!(
                     "{}\n\nCallable tools:\n{}",
@@ -161,7 +164,10 @@ impl RunToolsScript {
     /// [`NEVER_CALLABLE`] and the `exclude` patterns. When two tools map to
     /// the same Python name, the first in name order keeps it and the other
     /// is not callable.
-    pub fn callable<'a>(&self, visible: impl IntoIterator<Item = &'a ToolSpec>) -> Vec<(String, &'a ToolSpec)> {
+    pub fn callable<'a>(
+        &self,
+        visible: impl IntoIterator<Item = &'a ToolSpec>,
+    ) -> Vec<(String, &'a ToolSpec)> {
         callable_of(visible, &self.config.exclude)
     }
 
@@ -226,8 +232,9 @@ impl RunToolsScript {
             )
         };
         let report = match outcome.result {
-            Ok(json) => serde_json::from_str::<Value>(&json)
-                .map_err(|e| Error::internal(format!("the codemode interpreter's report is not JSON: {e}")))?,
+            Ok(output) => serde_json::from_str::<Value>(&output.content).map_err(|e| {
+                Error::internal(format!("the codemode interpreter's report is not JSON: {e}"))
+            })?,
             Err(e) => {
                 let output = cut_middle(&outcome.stdout, max, 0);
                 let (code, message) = match e.code() {
@@ -238,9 +245,15 @@ impl RunToolsScript {
                     ErrorCode::Cancelled => return Err(e),
                     _ if e.message().contains(OOM_EXIT) => (
                         codes::MEMORY_LIMIT,
-                        format!("the script used more than its {} MiB (max_memory_mb)", config.max_memory_mb),
+                        format!(
+                            "the script used more than its {} MiB (max_memory_mb)",
+                            config.max_memory_mb
+                        ),
                     ),
-                    _ => (codes::SANDBOX_FAILED, format!("the interpreter failed: {}", e.message())),
+                    _ => (
+                        codes::SANDBOX_FAILED,
+                        format!("the interpreter failed: {}", e.message()),
+                    ),
                 };
                 return Ok(failed(report::failure(code, &message, output, &failures)));
             }
@@ -270,7 +283,10 @@ impl RunToolsScript {
                 .unwrap_or_else(|| refusal.clone());
             return Ok(ToolOutput::refused_because(ErrorCode::Blocked, reason, refusal));
         }
-        let mut code = report["error_code"].as_str().unwrap_or(codes::SCRIPT_ERROR).to_string();
+        let mut code = report["error_code"]
+            .as_str()
+            .unwrap_or(codes::SCRIPT_ERROR)
+            .to_string();
         let mut error = cut_middle(report["error"].as_str().unwrap_or_default(), max, 0);
         if timed_out {
             code = codes::TIMEOUT.to_string();
@@ -308,7 +324,10 @@ fn failed(report: Value) -> ToolOutput {
     ToolOutput::refused_because(ErrorCode::ScriptFailed, reason, report.to_string())
 }
 
-fn callable_of<'a>(visible: impl IntoIterator<Item = &'a ToolSpec>, exclude: &[String]) -> Vec<(String, &'a ToolSpec)> {
+fn callable_of<'a>(
+    visible: impl IntoIterator<Item = &'a ToolSpec>,
+    exclude: &[String],
+) -> Vec<(String, &'a ToolSpec)> {
     let mut specs: Vec<&ToolSpec> = visible
         .into_iter()
         .filter(|s| !NEVER_CALLABLE.contains(&s.name.as_str()))
@@ -331,7 +350,14 @@ fn missing_hint<'a>(missing: &str, names: impl Iterator<Item = &'a str>) -> Stri
     let close: Vec<&str> = toolhost_core::registry::lazy::suggest(names.iter().copied(), missing, 3);
     let mut hint = format!("\nHint: `tools.{missing}` does not exist in this session");
     if !close.is_empty() {
-        hint.push_str(&format!("; did you mean {}?", close.iter().map(|n| format!("tools.{n}")).collect::<Vec<_>>().join(", ")));
+        hint.push_str(&format!(
+            "; did you mean {}?",
+            close
+                .iter()
+                .map(|n| format!("tools.{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if names.is_empty() {
         hint.push_str(". No tool is callable from a script here.");

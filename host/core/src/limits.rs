@@ -30,7 +30,7 @@
 //! |---|---|---|
 //! | [`max_tools`](Limits::max_tools) | 256 tools | `invalid_component` (a component), a refused server (MCP) |
 //! | [`description_bytes`](Limits::description_bytes) | 16 KiB per tool description | same |
-//! | [`schema_bytes`](Limits::schema_bytes) | 64 KiB per tool's parameter schema (JSON text) | same |
+//! | [`schema_bytes`](Limits::schema_bytes) | 64 KiB per tool's parameter schema, and per output schema (JSON text) | same |
 //! | [`metadata_bytes`](Limits::metadata_bytes) | 1 MiB of names, descriptions and schemas in all | same |
 //!
 //! Wasmtime fixes the stack limit per wasmtime engine rather than per store;
@@ -85,7 +85,8 @@ pub struct Limits {
     pub max_tools: u32,
     /// The longest tool description, in bytes.
     pub description_bytes: u64,
-    /// The largest parameter schema of one tool, in bytes of JSON text.
+    /// The largest parameter schema (and, separately, output schema) of one
+    /// tool, in bytes of JSON text.
     pub schema_bytes: u64,
     /// The most bytes of names, descriptions and schemas a component may
     /// list in all.
@@ -351,10 +352,23 @@ impl Default for MetadataLimits {
     }
 }
 
+/// What one tool claims when it is listed, as [`MetadataLimits::check`]
+/// measures it: text as the component or server sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolClaim<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its description.
+    pub description: &'a str,
+    /// Its parameter schema, as JSON text.
+    pub parameters: &'a str,
+    /// Its output schema, as JSON text, if it states one.
+    pub output_schema: Option<&'a str>,
+}
+
 impl MetadataLimits {
-    /// Checks a tool list of `owner` ("the component", "MCP server `x`"),
-    /// given as `(name, description, schema JSON text)` per tool, in one
-    /// pass; stops at the first tool past a limit.
+    /// Checks a tool list of `owner` ("the component", "MCP server `x`")
+    /// in one pass; stops at the first tool past a limit.
     ///
     /// # Errors
     ///
@@ -363,7 +377,7 @@ impl MetadataLimits {
     pub fn check<'a>(
         &self,
         owner: &str,
-        tools: impl ExactSizeIterator<Item = (&'a str, &'a str, &'a str)>,
+        tools: impl ExactSizeIterator<Item = ToolClaim<'a>>,
     ) -> std::result::Result<(), String> {
         let count = tools.len();
         if count as u64 > u64::from(self.max_tools) {
@@ -373,24 +387,35 @@ impl MetadataLimits {
             ));
         }
         let mut total: u64 = 0;
-        for (name, description, schema) in tools {
-            if description.len() as u64 > self.description_bytes {
+        for tool in tools {
+            let name = tool.name;
+            if tool.description.len() as u64 > self.description_bytes {
                 return Err(format!(
                     "{owner}: the description of tool `{}` is {} bytes, more than the limit of {} (`description_bytes`)",
                     clip_name(name),
-                    description.len(),
+                    tool.description.len(),
                     self.description_bytes
                 ));
             }
-            if schema.len() as u64 > self.schema_bytes {
-                return Err(format!(
-                    "{owner}: the parameter schema of tool `{}` is {} bytes, more than the limit of {} (`schema_bytes`)",
-                    clip_name(name),
-                    schema.len(),
-                    self.schema_bytes
-                ));
+            let schemas = [
+                ("parameter", Some(tool.parameters)),
+                ("output", tool.output_schema),
+            ];
+            for (which, schema) in schemas {
+                let Some(schema) = schema else { continue };
+                if schema.len() as u64 > self.schema_bytes {
+                    return Err(format!(
+                        "{owner}: the {which} schema of tool `{}` is {} bytes, more than the limit of {} (`schema_bytes`)",
+                        clip_name(name),
+                        schema.len(),
+                        self.schema_bytes
+                    ));
+                }
             }
-            total = total.saturating_add((name.len() + description.len() + schema.len()) as u64);
+            let output = tool.output_schema.map_or(0, str::len);
+            total = total.saturating_add(
+                (name.len() + tool.description.len() + tool.parameters.len() + output) as u64,
+            );
             if total > self.metadata_bytes {
                 return Err(format!(
                     "{owner}: its tools' names, descriptions and schemas come to more than {} bytes (`metadata_bytes`)",

@@ -5,8 +5,10 @@
 //! server's audience (toolsets, availability and lazy mode applied), each
 //! tool's JSON Schema the MCP input schema and its hints the annotations;
 //! every call runs through the full dispatch pipeline (hooks, audience,
-//! validation, approval, limits, spill), and a failed call comes back as an
-//! `isError` result whose text is the pipeline's error JSON
+//! validation, approval, limits, spill). A result comes back as
+//! `structuredContent` plus the text the model reads (see [`call_result`]),
+//! a tool's output schema as its `outputSchema`; a failed call comes back as
+//! an `isError` result whose text is the pipeline's error JSON
 //! (`{"error", "error_code", ...}`). A change of the registry (a component
 //! loaded or unloaded, an MCP server's tools bridged in or gone) sends
 //! `notifications/tools/list_changed`; so does a lazy-mode `tool_search`
@@ -50,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::McpApprover;
 use super::bridge::McpDispatcher;
-use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::{ToolAudience, ToolSpec};
 
@@ -188,6 +190,9 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
         _ => serde_json::Map::from_iter([("type".to_string(), Value::from("object"))]),
     };
     let mut tool = McpToolDef::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    if let Some(Value::Object(output)) = &spec.output_schema {
+        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+    }
     if !spec.hints.is_empty() {
         let mut annotations = ToolAnnotations::new();
         annotations.read_only_hint = spec.hints.read_only;
@@ -197,6 +202,26 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
         tool = tool.with_annotations(annotations);
     }
     tool
+}
+
+/// A dispatched call's result as MCP sees it. A success carries the tool's
+/// JSON as `structuredContent` (an object as it is, any other value as
+/// `{"result": value}`, since MCP wants an object) and one text block: the
+/// tool's text, else the JSON (a JSON string as its plain text, without
+/// quotes). A failure is an `isError` result whose text is the pipeline's
+/// error JSON.
+fn call_result(result: &ToolResult) -> CallToolResult {
+    if result.is_error() {
+        return CallToolResult::error(vec![ContentBlock::text(result.content.clone())]);
+    }
+    let mut out = CallToolResult::success(vec![ContentBlock::text(result.model_text().into_owned())]);
+    out.structured_content = match serde_json::from_str::<Value>(&result.content) {
+        Ok(Value::Object(map)) => Some(Value::Object(map)),
+        Ok(other) => Some(serde_json::json!({ "result": other })),
+        // Not JSON (a host application's tool breaking the contract): text only.
+        Err(_) => None,
+    };
+    out
 }
 
 impl ServerHandler for McpServer {
@@ -264,13 +289,7 @@ impl ServerHandler for McpServer {
             // A lazy-mode tool_search activated a tool: this session's list grew.
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        let content = vec![ContentBlock::text(result.content)];
-        Ok(if result.error_code.is_some() {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        }
-        .into())
+        Ok(call_result(&result).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

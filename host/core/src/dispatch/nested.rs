@@ -25,7 +25,10 @@ impl ToolCaller for NestedCaller {
             let result = whole.await;
             match result.error {
                 Some(error) => Err(error),
-                None => Ok(ToolOutput::text(result.content)),
+                None => Ok(ToolOutput {
+                    text: result.text,
+                    ..ToolOutput::json_text(result.content)
+                }),
             }
         })
     }
@@ -50,6 +53,7 @@ impl ToolCaller for NestedCaller {
                 limits: ctx.limits,
                 depth: ctx.depth,
                 waiting: ctx.waiting,
+                progress: ctx.progress,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
             let error = match (result.error, result.error_code) {
@@ -59,6 +63,7 @@ impl ToolCaller for NestedCaller {
             };
             NestedResult {
                 content: result.content,
+                text: result.text,
                 error,
             }
         })

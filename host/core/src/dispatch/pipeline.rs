@@ -294,6 +294,7 @@ async fn execute(
         depth: ctx.depth,
         caller: Some(caller),
         waiting: ctx.waiting.clone(),
+        progress: ctx.progress.clone(),
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let deadline = async {
@@ -336,6 +337,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                         output.reason.clone().unwrap_or_else(|| output.content.clone()),
                     )
                 }),
+                text: output.text.filter(|_| output.error_code.is_none()),
                 content: output.content,
                 error_code: output.error_code,
             },
@@ -356,6 +358,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                 ToolResult {
                     call_id,
                     content,
+                    text: None,
                     error_code: Some(code),
                     error: Some(error),
                 },

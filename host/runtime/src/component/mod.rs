@@ -12,6 +12,7 @@
 mod call;
 mod load;
 mod register;
+mod shape;
 mod tool;
 
 use std::borrow::Cow;
@@ -19,11 +20,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use crate::bindings::{WorldVersion, v0_1_0};
+use crate::bindings::{PluginPre, WorldVersion};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective};
 use crate::engine::Engine;
-use crate::sandbox::SandboxState;
 use toolhost_core::error::{Error, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::LimitsOverride;
@@ -42,16 +42,18 @@ pub struct LoadedComponent {
     world: WorldVersion,
     imports: Vec<String>,
     tools: Vec<ToolSpec>,
+    /// Each tool's compiled output schema, when it states one (by index).
+    output_validators: Vec<Option<Arc<jsonschema::Validator>>>,
     limits: LimitsOverride,
     keep_stdout: bool,
     declared: Declared,
     capabilities: Effective,
     cache: CacheOutcome,
     /// Linked against the primary engine (the default stack limit).
-    pre: v0_1_0::PluginPre<SandboxState>,
+    pre: PluginPre,
     /// Linked against the engine's stack tiers, by stack size, built on
     /// first use.
-    tier_pres: Mutex<Vec<(usize, v0_1_0::PluginPre<SandboxState>)>>,
+    tier_pres: Mutex<Vec<(usize, PluginPre)>>,
     /// Its log budget over time, shared by all its calls.
     log_budget: Arc<toolhost_core::limits::LogBudget>,
 }
@@ -151,7 +153,7 @@ impl LoadedComponent {
     /// against the engine's tier for that size (see
     /// [`engine`](crate::engine#stack-tiers)), made on first use without
     /// recompiling.
-    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, v0_1_0::PluginPre<SandboxState>>> {
+    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, PluginPre>> {
         let Some(tier) = self.engine.stack_tier(stack_bytes)? else {
             return Ok(Cow::Borrowed(&self.pre));
         };
@@ -173,7 +175,7 @@ impl LoadedComponent {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| Error::internal(format!("cannot link the component in a stack tier: {e:#}")))?;
-        let pre = v0_1_0::PluginPre::new(instance_pre).map_err(|e| {
+        let pre = PluginPre::new(self.world, instance_pre).map_err(|e| {
             Error::internal(format!("cannot type-check the component in a stack tier: {e:#}"))
         })?;
         pres.push((stack_bytes, pre.clone()));

@@ -109,7 +109,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
             1,
         )
         .await;
-    outcome.result
+    outcome.result.map(|output| output.content)
 }
 
 fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
