@@ -8,6 +8,7 @@ mod cache;
 mod capabilities;
 mod claims;
 mod cli;
+mod codemode;
 mod config;
 mod defaults;
 mod dispatch;

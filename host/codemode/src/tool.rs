@@ -231,10 +231,23 @@ impl RunToolsScript {
                 config.timeout_seconds
             )
         };
-        let report = match outcome.result {
-            Ok(output) => serde_json::from_str::<Value>(&output.content).map_err(|e| {
-                Error::internal(format!("the codemode interpreter's report is not JSON: {e}"))
-            })?,
+        let report = match outcome
+            .result
+            .map(|out| serde_json::from_str::<Value>(&out.content))
+        {
+            Ok(Ok(report)) => report,
+            // The interpreter is sandboxed code: a report the host cannot
+            // read is its failure, not the host's.
+            Ok(Err(e)) => {
+                let message = format!("the interpreter's report cannot be read: {e}");
+                let output = cut_middle(&outcome.stdout, max, 0);
+                return Ok(failed(report::failure(
+                    codes::SANDBOX_FAILED,
+                    &message,
+                    output,
+                    &failures,
+                )));
+            }
             Err(e) => {
                 let output = cut_middle(&outcome.stdout, max, 0);
                 let (code, message) = match e.code() {
