@@ -5,6 +5,7 @@ mod support;
 
 mod approval_flow;
 mod cache;
+mod call_many;
 mod capabilities;
 mod claims;
 mod cli;
@@ -29,11 +30,13 @@ mod nested;
 mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
+mod progress;
 mod protected;
 mod registry;
 mod sessions;
 mod tool_approval;
 mod toolsets;
+mod versions;
 
 use std::sync::{Arc, OnceLock};
 

@@ -27,7 +27,7 @@ fn plugin(name: &str) -> String {
 }
 
 /// Runs tests/peers/mcp_client.py with `mode_args` and `steps`; returns its JSON.
-fn python_client(mode_args: &[String], steps: Value) -> Value {
+pub(crate) fn python_client(mode_args: &[String], steps: Value) -> Value {
     let mut child = Command::new(support::peer_python())
         .arg(support::peer_script("mcp_client.py"))
         .args(mode_args)
@@ -57,13 +57,13 @@ fn python_client(mode_args: &[String], steps: Value) -> Value {
     })
 }
 
-fn stdio_mode(extra: &[&str]) -> Vec<String> {
+pub(crate) fn stdio_mode(extra: &[&str]) -> Vec<String> {
     let mut args = vec!["stdio".to_string(), support::toolhost_bin().display().to_string()];
     args.extend(serve_args(extra));
     args
 }
 
-fn names(step: &Value) -> Vec<String> {
+pub(crate) fn names(step: &Value) -> Vec<String> {
     step["tools"]
         .as_array()
         .unwrap()
@@ -72,7 +72,7 @@ fn names(step: &Value) -> Vec<String> {
         .collect()
 }
 
-fn error_code(step: &Value) -> String {
+pub(crate) fn error_code(step: &Value) -> String {
     assert_eq!(step["is_error"], true, "expected an error result: {step}");
     let err: Value = serde_json::from_str(step["text"].as_str().unwrap()).unwrap();
     err["error_code"].as_str().unwrap().to_string()
@@ -527,7 +527,7 @@ fn plugin_output_never_reaches_the_protocol_stream() {
 
 /// Writes `toolhost.toml` (TEXT) into a fresh folder; returns the folder
 /// (kept alive by the caller) and the config file's path.
-fn temp_config(text: &str) -> (tempfile::TempDir, String) {
+pub(crate) fn temp_config(text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolhost.toml");
     std::fs::write(&path, text).unwrap();

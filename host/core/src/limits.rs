@@ -18,6 +18,7 @@
 //! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
 //! | [`log_bytes_per_sec`](Limits::log_bytes_per_sec) | 64 KiB/s of log (`host.log` records, captured stdout and stderr) per component, across its calls, in bursts of up to [`log_burst_bytes`](Limits::log_burst_bytes) (1 MiB) | excess dropped, counted |
 //! | [`call_depth`](Limits::call_depth) | 4 nested tool calls (a tool calling a tool calling …) | `blocked` |
+//! | [`nested_calls`](Limits::nested_calls) | 64 tool calls started by one call (`tools.call` and each entry of `tools.call-many`) | `blocked` |
 //! | [`http_requests`](Limits::http_requests) | 32 outbound HTTP requests per call | `connection-limit-reached` to the guest |
 //! | [`http_response_bytes`](Limits::http_response_bytes) | 16 MiB of response bodies per call | `HTTP-response-body-size` to the guest |
 //! | [`http_timeout`](Limits::http_timeout) | 30 s per request, capped by the call's deadline | a timeout error code to the guest |
@@ -75,6 +76,9 @@ pub struct Limits {
     pub log_burst_bytes: u64,
     /// How deep tool calls may nest through `toolhost:plugin/tools`.
     pub call_depth: u32,
+    /// How many tool calls one call may start through
+    /// `toolhost:plugin/tools` (`call`, and each entry of `call-many`).
+    pub nested_calls: u32,
     /// How many outbound HTTP requests a call may send.
     pub http_requests: u32,
     /// How many bytes of HTTP response bodies a call may receive, in all.
@@ -108,6 +112,7 @@ impl Limits {
         log_bytes_per_sec: 64 << 10,
         log_burst_bytes: 1 << 20,
         call_depth: 4,
+        nested_calls: 64,
         http_requests: 32,
         http_response_bytes: 16 << 20,
         http_timeout: Duration::from_secs(30),
@@ -132,6 +137,7 @@ impl Limits {
             log_bytes_per_sec,
             log_burst_bytes,
             call_depth,
+            nested_calls,
             http_requests,
             http_response_bytes,
             http_timeout_ms,
@@ -175,6 +181,9 @@ impl Limits {
         }
         if let Some(v) = call_depth {
             self.call_depth = v;
+        }
+        if let Some(v) = nested_calls {
+            self.nested_calls = v;
         }
         if let Some(v) = http_requests {
             self.http_requests = v;
@@ -246,6 +255,8 @@ pub struct LimitsOverride {
     pub log_burst_bytes: Option<u64>,
     /// See [`Limits::call_depth`].
     pub call_depth: Option<u32>,
+    /// See [`Limits::nested_calls`].
+    pub nested_calls: Option<u32>,
     /// See [`Limits::http_requests`].
     pub http_requests: Option<u32>,
     /// See [`Limits::http_response_bytes`].
@@ -278,6 +289,7 @@ impl LimitsOverride {
             log_bytes_per_sec: over.log_bytes_per_sec.or(self.log_bytes_per_sec),
             log_burst_bytes: over.log_burst_bytes.or(self.log_burst_bytes),
             call_depth: over.call_depth.or(self.call_depth),
+            nested_calls: over.nested_calls.or(self.nested_calls),
             http_requests: over.http_requests.or(self.http_requests),
             http_response_bytes: over.http_response_bytes.or(self.http_response_bytes),
             http_timeout_ms: over.http_timeout_ms.or(self.http_timeout_ms),

@@ -55,6 +55,10 @@ pub struct SandboxState {
     /// Whether the caller decides instead (see `ToolCalls::Caller`).
     pub(crate) callable_by_caller: bool,
     pub(crate) call_depth: u32,
+    /// How many more nested calls this call may start.
+    pub(crate) nested_left: u32,
+    /// The call's `nested_calls` limit, for messages.
+    pub(crate) nested_limit: u32,
     /// The call's deadline, passed on to nested calls.
     pub(crate) deadline: Instant,
     pub(crate) logs_left: u32,
@@ -128,6 +132,8 @@ impl SandboxState {
             callable: capabilities.tools.clone(),
             callable_by_caller: capabilities.tools_from_caller,
             call_depth: limits.call_depth,
+            nested_left: limits.nested_calls,
+            nested_limit: limits.nested_calls,
             deadline,
             logs_left: limits.log_records,
             logs_dropped: 0,

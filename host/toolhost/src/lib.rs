@@ -6,7 +6,7 @@
 //!
 //! | crate | holds | here as |
 //! |---|---|---|
-//! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`spill`], [`redact`] |
+//! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, progress, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`spill`], [`redact`] |
 //! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`] |
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
@@ -30,7 +30,7 @@ pub mod admin;
 pub mod config;
 
 pub use toolhost_codemode as codemode;
-pub use toolhost_core::{error, identity, limits, redact, spill, text, toolsets};
+pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, toolsets};
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;
 pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, http, sandbox};

@@ -158,8 +158,9 @@ impl SandboxState {
     /// # Errors
     ///
     /// `capability_not_granted` when the tool is not both declared and
-    /// granted, or the call has no caller; `blocked` past the depth limit;
-    /// `invalid_arguments` (only) when `arguments` is not JSON.
+    /// granted, or the call has no caller; `blocked` past the depth limit or
+    /// the call's `nested_calls`; `invalid_arguments` (only) when
+    /// `arguments` is not JSON.
     pub(crate) fn prepare_nested(&mut self, name: String, arguments: &str) -> Result<NestedCall, Error> {
         if !self.callable_by_caller && !self.callable.contains(&name) {
             return Err(Error::new(
@@ -184,6 +185,16 @@ impl SandboxState {
                 ),
             ));
         }
+        let Some(left) = self.nested_left.checked_sub(1) else {
+            return Err(Error::new(
+                ErrorCode::Blocked,
+                format!(
+                    "this call has started {} tool calls, the most one call may (`nested_calls`); `{name}` was not called",
+                    self.nested_limit
+                ),
+            ));
+        };
+        self.nested_left = left;
         let arguments: serde_json::Value = serde_json::from_str(arguments).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidArguments,
