@@ -610,3 +610,55 @@ async fn the_interpreter_cannot_be_registered_as_an_ordinary_plugin() {
     assert_eq!(err.code(), ErrorCode::DuplicateTool, "{err}");
     assert!(err.message().contains("reserved"), "{err}");
 }
+
+#[test]
+fn over_mcp_it_is_listed_and_its_nested_approvals_use_the_sessions_elicitation() {
+    use crate::mcp_server::{error_code, names, python_client, stdio_mode, temp_config};
+    let (_dir, config) = temp_config(&format!(
+        "require_approval = [\"greet\"]\n\n[tools.codemode]\nenabled = true\nplugin = {:?}\n\n[[plugins]]\npath = {:?}\n",
+        support::plugin_path("codemode").display().to_string(),
+        support::plugin_path("hello").display().to_string(),
+    ));
+    let script = json!({"code": "await tools.greet(name='Ada')"});
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"list": true},
+            {"elicit": "once"},
+            {"call": "run_tools_script", "args": script},
+            {"elicit": "deny"},
+            {"call": "run_tools_script", "args": script},
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    assert!(
+        names(&steps[0]).contains(&"run_tools_script".to_string()),
+        "{}",
+        steps[0]
+    );
+    let listed = steps[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "run_tools_script")
+        .unwrap();
+    assert!(
+        listed["description"]
+            .as_str()
+            .unwrap()
+            .contains("tools.greet(name: str)"),
+        "{listed}"
+    );
+    assert_eq!(steps[2]["is_error"], false, "{}", steps[2]);
+    let approved: Value = serde_json::from_str(steps[2]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(approved["result"], "Hello, Ada!", "{approved}");
+    // Denied in the client's form: the script ends on the denial.
+    assert_eq!(error_code(&steps[4]), "blocked", "{}", steps[4]);
+    let asked = out["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{out}");
+    assert!(
+        asked[0]["message"].as_str().unwrap().contains("greet"),
+        "{}",
+        asked[0]
+    );
+}

@@ -64,6 +64,20 @@ const RULES: &[(&str, &[&str])] = &[
         "toolhost-mcp",
         &["wasmtime", "toolhost-runtime", "clap", "tracing-subscriber"],
     ),
+    (
+        "toolhost-codemode",
+        &[
+            "rmcp",
+            "axum",
+            "toolhost-exec",
+            "toolhost-detector",
+            "toolhost-mcp",
+            "toolhost",
+            "monty",
+            "clap",
+            "tracing-subscriber",
+        ],
+    ),
 ];
 
 /// Package name → the names of its normal, unconditional dependencies, as
