@@ -662,3 +662,58 @@ fn over_mcp_it_is_listed_and_its_nested_approvals_use_the_sessions_elicitation()
         asked[0]
     );
 }
+
+/// Accepts every nested call and counts them.
+struct AcceptAll(AtomicUsize);
+
+impl toolhost::registry::ToolCaller for AcceptAll {
+    fn call_tool(
+        &self,
+        _name: &str,
+        _arguments: Value,
+        _ctx: toolhost::registry::CallContext,
+    ) -> toolhost::registry::BoxFuture<'_, toolhost::Result<ToolOutput>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(std::future::ready(Ok(ToolOutput::json(&json!("reached")))))
+    }
+}
+
+#[tokio::test]
+async fn calling_any_tool_is_no_grant_the_component_carries() {
+    // The same interpreter loaded as a plugin would be (no ToolCalls::Caller):
+    // even with a caller that accepts everything, the sandbox refuses its
+    // calls, since it declares `*` and no grant can name that.
+    let plain = crate::load("codemode").await;
+    assert!(!plain.capabilities().tools_from_caller);
+    let accept = Arc::new(AcceptAll(AtomicUsize::new(0)));
+    let ctx = toolhost::registry::CallContext {
+        caller: Some(toolhost::registry::ToolCallerHandle(Arc::clone(&accept) as _)),
+        ..Default::default()
+    };
+    let request = json!({
+        "code": "try:\n    await tools.anything()\nexcept RuntimeError as e:\n    print(str(e).split(':')[0])",
+        "tools": {"anything": "anything"},
+        "max_output_chars": 1000,
+        "timeout_ms": 10000,
+    });
+    let out = plain
+        .call_with("run_tools_script", &request.to_string(), &ctx)
+        .await
+        .result
+        .unwrap();
+    let report: Value = serde_json::from_str(&out.content).unwrap();
+    assert_eq!(report["output"], "capability_not_granted\n", "{report}");
+    assert_eq!(accept.0.load(Ordering::SeqCst), 0);
+    // run_tools_script's own instance reaches the caller it is given.
+    let tool = run_tools_script(config(|_| {})).await;
+    assert!(tool.component().capabilities().tools_from_caller);
+    let out = tool
+        .component()
+        .call_with("run_tools_script", &request.to_string(), &ctx)
+        .await
+        .result
+        .unwrap();
+    let report: Value = serde_json::from_str(&out.content).unwrap();
+    assert_eq!(report["output"], "", "{report}");
+    assert_eq!(accept.0.load(Ordering::SeqCst), 1);
+}

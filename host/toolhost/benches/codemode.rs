@@ -68,7 +68,11 @@ fn served(rt: &tokio::runtime::Runtime) -> Dispatcher {
 
 fn script(dispatcher: &Dispatcher, ctx: &DispatchContext, rt: &tokio::runtime::Runtime, code: &str) {
     let out = rt.block_on(dispatcher.dispatch("run_tools_script", json!({"code": code}), ctx));
-    assert!(!out.is_error() && out.json()["ok"] == Value::Bool(true), "{}", out.content);
+    assert!(
+        !out.is_error() && out.json()["ok"] == Value::Bool(true),
+        "{}",
+        out.content
+    );
 }
 
 fn greet(dispatcher: &Dispatcher, ctx: &DispatchContext, rt: &tokio::runtime::Runtime) {
@@ -91,7 +95,11 @@ fn benches(c: &mut Criterion) {
 
     let mut gather = c.benchmark_group("gather");
     gather.sample_size(10);
-    for (name, code) in [("one_call", ONE), ("ten_gathered", GATHERED), ("ten_sequential", SEQUENTIAL)] {
+    for (name, code) in [
+        ("one_call", ONE),
+        ("ten_gathered", GATHERED),
+        ("ten_sequential", SEQUENTIAL),
+    ] {
         gather.bench_function(name, |b| b.iter(|| script(&dispatcher, &ctx, &rt, code)));
     }
     gather.finish();

@@ -186,14 +186,14 @@ impl Script<'_> {
                 Err(e) => return failed(&e),
                 Ok(RunProgress::FunctionCall(call)) => {
                     let known = call.object_id.is_none_or(|id| id == TOOLS_ID);
-                    let started = known
-                        .then(|| self.start_call(&call.function_name, &call.args, &call.kwargs))
-                        .unwrap_or_else(|| {
-                            Err(raise(
-                                ExcType::TypeError,
-                                "only tools.NAME(...) may be called on the host",
-                            ))
-                        });
+                    let started = if known {
+                        self.start_call(&call.function_name, &call.args, &call.kwargs)
+                    } else {
+                        Err(raise(
+                            ExcType::TypeError,
+                            "only tools.NAME(...) may be called on the host",
+                        ))
+                    };
                     match started {
                         Ok(pending) => {
                             self.pending.insert(call.call_id, pending);
