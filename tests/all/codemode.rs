@@ -717,3 +717,26 @@ async fn calling_any_tool_is_no_grant_the_component_carries() {
     assert_eq!(report["output"], "", "{report}");
     assert_eq!(accept.0.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_cap_above_the_sandboxs_nested_call_limit_still_counts_in_scripts() {
+    // 80 calls fit an 80-call cap though one call of a plugin may start
+    // only 64 by default; the 81st is the cap's ValueError.
+    let served = Setup::new(config(|c| c.max_tool_calls = 80))
+        .tool(sleeper())
+        .serve()
+        .await;
+    let code = r#"
+done = 0
+for i in range(81):
+    try:
+        await tools.nap(ms=0)
+        done += 1
+    except ValueError as e:
+        print(str(e)[:24])
+done
+"#;
+    let out = served.script(code, &trusted()).await.json();
+    assert_eq!(out["result"], 80, "{out}");
+    assert_eq!(out["output"], "codemode:tool_call_limit\n");
+}

@@ -252,7 +252,7 @@ mod tests {
     #[test]
     fn the_list_is_capped() {
         let long = "x".repeat(500);
-        let specs: Vec<ToolSpec> = (0..40)
+        let specs: Vec<ToolSpec> = (0..80)
             .map(|i| ToolSpec::new(format!("t{i}"), long.clone(), json!({"type": "object"})))
             .collect();
         let tools: Vec<(String, &ToolSpec)> = specs.iter().map(|s| (s.name.clone(), s)).collect();

@@ -393,6 +393,11 @@ fn instance_limits(config: &CodemodeConfig) -> LimitsOverride {
         // max_output_chars in bytes, and the error's traceback.
         output_bytes: Some((chars * 16).max(1 << 20)),
         stderr_bytes: Some((chars * 4).max(64 << 10)),
+        // The script's caller refuses the calls past max_tool_calls itself,
+        // with `codemode:tool_call_limit`; the sandbox's own cap on started
+        // calls stays above it, as the backstop for a script retrying
+        // refused calls in a loop.
+        nested_calls: Some(config.max_tool_calls.saturating_add(64)),
         ..LimitsOverride::default()
     }
 }
