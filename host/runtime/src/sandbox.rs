@@ -307,8 +307,9 @@ pub(crate) const PROVIDED_INTERFACES: &[&str] = &[
 
 /// Whether the import `name` (`ns:pkg/iface@version`) is one the linker
 /// provides: the interface is known and the version is semver-compatible
-/// with what wasmtime serves (`0.2.x` for WASI, `0.1.x` for toolhost).
-pub(crate) fn is_provided(name: &str) -> bool {
+/// with what wasmtime serves (`0.2.x` for WASI, `0.1.x` for toolhost). A
+/// component importing anything else is refused at load (`missing_imports`).
+pub fn is_provided(name: &str) -> bool {
     let (iface, version) = name.split_once('@').unwrap_or((name, ""));
     if !PROVIDED_INTERFACES.contains(&iface) {
         return false;
@@ -406,6 +407,12 @@ impl CappedPipe {
                 dropped: 0,
             })),
         }
+    }
+
+    /// How many bytes were written, kept or dropped.
+    pub(crate) fn written(&self) -> u64 {
+        let buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        (buf.data.len() as u64).saturating_add(buf.dropped)
     }
 
     /// The captured text (lossily decoded) and how many bytes were dropped.

@@ -21,13 +21,44 @@ use toolhost_core::registry::{CallContext, Usage};
 /// by the epoch ticker at the deadline itself.
 const HOST_BLOCK_GRACE: Duration = Duration::from_millis(20);
 
-/// The result of one sandboxed call, with what it used.
+/// The start of the `tool_failed` message for a tool whose result is not
+/// JSON (the message goes on with the parser's error).
+pub const NOT_JSON: &str = "the tool returned text that is not JSON";
+
+/// What running guest code once, in a fresh sandbox, gave and used.
 #[derive(Debug)]
-pub struct SandboxedCall {
-    /// The tool's JSON result, or why there is none.
-    pub result: Result<String>,
+pub struct Sandboxed<T> {
+    /// The value, or why there is none.
+    pub result: Result<T>,
     /// Fuel consumed and peak memory.
     pub usage: Usage,
+    /// How many bytes the guest wrote to its stdout (captured, never shown to
+    /// a caller; counted past the capture cap too). A plugin should write
+    /// nothing there.
+    pub stdout_bytes: u64,
+}
+
+/// The result of one sandboxed call: the tool's JSON result.
+pub type SandboxedCall = Sandboxed<String>;
+
+/// What [`LoadedComponent::run`] gives: the value, what it used, what it
+/// wrote on stdout, and the outbound requests the host refused.
+struct Ran<R> {
+    result: Result<R>,
+    usage: Usage,
+    stdout_bytes: u64,
+    http_notes: Vec<String>,
+}
+
+impl<R> Ran<R> {
+    fn failed(error: Error) -> Self {
+        Ran {
+            result: Err(error),
+            usage: Usage::default(),
+            stdout_bytes: 0,
+            http_notes: Vec::new(),
+        }
+    }
 }
 
 impl LoadedComponent {
@@ -70,10 +101,16 @@ impl LoadedComponent {
                     ),
                 )),
                 usage: Usage::default(),
+                stdout_bytes: 0,
             };
         }
         let limits = self.effective_limits(&ctx.limits);
-        let (result, usage, http_notes) = self
+        let Ran {
+            result,
+            usage,
+            stdout_bytes,
+            http_notes,
+        } = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
                 plugin
                     .toolhost_plugin_tool()
@@ -92,10 +129,7 @@ impl LoadedComponent {
             )),
             Ok(Ok(json)) => match serde_json::from_str::<serde::de::IgnoredAny>(&json) {
                 Ok(_) => Ok(json),
-                Err(e) => Err(Error::new(
-                    ErrorCode::ToolFailed,
-                    format!("the tool returned text that is not JSON: {e}"),
-                )),
+                Err(e) => Err(Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"))),
             },
             Ok(Err(WitToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
@@ -115,6 +149,7 @@ impl LoadedComponent {
                 }
             }),
             usage,
+            stdout_bytes,
         }
     }
 
@@ -138,15 +173,19 @@ impl LoadedComponent {
         )
     }
 
-    /// Runs `list-tools` in a sandbox with the component's limits.
-    pub(super) async fn list_tools(&self) -> Result<Vec<WitToolSpec>> {
+    /// Runs `list-tools` in a fresh sandbox with the component's limits.
+    pub(super) async fn list_tools(&self) -> Sandboxed<Vec<WitToolSpec>> {
         let limits = self.effective_limits(&LimitsOverride::default());
-        let (result, _, _) = self
+        let ran = self
             .run(limits, None, &CallContext::default(), async |store, plugin| {
                 plugin.toolhost_plugin_tool().call_list_tools(store).await
             })
             .await;
-        result
+        Sandboxed {
+            result: ran.result,
+            usage: ran.usage,
+            stdout_bytes: ran.stdout_bytes,
+        }
     }
 
     /// The limits a call with `overrides` runs under.
@@ -164,7 +203,7 @@ impl LoadedComponent {
         tool: Option<String>,
         ctx: &CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &v0_1_0::Plugin) -> wasmtime::Result<R>,
-    ) -> (Result<R>, Usage, Vec<String>) {
+    ) -> Ran<R> {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
         if let Some(d) = ctx.deadline {
@@ -181,20 +220,16 @@ impl LoadedComponent {
             std::sync::Arc::clone(&self.log_budget),
         ) {
             Ok(state) => state,
-            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+            Err(e) => return Ran::failed(e),
         };
         let pre = match self.pre_for(limits.wasm_stack_bytes) {
             Ok(pre) => pre,
-            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+            Err(e) => return Ran::failed(e),
         };
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(limits.fuel) {
-            return (
-                Err(Error::internal(format!("cannot set fuel: {e:#}"))),
-                Usage::default(),
-                Vec::new(),
-            );
+            return Ran::failed(Error::internal(format!("cannot set fuel: {e:#}")));
         }
         // The deadline in epoch ticks. Each tick the callback yields to tokio
         // (so a spinning guest never monopolizes a worker thread) and counts
@@ -227,6 +262,7 @@ impl LoadedComponent {
             wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
         let (stderr, stderr_dropped) = state.stderr.take();
+        let stdout_bytes = state.stdout.written();
         let (stdout, stdout_dropped) = state.stdout.take();
         let component = self.hash.short();
         for (stream, text, dropped) in [
@@ -251,6 +287,11 @@ impl LoadedComponent {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
         };
-        (result, usage, state.http.notes())
+        Ran {
+            result,
+            usage,
+            stdout_bytes,
+            http_notes: state.http.notes(),
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
 
-use super::LoadedComponent;
+use super::{ComponentProbe, LoadedComponent};
 use crate::bindings::{WorldVersion, v0_1_0};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective, Grants};
@@ -63,6 +63,18 @@ impl Engine {
     ///   stack limit is out of range or one size too many;
     /// - a call error if `list-tools` itself traps or runs out of a limit.
     pub async fn load(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
+        self.probe(bytes, options).await?.load().await
+    }
+
+    /// Runs every check of [`Engine::load`] up to the tool list: the
+    /// component is compiled, linked and granted, but `list-tools` is not
+    /// called yet. For reviewing a component ([`ComponentProbe`]); serving
+    /// it takes [`ComponentProbe::load`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::load`], but for the tool list's.
+    pub async fn probe(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<ComponentProbe> {
         let hash = ComponentHash::of(&bytes);
         if let Some(expected) = options.expected_hash
             && expected != hash
@@ -118,7 +130,7 @@ impl Engine {
                 ),
             )
         })?;
-        let mut loaded = LoadedComponent {
+        let loaded = LoadedComponent {
             engine: self.clone(),
             hash,
             size_bytes,
@@ -135,20 +147,7 @@ impl Engine {
                 &self.config().default_limits.apply(&options.limits),
             )),
         };
-        let specs = loaded
-            .list_tools()
-            .await
-            .map_err(|e| e.context("listing the component's tools failed"))?;
-        let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
-        loaded.tools = check_tools(specs, &claims)?;
-        tracing::info!(
-            component = %hash,
-            tools = loaded.tools.len(),
-            cache = ?cache,
-            granted = ?loaded.capabilities,
-            "component loaded"
-        );
-        Ok(Arc::new(loaded))
+        Ok(ComponentProbe::new(loaded))
     }
 
     fn compile(&self, hash: &ComponentHash, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
@@ -204,6 +203,34 @@ impl Engine {
     }
 }
 
+impl ComponentProbe {
+    /// Lists the component's tools, checks them as [`Engine::load`] does,
+    /// and returns the component ready to serve.
+    ///
+    /// # Errors
+    ///
+    /// A call error if `list-tools` traps or runs out of a limit;
+    /// `invalid_component` if the list breaks a rule (see [`Engine::load`]).
+    pub async fn load(self) -> Result<Arc<LoadedComponent>> {
+        let mut loaded = self.into_inner();
+        let specs = loaded
+            .list_tools()
+            .await
+            .result
+            .map_err(|e| e.context("listing the component's tools failed"))?;
+        let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
+        loaded.tools = check_tools(specs, &claims)?;
+        tracing::info!(
+            component = %loaded.hash,
+            tools = loaded.tools.len(),
+            cache = ?loaded.cache,
+            granted = ?loaded.capabilities,
+            "component loaded"
+        );
+        Ok(Arc::new(loaded))
+    }
+}
+
 /// Refuses a component that imports an interface it may not use: today,
 /// `wasi:http/outgoing-handler` without a declared and granted `http` host.
 fn check_granted(imports: &[String], declared: &Declared, capabilities: &Effective) -> Result<()> {
@@ -237,7 +264,14 @@ fn check_granted(imports: &[String], declared: &Declared, capabilities: &Effecti
     ))
 }
 
-fn check_header(bytes: &[u8]) -> Result<()> {
+/// Checks that `bytes` are a WebAssembly component, before anything is
+/// compiled.
+///
+/// # Errors
+///
+/// `invalid_component`, saying whether the bytes are a core module (and how
+/// to make a component of it) or not WebAssembly at all.
+pub fn check_header(bytes: &[u8]) -> Result<()> {
     if wasmparser::Parser::is_component(bytes) {
         return Ok(());
     }

@@ -11,6 +11,7 @@
 
 mod call;
 mod load;
+mod probe;
 mod register;
 mod tool;
 
@@ -29,8 +30,9 @@ use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::ToolSpec;
 
-pub use call::SandboxedCall;
-pub use load::LoadOptions;
+pub use call::{NOT_JSON, Sandboxed, SandboxedCall};
+pub use load::{LoadOptions, check_header};
+pub use probe::{ComponentProbe, ListedTool};
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
 pub use tool::WasmTool;
 
