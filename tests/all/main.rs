@@ -9,6 +9,7 @@ mod capabilities;
 mod claims;
 mod cli;
 mod config;
+mod conformance;
 mod defaults;
 mod dispatch;
 mod example;

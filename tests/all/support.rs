@@ -29,6 +29,10 @@ pub const PLUGINS: &[&str] = &[
     "http-plugin",
     "chatty",
     "claims",
+    "fickle",
+    "bad-schema",
+    "mismatch",
+    "needs-grant",
 ];
 
 /// The workspace root.

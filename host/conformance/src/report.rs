@@ -243,7 +243,7 @@ impl Report {
         let verdict = if failed == 0 { "PASSED" } else { "FAILED" };
         let _ = writeln!(
             out,
-            "\n  {verdict}: of {} checks, {passed} passed, {failed} failed and {skipped} were skipped ({} ms)",
+            "\n  {verdict}: of {} checks, {passed} passed, {failed} failed, {skipped} skipped ({} ms)",
             self.checks.len(),
             self.elapsed_ms
         );
@@ -276,5 +276,14 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text.to_string(),
+    }
+}
+
+/// `n` and `what`, plural unless one: `1 tool`, `3 tools`.
+pub(crate) fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }

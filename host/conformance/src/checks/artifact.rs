@@ -8,7 +8,7 @@ use toolhost_runtime::component::check_header;
 use wasmparser::{ComponentExternalKind, ComponentTypeRef, Parser, Payload};
 
 use super::CheckId;
-use crate::report::{CheckReport, Problem};
+use crate::report::{CheckReport, Problem, count};
 
 /// What a component's top level says it imports and exports.
 #[derive(Debug, Clone, Default)]
@@ -119,9 +119,9 @@ pub(crate) fn world(artifact: Option<&Artifact>) -> (CheckReport, Option<WorldVe
         );
     };
     let tried = format!(
-        "looked for {} among its {} exported interfaces",
+        "looked for {} among its {}",
         served(),
-        artifact.exports.len()
+        count(artifact.exports.len(), "exported interface")
     );
     if let Some(world) = artifact.exports.iter().find_map(|e| WorldVersion::from_export(e)) {
         return (CheckReport::ran(CheckId::World, tried, Vec::new()), Some(world));
@@ -156,8 +156,8 @@ pub(crate) fn imports(artifact: Option<&Artifact>) -> CheckReport {
         return CheckReport::skipped(CheckId::Imports, "the file is not a readable component");
     };
     let tried = format!(
-        "compared its {} imports with the interfaces the host provides",
-        artifact.imports.len()
+        "compared its {} with the interfaces the host provides",
+        count(artifact.imports.len(), "import")
     );
     let problems = artifact
         .imports

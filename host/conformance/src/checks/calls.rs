@@ -11,7 +11,7 @@ use toolhost_runtime::component::{NOT_JSON, SandboxedCall};
 
 use super::CheckId;
 use super::listing::Listing;
-use crate::report::{CheckReport, Problem};
+use crate::report::{CheckReport, Problem, count};
 use crate::synth::{self, Case, Verdict};
 
 /// One call the suite made.
@@ -118,13 +118,15 @@ fn hard_fix(code: ErrorCode) -> &'static str {
 pub(crate) fn arguments(component: &LoadedComponent, exercised: &Exercised) -> CheckReport {
     let tools = component.tools().len();
     let mut tried = format!(
-        "made {} calls, a fresh instance each: each of {tools} tools with the arguments synthesized from its schema (valid ones, an empty object, each required field missing, each field of a wrong type, an extra field, {}-character strings, unicode)",
-        exercised.records.len(),
+        "made {}, a fresh instance each: each of {} with the arguments synthesized from its schema (valid ones, an empty object, each required field missing, each field of a wrong type, an extra field, {}-character strings, unicode)",
+        count(exercised.records.len(), "call"),
+        count(tools, "tool"),
         synth::LONG_STRING_CHARS
     );
     for (tool, left) in &exercised.cut_short {
         tried.push_str(&format!(
-            "; stopped calling `{tool}` after its first trap or timeout ({left} cases not tried)"
+            "; stopped calling `{tool}` after its first trap or timeout ({} not tried)",
+            count(*left, "case")
         ));
     }
     let mut problems = Vec::new();
@@ -208,8 +210,8 @@ pub(crate) fn results(component: &LoadedComponent, exercised: &Exercised) -> Che
         .filter(|r| r.outcome.result.is_ok())
         .count();
     let tried = format!(
-        "checked the results of {} calls ({answered} gave a result) are JSON within the {limit}-byte output limit",
-        exercised.records.len()
+        "checked the results of {} ({answered} gave a result) are JSON within the {limit}-byte output limit",
+        count(exercised.records.len(), "call")
     );
     let mut problems = Vec::new();
     for record in &exercised.records {
@@ -266,8 +268,8 @@ pub(crate) fn no_grants_from(exercised: &Exercised) -> CheckReport {
         }
     }
     let tried = format!(
-        "called each of {} tools once, without grants, with its first synthesized arguments",
-        firsts.len()
+        "called each of {} once, without grants, with its first synthesized arguments",
+        count(firsts.len(), "tool")
     );
     let problems = firsts
         .iter()
@@ -316,8 +318,8 @@ pub(crate) async fn no_grants_loaded(
         problems.extend(judge_without_grants(&tool.name, &shown, &outcome.result));
     }
     let tried = format!(
-        "loaded it without grants and called each of {} tools once with its first synthesized arguments",
-        component.tools().len()
+        "loaded it without grants and called each of {} once with its first synthesized arguments",
+        count(component.tools().len(), "tool")
     );
     CheckReport::ran(CheckId::NoGrants, tried, problems)
 }
@@ -330,8 +332,9 @@ pub(crate) fn stdout(listings: &[Listing], exercised: Option<&Exercised>) -> Che
     const FIX: &str = "write diagnostics to stderr (Rust: eprintln!) or as log records (toolhost_sdk::log); the host keeps stdout away from every caller, so what is printed there is lost";
     let calls = exercised.map_or(0, |e| e.records.len());
     let tried = format!(
-        "counted the bytes written to stdout by {} runs of list-tools and {calls} calls",
-        listings.len()
+        "counted the bytes written to stdout by {} of list-tools and {}",
+        count(listings.len(), "run"),
+        count(calls, "call")
     );
     let mut problems = Vec::new();
     let listed: u64 = listings.iter().map(|l| l.stdout_bytes).sum();

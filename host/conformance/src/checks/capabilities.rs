@@ -8,7 +8,7 @@ use toolhost_runtime::capabilities::Declared;
 
 use super::CheckId;
 use super::artifact::Artifact;
-use crate::report::{CheckReport, Problem};
+use crate::report::{CheckReport, Problem, count};
 
 /// The interface outbound HTTP goes through.
 const HTTP: &str = "wasi:http/outgoing-handler";
@@ -45,9 +45,9 @@ pub(crate) fn check(bytes: &[u8], artifact: Option<&Artifact>) -> (CheckReport, 
         }
     };
     let tried = format!(
-        "compared its declaration ({}) with its {} imports",
+        "compared its declaration ({}) with its {}",
         describe(&declared),
-        artifact.imports.len()
+        count(artifact.imports.len(), "import")
     );
     let problems = mismatches(&declared, artifact);
     (

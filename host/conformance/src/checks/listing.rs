@@ -15,7 +15,7 @@ use toolhost_runtime::component::{ListedTool, Sandboxed};
 use toolhost_runtime::{Engine, LoadOptions, LoadedComponent};
 
 use super::CheckId;
-use crate::report::{CheckReport, Problem};
+use crate::report::{CheckReport, Problem, count};
 
 /// One answer of `list-tools`.
 pub(crate) type Listing = Sandboxed<Vec<ListedTool>>;
@@ -139,16 +139,16 @@ fn differences(first: &[ListedTool], other: &[ListedTool], instance: usize) -> V
     for (a, b) in first.iter().zip(other) {
         let mut changed = Vec::new();
         if a.name != b.name {
-            changed.push(format!("its name (then `{}`)", b.name));
+            changed.push(format!("name (then `{}`)", b.name));
         }
         if a.description != b.description {
-            changed.push("its description".to_string());
+            changed.push("description".to_string());
         }
         if a.parameters != b.parameters {
-            changed.push("its parameter schema".to_string());
+            changed.push("parameter schema".to_string());
         }
         if a.hints != b.hints {
-            changed.push("its hints".to_string());
+            changed.push("hints".to_string());
         }
         if !changed.is_empty() {
             problems.push(Problem::tool(
@@ -170,8 +170,8 @@ pub(crate) fn names(tools: Option<&[ListedTool]>) -> CheckReport {
         return CheckReport::skipped(CheckId::Names, "the tools could not be listed (see `loads`)");
     };
     let tried = format!(
-        "checked {} tool names against ^[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME_LEN}}}$, against each other and against the reserved names",
-        tools.len()
+        "checked the names of {} against ^[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME_LEN}}}$, against each other and against the reserved names",
+        count(tools.len(), "tool")
     );
     let mut problems = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -266,7 +266,7 @@ pub(crate) fn descriptions(tools: Option<&[ListedTool]>) -> CheckReport {
             "the tools could not be listed (see `loads`)",
         );
     };
-    let tried = format!("read the descriptions of {} tools", tools.len());
+    let tried = format!("read the descriptions of {}", count(tools.len(), "tool"));
     let problems = tools
         .iter()
         .filter(|t| t.description.trim().is_empty())
@@ -288,8 +288,8 @@ pub(crate) fn schemas(tools: Option<&[ListedTool]>) -> CheckReport {
         return CheckReport::skipped(CheckId::Schemas, "the tools could not be listed (see `loads`)");
     };
     let tried = format!(
-        "parsed {} parameter schemas, validated each against the JSON Schema draft 2020-12 meta-schema and compiled it with remote references refused",
-        tools.len()
+        "parsed the parameter schemas of {}, validated each against the JSON Schema draft 2020-12 meta-schema and compiled it with remote references refused",
+        count(tools.len(), "tool")
     );
     let mut problems = Vec::new();
     for tool in tools {
