@@ -226,6 +226,15 @@ const ADVERSARIAL: &[Expect] = &[
         ..PLAIN
     },
     Expect {
+        plugin: "wrong-error",
+        fails: &[(
+            "arguments",
+            Some("echo"),
+            "breaks its schema (\"xxxxxxxxxxxxxxxxxxxx… (100000 characters)\" is longer than 10 characters, at /text) but was answered with tool_failed",
+        )],
+        ..PLAIN
+    },
+    Expect {
         plugin: "huge",
         fails: &[("results", Some("huge"), "more than the 1048576 byte output limit")],
         ..PLAIN
@@ -528,6 +537,18 @@ fn a_new_plugin_builds_and_passes_conformance() {
     }
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
     assert!(manifest.contains("name = \"word-tool\""), "{manifest}");
+    assert!(manifest.contains(&format!(
+        "path = \"{}\"",
+        root.join("sdk").canonicalize().unwrap().display()
+    )));
+    // Without --toolhost-path, the sources this binary was built from.
+    let out = Command::new(support::toolhost_bin())
+        .args(["new", "default-sources", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let manifest = std::fs::read_to_string(dir.path().join("default-sources/Cargo.toml")).unwrap();
     assert!(manifest.contains(&format!(
         "path = \"{}\"",
         root.join("sdk").canonicalize().unwrap().display()

@@ -33,6 +33,7 @@ pub const PLUGINS: &[&str] = &[
     "bad-schema",
     "mismatch",
     "needs-grant",
+    "wrong-error",
 ];
 
 /// The workspace root.

@@ -23,8 +23,9 @@
 //! let cases = cases(&schema);
 //! assert_eq!(cases[0].arguments, json!({ "name": "conformance" }));
 //! assert!(matches!(cases[0].verdict, Verdict::Valid));
-//! let missing = cases.iter().find(|c| c.label == "required field `name` missing").unwrap();
-//! assert!(matches!(missing.verdict, Verdict::Invalid(_)));
+//! let wrong = cases.iter().find(|c| c.label == "field `name` given a number").unwrap();
+//! assert_eq!(wrong.arguments, json!({ "name": 42 }));
+//! assert!(matches!(wrong.verdict, Verdict::Invalid(_)));
 //! ```
 
 use serde_json::{Map, Value, json};
@@ -133,7 +134,7 @@ pub fn cases(schema: &Value) -> Vec<Case> {
                 None => Verdict::Unknown,
                 Some(v) => match v.validate(&arguments) {
                     Ok(()) => Verdict::Valid,
-                    Err(e) => Verdict::Invalid(crate::report::clip(&e.to_string(), 200)),
+                    Err(e) => Verdict::Invalid(why_invalid(&e)),
                 },
             };
             Case {
@@ -143,6 +144,23 @@ pub fn cases(schema: &Value) -> Vec<Case> {
             }
         })
         .collect()
+}
+
+/// A validation error in a few words: the value abbreviated, where it is.
+fn why_invalid(error: &jsonschema::ValidationError) -> String {
+    let text = error.to_string();
+    let value = error.instance().to_string();
+    let shown = match text.strip_prefix(&value) {
+        Some(rest) => format!("{}{rest}", abbreviate(error.instance())),
+        None => text,
+    };
+    let at = error.instance_path().to_string();
+    let shown = crate::report::clip(&shown, 200);
+    if at.is_empty() {
+        shown
+    } else {
+        format!("{shown}, at {at}")
+    }
 }
 
 /// The arguments as a report shows them: strings over 40 characters cut,
