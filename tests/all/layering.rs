@@ -75,7 +75,6 @@ const RULES: &[(&str, &[&str])] = &[
             "toolhost-mcp",
             "toolhost",
             "clap",
-            "anyhow",
             "tracing-subscriber",
         ],
     ),
