@@ -8,6 +8,10 @@
 //! afresh, so no state survives between calls.
 //!
 //! [`WasmTool`] is one of its tools as a registry [`Tool`](toolhost_core::registry::Tool).
+//!
+//! [`ComponentProbe`] ([`Engine::probe`]) is a component that passed every
+//! check but those of its tool list, whose `list-tools` can be asked for as
+//! it is, in fresh instances: what the conformance suite judges.
 
 mod call;
 mod load;
