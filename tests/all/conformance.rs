@@ -36,30 +36,36 @@ fn suite() -> Suite {
     Suite::new().engine(crate::engine())
 }
 
-/// Plugins that must pass, with the grants they need to load.
-fn first_party() -> Vec<(&'static str, Grants)> {
+/// Plugins that must pass, with the grants they need to load: every
+/// plugin that is not adversarial (0.2.0 components), and the frozen 0.1.0
+/// components.
+fn first_party() -> Vec<(PathBuf, Grants)> {
     let http = Grants {
         http: vec![HttpGrant::Url("https://api.example.com".into())],
         ..Default::default()
     };
-    let mut plugins: Vec<(&str, Grants)> = [
-        "hello", "calc", "files", "memory", "time", "counter", "caller", "probe",
+    let mut plugins: Vec<(PathBuf, Grants)> = [
+        "hello", "calc", "files", "memory", "time", "counter", "caller", "probe", "handmade", "stepper",
     ]
     .into_iter()
-    .map(|p| (p, Grants::default()))
+    .map(|p| (support::plugin_path(p), Grants::default()))
     .collect();
     // The http plugin imports wasi:http, which loads only with a grant.
-    plugins.push(("http-plugin", http));
+    plugins.push((support::plugin_path("http-plugin"), http));
+    for frozen in ["hello-0.1.0.wasm", "caller-0.1.0.wasm"] {
+        let path = support::workspace_root().join("tests/data/frozen").join(frozen);
+        plugins.push((path, Grants::default()));
+    }
     plugins
 }
 
 #[tokio::test]
 async fn every_first_party_plugin_passes() {
-    for (name, grants) in first_party() {
-        let report = suite()
-            .grants(grants)
-            .run_async(&support::plugin_path(name))
-            .await;
+    let mut worlds = BTreeSet::new();
+    for (path, grants) in first_party() {
+        let name = path.display();
+        let report = suite().grants(grants).run_async(&path).await;
+        worlds.insert(report.world.clone().unwrap());
         assert!(report.passed(), "{name} failed:\n{}", report.to_human());
         assert_eq!(report.checks.len(), CheckId::ALL.len());
         for check in &report.checks {
@@ -78,6 +84,12 @@ async fn every_first_party_plugin_passes() {
         }
         assert!(!report.tools.is_empty(), "{name}");
     }
+    // Both served versions were checked.
+    let served: BTreeSet<String> = toolhost::bindings::WorldVersion::ALL
+        .iter()
+        .map(|v| v.world_name().to_string())
+        .collect();
+    assert_eq!(worlds, served);
 }
 
 /// One adversarial plugin and what the suite must say about it.
@@ -150,7 +162,10 @@ const ADVERSARIAL: &[Expect] = &[
     },
     Expect {
         plugin: "fickle",
-        fails: &[("deterministic", Some("roll"), "with a different description")],
+        fails: &[
+            ("deterministic", Some("roll"), "with a different description"),
+            ("deterministic", None, "declare answered differently"),
+        ],
         ..PLAIN
     },
     Expect {
@@ -232,6 +247,41 @@ const ADVERSARIAL: &[Expect] = &[
             Some("echo"),
             "breaks its schema (\"xxxxxxxxxxxxxxxxxxxx… (100000 characters)\" is longer than 10 characters, at /text) but was answered with tool_failed",
         )],
+        ..PLAIN
+    },
+    // 0.2.0: declare() asks for what no import can use; a result breaks its
+    // output schema.
+    Expect {
+        plugin: "liar",
+        fails: &[
+            (
+                "capabilities",
+                None,
+                "declares `http api.example.com` but does not import wasi:http/outgoing-handler",
+            ),
+            (
+                "capabilities",
+                None,
+                "declares `tool greet` but does not import toolhost:plugin/tools",
+            ),
+            (
+                "results",
+                Some("shout"),
+                "does not fit its output schema: \"text\" is a required property",
+            ),
+        ],
+        ..PLAIN
+    },
+    Expect {
+        plugin: "bad-output",
+        fails: &[
+            (
+                "schemas",
+                Some("names"),
+                "the output schema does not describe an object",
+            ),
+            ("loads", None, "output schema of tool `names`"),
+        ],
         ..PLAIN
     },
     Expect {
@@ -452,7 +502,7 @@ async fn the_json_report_lists_every_check_in_order() {
     assert_eq!(json["passed"], true);
     let report = &json["components"][0];
     assert_eq!(report["tools"], serde_json::json!(["greet"]));
-    assert_eq!(report["world"], "toolhost:plugin/plugin@0.1.0");
+    assert_eq!(report["world"], "toolhost:plugin/plugin@0.2.0");
     let names: Vec<&str> = report["checks"]
         .as_array()
         .unwrap()
@@ -496,7 +546,7 @@ async fn calls_count_what_the_guest_wrote_to_stdout() {
     let outcome = chatty
         .call("chatter", r#"{"lines": 3}"#, &Default::default(), None, 1)
         .await;
-    assert_eq!(outcome.result.unwrap(), r#""done""#);
+    assert_eq!(outcome.result.unwrap().content, r#""done""#);
     let expected: usize = (0..3)
         .map(|i| format!("stdout line {i}: not JSON-RPC\n").len())
         .sum();

@@ -21,14 +21,14 @@
 //! | `component` | [`artifact`](checks::artifact) | the bytes are a WebAssembly component, not a core module |
 //! | `world` | [`artifact`](checks::artifact) | it exports the tool interface of a world version the host serves |
 //! | `imports` | [`artifact`](checks::artifact) | it imports only interfaces the host provides |
-//! | `capabilities` | [`capabilities`](checks::capabilities) | its declared capabilities match its imports, both ways |
+//! | `capabilities` | [`capabilities`](checks::capabilities) | its declared capabilities (sections, and `declare()` from 0.2.0) match its imports, both ways |
 //! | `loads` | [`listing`](checks::listing) | the host loads it under the suite's limits (the defaults unless set) and grants |
-//! | `deterministic` | [`listing`](checks::listing) | `list-tools` gives the same answer in fresh instances |
+//! | `deterministic` | [`listing`](checks::listing) | `list-tools` (and `declare`) give the same answers in fresh instances |
 //! | `names` | [`listing`](checks::listing) | tool names follow the registry's rule, are unique and not reserved |
 //! | `descriptions` | [`listing`](checks::listing) | every tool has a non-empty description |
-//! | `schemas` | [`listing`](checks::listing) | every parameter schema is valid JSON Schema 2020-12, local, describing an object |
+//! | `schemas` | [`listing`](checks::listing) | every parameter and output schema is valid JSON Schema 2020-12, local, describing an object |
 //! | `arguments` | [`calls`](checks::calls) | arguments synthesized from each schema give results or `invalid_arguments`, never traps or timeouts |
-//! | `results` | [`calls`](checks::calls) | results are JSON within the output limit |
+//! | `results` | [`calls`](checks::calls) | results are JSON within the output limit, fitting their output schema |
 //! | `no-grants` | [`calls`](checks::calls) | without grants, calls fail with a clear error, not a trap |
 //! | `stdout` | [`calls`](checks::calls) | the component writes nothing to stdout |
 //!

@@ -109,12 +109,10 @@ impl Suite {
         let (report, world) = artifact::world(artifact.as_ref());
         timed(report, t);
         let t = Instant::now();
-        timed(artifact::imports(artifact.as_ref()), t);
-        let t = Instant::now();
+        timed(artifact::imports(artifact.as_ref(), world), t);
+        // `capabilities` is reported before `loads`, but a 0.2.0
+        // component's `declare` answer comes with the listings.
         let bytes = bytes.unwrap_or_default();
-        let (report, declared) = capabilities::check(&bytes, artifact.as_ref());
-        timed(report, t);
-
         let t = Instant::now();
         let loaded = if artifact.is_some() {
             listing::loads(
@@ -132,11 +130,18 @@ impl Suite {
                 component: None,
             }
         };
+        let loading = t.elapsed();
+        let t = Instant::now();
+        let (report, declared) = capabilities::check(&bytes, artifact.as_ref(), loaded.declare_answer());
+        timed(report, t);
+        timed(
+            loaded.report.clone(),
+            Instant::now().checked_sub(loading).unwrap_or_else(Instant::now),
+        );
         let tools = loaded.tools();
         let tool_names = tools
             .map(|t| t.iter().map(|t| t.name.clone()).collect())
             .unwrap_or_default();
-        timed(loaded.report.clone(), t);
         let t = Instant::now();
         timed(listing::deterministic(&loaded.listings), t);
         let t = Instant::now();

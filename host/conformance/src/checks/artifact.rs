@@ -150,8 +150,10 @@ pub(crate) fn world(artifact: Option<&Artifact>) -> (CheckReport, Option<WorldVe
     (CheckReport::ran(CheckId::World, tried, vec![problem]), None)
 }
 
-/// `imports`: every import is an interface the host provides.
-pub(crate) fn imports(artifact: Option<&Artifact>) -> CheckReport {
+/// `imports`: every import is an interface the host provides to a
+/// component of its world version (of any served version, when it has
+/// none).
+pub(crate) fn imports(artifact: Option<&Artifact>, world: Option<WorldVersion>) -> CheckReport {
     let Some(artifact) = artifact else {
         return CheckReport::skipped(CheckId::Imports, "the file is not a readable component");
     };
@@ -162,7 +164,15 @@ pub(crate) fn imports(artifact: Option<&Artifact>) -> CheckReport {
     let problems = artifact
         .imports
         .iter()
-        .filter(|(name, is_interface)| !is_interface || !toolhost_runtime::sandbox::is_provided(name))
+        .filter(|(name, is_interface)| {
+            let provided = match world {
+                Some(world) => toolhost_runtime::sandbox::is_provided(name, world),
+                None => WorldVersion::ALL
+                    .iter()
+                    .any(|w| toolhost_runtime::sandbox::is_provided(name, *w)),
+            };
+            !is_interface || !provided
+        })
         .map(|(name, is_interface)| {
             let what = if *is_interface {
                 "an interface this host does not provide (or not at that version)"
@@ -171,7 +181,7 @@ pub(crate) fn imports(artifact: Option<&Artifact>) -> CheckReport {
             };
             Problem::component(
                 format!("it imports {name}, {what}; the host refuses to load it"),
-                "remove the import (a dependency may pull it in: check which crate uses it), or target an interface version the host serves: WASI 0.2.x, toolhost:plugin at a served version",
+                "remove the import (a dependency may pull it in: check which crate uses it), or target an interface version the host serves: WASI 0.2.x, and toolhost:plugin in the version of the world the component implements",
             )
         })
         .collect();

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use toolhost_core::error::{Error, ErrorCode};
+use toolhost_core::registry::ToolOutput;
 use toolhost_runtime::LoadedComponent;
-use toolhost_runtime::component::{NOT_JSON, SandboxedCall};
+use toolhost_runtime::component::{NOT_JSON, OUTPUT_MISFIT, SandboxedCall};
 
 use super::CheckId;
 use super::listing::Listing;
@@ -138,7 +139,7 @@ pub(crate) fn arguments(component: &LoadedComponent, exercised: &Exercised) -> C
                 format!("{} ended in {}: {}", record.shown(), e.code(), e.message()),
                 hard_fix(e.code()),
             )),
-            (Err(e), Verdict::Invalid(why)) if e.code() == ErrorCode::ToolFailed && !is_not_json(e) => {
+            (Err(e), Verdict::Invalid(why)) if e.code() == ErrorCode::ToolFailed && !is_bad_result(e) => {
                 problems.push(Problem::tool(
                     &record.tool,
                     format!(
@@ -149,6 +150,7 @@ pub(crate) fn arguments(component: &LoadedComponent, exercised: &Exercised) -> C
                     "answer arguments that do not fit the schema with invalid_arguments naming the field, so the model can correct its call (Rust: the SDK does so when the argument struct does not deserialize; keep such errors as ToolError::invalid_arguments)",
                 ));
             }
+            (Err(e), _) if is_bad_result(e) => {}
             (Err(e), _)
                 if !matches!(
                     e.code(),
@@ -197,8 +199,11 @@ pub(crate) fn arguments(component: &LoadedComponent, exercised: &Exercised) -> C
     CheckReport::ran(CheckId::Arguments, tried, problems).with_notes(notes)
 }
 
-fn is_not_json(error: &Error) -> bool {
-    error.code() == ErrorCode::ToolFailed && error.message().starts_with(NOT_JSON)
+/// Whether the runtime refused the tool's result: not JSON, or not fitting
+/// the tool's output schema (reported by `results`, not `arguments`).
+fn is_bad_result(error: &Error) -> bool {
+    error.code() == ErrorCode::ToolFailed
+        && (error.message().starts_with(NOT_JSON) || error.message().starts_with(OUTPUT_MISFIT))
 }
 
 /// `results`: every result is JSON within the output limit.
@@ -210,7 +215,7 @@ pub(crate) fn results(component: &LoadedComponent, exercised: &Exercised) -> Che
         .filter(|r| r.outcome.result.is_ok())
         .count();
     let tried = format!(
-        "checked the results of {} ({answered} gave a result) are JSON within the {limit}-byte output limit",
+        "checked the results of {} ({answered} gave a result) are JSON within the {limit}-byte output limit and fit the tool's output schema, if it lists one",
         count(exercised.records.len(), "call")
     );
     let mut problems = Vec::new();
@@ -221,15 +226,24 @@ pub(crate) fn results(component: &LoadedComponent, exercised: &Exercised) -> Che
                 format!("{}: {}", record.shown(), e.message()),
                 "return less: cap what one call returns (a page, a range, a `truncated` flag) so that it stays under the limit whatever the arguments",
             )),
-            Err(e) if is_not_json(e) => problems.push(Problem::tool(
+            Err(e) if e.message().starts_with(NOT_JSON) => problems.push(Problem::tool(
                 &record.tool,
                 format!("{}: {}", record.shown(), e.message()),
                 "return the result as JSON text (Rust: the SDK serializes it for you; a plain string must be quoted)",
             )),
-            Ok(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() || text.len() as u64 > limit => {
+            Err(e) if is_bad_result(e) => problems.push(Problem::tool(
+                &record.tool,
+                format!("{}: {}", record.shown(), e.message()),
+                "return results that fit the output schema the tool lists, or correct the schema",
+            )),
+            Ok(output) if !fits(output, limit) => {
                 problems.push(Problem::tool(
                     &record.tool,
-                    format!("{} gave {} bytes that are not JSON within the limit", record.shown(), text.len()),
+                    format!(
+                        "{} gave {} bytes that are not JSON within the limit",
+                        record.shown(),
+                        output.content.len()
+                    ),
                     "return JSON text within the output limit",
                 ));
             }
@@ -239,9 +253,17 @@ pub(crate) fn results(component: &LoadedComponent, exercised: &Exercised) -> Che
     CheckReport::ran(CheckId::Results, tried, problems)
 }
 
+/// Whether a result's JSON parses and, with its text, is within `limit`
+/// bytes (the runtime checks both; checked again here, so that the report
+/// never depends on it).
+fn fits(output: &ToolOutput, limit: u64) -> bool {
+    let size = output.content.len() + output.text.as_ref().map_or(0, String::len);
+    serde_json::from_str::<serde::de::IgnoredAny>(&output.content).is_ok() && size as u64 <= limit
+}
+
 /// How a call made without grants must end: a result, or a tool error that
 /// says something; never a trap or an exhausted limit.
-fn judge_without_grants(tool: &str, shown: &str, result: &Result<String, Error>) -> Option<Problem> {
+fn judge_without_grants(tool: &str, shown: &str, result: &Result<ToolOutput, Error>) -> Option<Problem> {
     match result {
         Ok(_) => None,
         Err(e)

@@ -19,15 +19,20 @@ const PREOPENS: &str = "wasi:filesystem/preopens";
 /// The interface granted variables are read through.
 const ENVIRONMENT: &str = "wasi:cli/environment";
 
-/// `capabilities`: the declaration matches the imports.
-pub(crate) fn check(bytes: &[u8], artifact: Option<&Artifact>) -> (CheckReport, Option<Declared>) {
+/// `capabilities`: the declaration (its sections, with what `declare`
+/// answered for a 0.2.0 component) matches the imports.
+pub(crate) fn check(
+    bytes: &[u8],
+    artifact: Option<&Artifact>,
+    answer: Option<&Declared>,
+) -> (CheckReport, Option<Declared>) {
     let Some(artifact) = artifact else {
         return (
             CheckReport::skipped(CheckId::Capabilities, "the file is not a readable component"),
             None,
         );
     };
-    let declared = match Declared::from_component(bytes) {
+    let mut declared = match Declared::from_component(bytes) {
         Ok(declared) => declared,
         Err(e) => {
             let problem = Problem::component(
@@ -44,8 +49,15 @@ pub(crate) fn check(bytes: &[u8], artifact: Option<&Artifact>) -> (CheckReport, 
             );
         }
     };
+    let from = match answer {
+        Some(answer) => {
+            declared.merge(answer.clone());
+            "its capability sections and declare()"
+        }
+        None => "its capability sections",
+    };
     let tried = format!(
-        "compared its declaration ({}) with its {}",
+        "compared what {from} declare ({}) with its {}",
         describe(&declared),
         count(artifact.imports.len(), "import")
     );
@@ -82,7 +94,7 @@ fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
     if imports_http && declared.http.is_empty() {
         problems.push(Problem::component(
             format!("it imports {HTTP} but declares no `http` host, so the host refuses to load it"),
-            "declare the hosts it sends requests to (Rust: toolhost_sdk::capabilities! { http: [\"api.example.com\"] }), or drop the import (a JavaScript build: `jco componentize --disable http`)",
+            "declare the hosts it sends requests to (Rust: toolhost_sdk::capabilities! { http: [\"api.example.com\"] }; a 0.2.0 component in any language: return them from declare()), or drop the import (a JavaScript build: `jco componentize --disable http`)",
         ));
     }
     if !declared.http.is_empty() && !imports_http {
@@ -116,7 +128,7 @@ fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
     if imports_tools && declared.tools.is_empty() {
         problems.push(Problem::component(
             format!("it imports {TOOLS} but declares no tool to call, so every nested call is refused"),
-            "declare the tools it calls (Rust: toolhost_sdk::capabilities! { tools: [\"name\"] })",
+            "declare the tools it calls (Rust: toolhost_sdk::capabilities! { tools: [\"name\"] }; 0.2.0: return them from declare())",
         ));
     }
     if !declared.dirs.is_empty() && !artifact.imports_interface(PREOPENS) {

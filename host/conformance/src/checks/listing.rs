@@ -11,14 +11,15 @@ use toolhost_core::error::{Error, ErrorCode};
 use toolhost_core::registry::names::{
     MAX_TOOL_NAME_LEN, Reserved, is_name_byte, is_valid_tool_name, reserved,
 };
+use toolhost_runtime::capabilities::Declared;
 use toolhost_runtime::component::{ListedTool, Sandboxed};
 use toolhost_runtime::{Engine, LoadOptions, LoadedComponent};
 
 use super::CheckId;
 use crate::report::{CheckReport, Problem, count};
 
-/// One answer of `list-tools`.
-pub(crate) type Listing = Sandboxed<Vec<ListedTool>>;
+/// One fresh instance's answers to `list-tools` (and `declare`).
+pub(crate) type Listing = Sandboxed<toolhost_runtime::component::Listing>;
 
 /// What loading the component gave.
 pub(crate) struct Loaded {
@@ -34,7 +35,12 @@ pub(crate) struct Loaded {
 impl Loaded {
     /// The first listing's tools, if it succeeded.
     pub fn tools(&self) -> Option<&[ListedTool]> {
-        self.listings.first()?.result.as_deref().ok()
+        Some(&self.listings.first()?.result.as_ref().ok()?.tools)
+    }
+
+    /// What the first instance's `declare` answered (0.2.0 and later).
+    pub fn declare_answer(&self) -> Option<&Declared> {
+        self.listings.first()?.result.as_ref().ok()?.declared.as_ref()
     }
 }
 
@@ -48,7 +54,7 @@ pub(crate) async fn loads(
     listings: usize,
 ) -> Loaded {
     let tried = format!(
-        "compiled and linked it {setting}, called list-tools in {} fresh instances, and checked the list as the host does",
+        "compiled and linked it {setting}, called list-tools (and declare, from 0.2.0) in {} fresh instances, and checked the answers as the host does",
         listings.max(1)
     );
     let fail = |e: &Error, listings: Vec<Listing>| Loaded {
@@ -105,7 +111,7 @@ pub(crate) fn deterministic(listings: &[Listing]) -> CheckReport {
         );
     };
     let tried = format!(
-        "compared the answers of list-tools in {} fresh instances",
+        "compared the answers of list-tools (and declare, from 0.2.0) in {} fresh instances",
         listings.len()
     );
     let mut problems = Vec::new();
@@ -116,7 +122,15 @@ pub(crate) fn deterministic(listings: &[Listing]) -> CheckReport {
                 format!("list-tools failed in fresh instance #{instance} after succeeding in the first: {e}"),
                 "make list-tools depend on nothing but the component's own code",
             )),
-            Ok(other) => problems.extend(differences(first, other, instance)),
+            Ok(other) => {
+                problems.extend(differences(&first.tools, &other.tools, instance));
+                if first.declared != other.declared {
+                    problems.push(Problem::component(
+                        format!("declare answered differently in fresh instance #{instance}"),
+                        "return the declaration from constants: no clock, randomness or environment in it",
+                    ));
+                }
+            }
         }
     }
     CheckReport::ran(CheckId::Deterministic, tried, problems)
@@ -146,6 +160,9 @@ fn differences(first: &[ListedTool], other: &[ListedTool], instance: usize) -> V
         }
         if a.parameters != b.parameters {
             changed.push("parameter schema".to_string());
+        }
+        if a.output_schema != b.output_schema {
+            changed.push("output schema".to_string());
         }
         if a.hints != b.hints {
             changed.push("hints".to_string());
@@ -287,29 +304,36 @@ pub(crate) fn schemas(tools: Option<&[ListedTool]>) -> CheckReport {
     let Some(tools) = tools else {
         return CheckReport::skipped(CheckId::Schemas, "the tools could not be listed (see `loads`)");
     };
+    let outputs = tools.iter().filter(|t| t.output_schema.is_some()).count();
     let tried = format!(
-        "parsed the parameter schemas of {}, validated each against the JSON Schema draft 2020-12 meta-schema and compiled it with remote references refused",
-        count(tools.len(), "tool")
+        "parsed the parameter schemas of {} and {}, validated each against the JSON Schema draft 2020-12 meta-schema and compiled it with remote references refused",
+        count(tools.len(), "tool"),
+        count(outputs, "output schema")
     );
     let mut problems = Vec::new();
     for tool in tools {
         let name = shown(&tool.name);
-        problems.extend(
-            schema_problems(&tool.parameters)
-                .into_iter()
-                .map(|(message, fix)| Problem::tool(name, message, fix)),
-        );
+        let schemas = std::iter::once(("parameter schema", &tool.parameters))
+            .chain(tool.output_schema.iter().map(|s| ("output schema", s)));
+        for (which, text) in schemas {
+            problems.extend(
+                schema_problems(which, text)
+                    .into_iter()
+                    .map(|(message, fix)| Problem::tool(name, message, fix)),
+            );
+        }
     }
     CheckReport::ran(CheckId::Schemas, tried, problems)
 }
 
-/// What is wrong with the parameter schema `text`, with fixes.
-fn schema_problems(text: &str) -> Vec<(String, String)> {
+/// What is wrong with the schema `text` (`which`: `parameter schema` or
+/// `output schema`), with fixes.
+fn schema_problems(which: &str, text: &str) -> Vec<(String, String)> {
     let schema: Value = match serde_json::from_str(text) {
         Ok(schema) => schema,
         Err(e) => {
             return vec![(
-                format!("the parameter schema is not JSON: {e}"),
+                format!("the {which} is not JSON: {e}"),
                 "return the schema as JSON text".into(),
             )];
         }
@@ -331,7 +355,7 @@ fn schema_problems(text: &str) -> Vec<(String, String)> {
     if !errors.is_empty() {
         problems.push((
             format!(
-                "the parameter schema is not valid JSON Schema 2020-12: {}",
+                "the {which} is not valid JSON Schema 2020-12: {}",
                 errors.join("; ")
             ),
             "correct the schema where the message points (a keyword with the wrong kind of value, a misspelled type)".into(),
@@ -340,10 +364,10 @@ fn schema_problems(text: &str) -> Vec<(String, String)> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
         problems.push((
             format!(
-                "the parameter schema does not describe an object: its \"type\" is {}",
+                "the {which} does not describe an object: its \"type\" is {}",
                 schema.get("type").map_or("missing".to_string(), Value::to_string)
             ),
-            "make the parameters a JSON object schema: {\"type\": \"object\", \"properties\": {...}} (a model always sends an object of named arguments)".into(),
+            "make it a JSON object schema: {\"type\": \"object\", \"properties\": {...}} (a model always sends an object of named arguments; a structured result is an object too)".into(),
         ));
     }
     if errors.is_empty()
@@ -352,13 +376,13 @@ fn schema_problems(text: &str) -> Vec<(String, String)> {
         problems.push(match e {
             CompileError::Remote(uris) => (
                 format!(
-                    "the parameter schema refers to {}, outside itself; the host never fetches remote references",
+                    "the {which} refers to {}, outside itself; the host never fetches remote references",
                     uris.join(", ")
                 ),
                 "put the referenced definitions in the schema's own \"$defs\" and refer to them as \"#/$defs/NAME\"".into(),
             ),
             CompileError::Invalid(message) => (
-                format!("the parameter schema cannot be compiled: {message}"),
+                format!("the {which} cannot be compiled: {message}"),
                 "correct the schema where the message points".into(),
             ),
         });

@@ -24,14 +24,16 @@ pub enum CheckId {
     /// Every import is an interface the host provides, at a version it
     /// serves. ([`artifact`])
     Imports,
-    /// The capabilities the component declares match what it imports: each
+    /// The capabilities the component declares (in its custom sections and,
+    /// from 0.2.0, its `declare()` answer) match what it imports: each
     /// declared kind has the import that uses it, and each import that needs
     /// a declaration has one. ([`capabilities`])
     Capabilities,
     /// The host loads the component (compiles, links, lists its tools and
     /// accepts the list) under the suite's limits and grants. ([`listing`])
     Loads,
-    /// `list-tools` returns the same list in fresh instances. ([`listing`])
+    /// `list-tools` (and, from 0.2.0, `declare`) answer the same in fresh
+    /// instances. ([`listing`])
     Deterministic,
     /// Tool names follow the registry's rule (`^[A-Za-z0-9_-]{1,64}$`), are
     /// unique within the component and are not reserved for toolhost's
@@ -39,9 +41,9 @@ pub enum CheckId {
     Names,
     /// Every tool has a non-empty description. ([`listing`])
     Descriptions,
-    /// Every parameter schema is JSON, valid against the JSON Schema draft
-    /// 2020-12 meta-schema, needs no remote `$ref`, and describes an object.
-    /// ([`listing`])
+    /// Every parameter schema, and every output schema (0.2.0), is JSON,
+    /// valid against the JSON Schema draft 2020-12 meta-schema, needs no
+    /// remote `$ref`, and describes an object. ([`listing`])
     Schemas,
     /// Arguments synthesized from each tool's schema (valid ones, an empty
     /// object, each required field missing, each field of a wrong type, an
@@ -49,7 +51,8 @@ pub enum CheckId {
     /// fit them (`invalid_arguments` for arguments the schema forbids),
     /// never traps, timeouts or exhausted limits. ([`calls`])
     Arguments,
-    /// Every result is JSON (and so UTF-8) within the output limit. ([`calls`])
+    /// Every result is JSON (and so UTF-8) within the output limit and, for a
+    /// tool that lists an output schema (0.2.0), fits it. ([`calls`])
     Results,
     /// Without grants, a call of a component that declares capabilities
     /// fails with a clear tool error (or succeeds), never a trap. ([`calls`])
@@ -107,9 +110,9 @@ impl CheckId {
             CheckId::Deterministic => "list-tools is the same in fresh instances",
             CheckId::Names => "tool names follow the rule, are unique and not reserved",
             CheckId::Descriptions => "every tool has a description",
-            CheckId::Schemas => "parameter schemas are valid JSON Schema 2020-12 objects",
+            CheckId::Schemas => "parameter and output schemas are valid JSON Schema 2020-12 objects",
             CheckId::Arguments => "synthesized arguments never trap or time out",
-            CheckId::Results => "results are JSON within the output limit",
+            CheckId::Results => "results are JSON within the limit and fit their output schema",
             CheckId::NoGrants => "without grants, calls fail clearly, not with a trap",
             CheckId::Stdout => "nothing is written to stdout",
         }

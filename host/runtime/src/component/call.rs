@@ -7,14 +7,11 @@ use wasmtime::Store;
 use wasmtime::UpdateDeadline;
 
 use super::LoadedComponent;
-use crate::bindings::v0_1_0;
-use crate::bindings::v0_1_0::exports::toolhost::plugin::tool::{
-    ToolError as WitToolError, ToolSpec as WitToolSpec,
-};
+use crate::bindings::{Plugin, latest};
 use crate::sandbox::{self, SandboxState};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::{Limits, LimitsOverride};
-use toolhost_core::registry::{CallContext, Usage};
+use toolhost_core::registry::{CallContext, ToolOutput, Usage};
 
 /// How long past its deadline a call blocked in a host function (a WASI
 /// sleep, say) may take to be dropped. Calls running guest code are stopped
@@ -24,6 +21,10 @@ const HOST_BLOCK_GRACE: Duration = Duration::from_millis(20);
 /// The start of the `tool_failed` message for a tool whose result is not
 /// JSON (the message goes on with the parser's error).
 pub const NOT_JSON: &str = "the tool returned text that is not JSON";
+
+/// The start of the `tool_failed` message for a tool whose result does not
+/// fit its output schema (the message goes on with where and why).
+pub const OUTPUT_MISFIT: &str = "the tool's result does not fit its output schema";
 
 /// What running guest code once, in a fresh sandbox, gave and used.
 #[derive(Debug)]
@@ -38,8 +39,10 @@ pub struct Sandboxed<T> {
     pub stdout_bytes: u64,
 }
 
-/// The result of one sandboxed call: the tool's JSON result.
-pub type SandboxedCall = Sandboxed<String>;
+/// The result of one sandboxed call: the tool's result (its JSON, checked to
+/// be JSON within the output limit and to fit its output schema, and its
+/// text for the model, if any; with its usage), or why there is none.
+pub type SandboxedCall = Sandboxed<ToolOutput>;
 
 /// What [`LoadedComponent::run`] gives: the value, what it used, what it
 /// wrote on stdout, and the outbound requests the host refused.
@@ -89,7 +92,7 @@ impl LoadedComponent {
     /// the call `ctx` describes: its limit overrides, deadline, and the
     /// caller that nested tool calls go to.
     pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
-        if !self.tools.iter().any(|t| t.name == name) {
+        let Some(index) = self.tools.iter().position(|t| t.name == name) else {
             let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
             return SandboxedCall {
                 result: Err(Error::new(
@@ -103,7 +106,7 @@ impl LoadedComponent {
                 usage: Usage::default(),
                 stdout_bytes: 0,
             };
-        }
+        };
         let limits = self.effective_limits(&ctx.limits);
         let Ran {
             result,
@@ -112,45 +115,73 @@ impl LoadedComponent {
             http_notes,
         } = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
-                plugin
-                    .toolhost_plugin_tool()
-                    .call_call_tool(store, name, arguments)
-                    .await
+                plugin.call_tool(store, name, arguments).await
             })
             .await;
         let result = match result {
-            Ok(Ok(json)) if json.len() as u64 > limits.output_bytes => Err(Error::new(
-                ErrorCode::OutputTooLarge,
-                format!(
-                    "the tool returned {} bytes, more than the {} byte output limit; ask for less (a smaller range, a page) or raise `output_bytes`",
-                    json.len(),
-                    limits.output_bytes
-                ),
-            )),
-            Ok(Ok(json)) => match serde_json::from_str::<serde::de::IgnoredAny>(&json) {
-                Ok(_) => Ok(json),
-                Err(e) => Err(Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"))),
-            },
-            Ok(Err(WitToolError::InvalidArguments(message))) => {
+            Ok(Ok(output)) => self.check_output(index, output, &limits),
+            Ok(Err(latest::ToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
             }
-            Ok(Err(WitToolError::Failed(message))) => Err(Error::new(
+            Ok(Err(latest::ToolError::Failed(message))) => Err(Error::new(
                 ErrorCode::ToolFailed,
                 self.with_grant_hint(message, &http_notes),
             )),
             Err(e) => Err(e),
         };
         SandboxedCall {
-            result: result.map_err(|e| {
-                if e.usage().is_none() {
-                    e.with_usage(usage)
-                } else {
-                    e
-                }
-            }),
+            result: match result {
+                Ok(output) => Ok(ToolOutput {
+                    usage: Some(usage),
+                    ..output
+                }),
+                Err(e) if e.usage().is_none() => Err(e.with_usage(usage)),
+                Err(e) => Err(e),
+            },
             usage,
             stdout_bytes,
         }
+    }
+
+    /// Checks what tool `index` returned: within the output limit (JSON and
+    /// text together), JSON, and fitting the tool's output schema if it
+    /// states one. A result that breaks any of these is the tool's failure.
+    fn check_output(&self, index: usize, output: latest::ToolOutput, limits: &Limits) -> Result<ToolOutput> {
+        let size = output.json.len() + output.text.as_ref().map_or(0, String::len);
+        if size as u64 > limits.output_bytes {
+            return Err(Error::new(
+                ErrorCode::OutputTooLarge,
+                format!(
+                    "the tool returned {size} bytes, more than the {} byte output limit; ask for less (a smaller range, a page) or raise `output_bytes`",
+                    limits.output_bytes
+                ),
+            ));
+        }
+        let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
+        match self.output_validators.get(index).and_then(Option::as_ref) {
+            None => {
+                serde_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
+            }
+            Some(validator) => {
+                let value: serde_json::Value = serde_json::from_str(&output.json).map_err(not_json)?;
+                if let Some(error) = validator.iter_errors(&value).next() {
+                    let path = error.instance_path().as_str();
+                    let at = if path.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at `{path}`")
+                    };
+                    return Err(Error::new(
+                        ErrorCode::ToolFailed,
+                        format!("{OUTPUT_MISFIT}{at}: {error}"),
+                    ));
+                }
+            }
+        }
+        Ok(ToolOutput {
+            text: output.text,
+            ..ToolOutput::json_text(output.json)
+        })
     }
 
     /// A failure may come from a capability the plugin asked for but was not
@@ -173,12 +204,17 @@ impl LoadedComponent {
         )
     }
 
-    /// Runs `list-tools` in a fresh sandbox with the component's limits.
-    pub(super) async fn list_tools(&self) -> Sandboxed<Vec<WitToolSpec>> {
+    /// Runs `list-tools`, then `declare` (for a version that has it), in
+    /// one fresh instance with the component's limits and no capabilities.
+    pub(super) async fn list_and_declare(
+        &self,
+    ) -> Sandboxed<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
         let limits = self.effective_limits(&LimitsOverride::default());
         let ran = self
             .run(limits, None, &CallContext::default(), async |store, plugin| {
-                plugin.toolhost_plugin_tool().call_list_tools(store).await
+                let specs = plugin.list_tools(store).await?;
+                let declared = plugin.declare(store).await?;
+                Ok((specs, declared))
             })
             .await;
         Sandboxed {
@@ -202,7 +238,7 @@ impl LoadedComponent {
         limits: Limits,
         tool: Option<String>,
         ctx: &CallContext,
-        f: impl AsyncFnOnce(&mut Store<SandboxState>, &v0_1_0::Plugin) -> wasmtime::Result<R>,
+        f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R>,
     ) -> Ran<R> {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;

@@ -1,27 +1,33 @@
 //! Reviewing a component before serving it: [`ComponentProbe`] holds a
 //! component compiled, linked and granted as for serving, whose tool list
-//! can be asked for as it is, unchecked, as often as wanted (each time in a
-//! fresh instance). The conformance suite judges the list itself; serving
-//! takes [`ComponentProbe::load`], which applies the host's checks.
+//! (and, from 0.2.0, its `declare` answer) can be asked for as they are,
+//! unchecked, as often as wanted (each time in a fresh instance). The
+//! conformance suite judges them itself; serving takes
+//! [`ComponentProbe::load`], which applies the host's checks.
 
 use serde::Serialize;
 
+use super::shape::Shape;
 use super::{LoadedComponent, Sandboxed};
 use crate::bindings::WorldVersion;
-use crate::capabilities::{Declared, Effective};
+use crate::capabilities::{Declared, Effective, Grants};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::registry::ToolHints;
 
 /// A component that passed every load-time check but those of its tool
-/// list (see [`Engine::probe`](crate::Engine::probe)). Nothing is registered
-/// and no tool can be called through it.
+/// list and `declare` answer (see [`Engine::probe`](crate::Engine::probe)).
+/// Nothing is registered and no tool can be called through it.
 #[derive(Debug)]
 pub struct ComponentProbe {
     component: LoadedComponent,
+    shape: Shape,
+    grants: Grants,
+    /// The capabilities of the declaration sections alone, granted.
+    sectioned: Effective,
 }
 
 /// One tool as the component listed it, before any check: its name may
-/// break the naming rule, its parameters may not be JSON.
+/// break the naming rule, its schemas may not be JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ListedTool {
     /// The name, as listed.
@@ -30,17 +36,40 @@ pub struct ListedTool {
     pub description: String,
     /// The parameter schema, as the JSON text listed.
     pub parameters: String,
+    /// The output schema, as the JSON text listed (0.2.0 and later; always
+    /// `None` for 0.1.0 components).
+    pub output_schema: Option<String>,
     /// The behaviour hints.
     pub hints: ToolHints,
 }
 
+/// What one fresh instance answered to `list-tools` and `declare`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The tools, as listed.
+    pub tools: Vec<ListedTool>,
+    /// What `declare` answered, for a world version that has it (0.2.0 and
+    /// later); unchecked.
+    pub declared: Option<Declared>,
+}
+
 impl ComponentProbe {
-    pub(super) fn new(component: LoadedComponent) -> Self {
-        ComponentProbe { component }
+    pub(super) fn new(
+        component: LoadedComponent,
+        shape: Shape,
+        grants: Grants,
+        sectioned: Effective,
+    ) -> Self {
+        ComponentProbe {
+            component,
+            shape,
+            grants,
+            sectioned,
+        }
     }
 
-    pub(super) fn into_inner(self) -> LoadedComponent {
-        self.component
+    pub(super) fn into_parts(self) -> (LoadedComponent, Shape, Grants, Effective) {
+        (self.component, self.shape, self.grants, self.sectioned)
     }
 
     /// The component's identity.
@@ -55,32 +84,30 @@ impl ComponentProbe {
 
     /// The interfaces it imports, as `ns:pkg/iface@version`.
     pub fn imports(&self) -> &[String] {
-        &self.component.imports
+        &self.shape.imports
     }
 
-    /// The capabilities it declares.
+    /// What its `toolhost:capabilities` sections declare (a 0.2.0
+    /// component's `declare` answer comes with [`ComponentProbe::list_tools`]).
     pub fn declared(&self) -> &Declared {
-        &self.component.declared
+        &self.shape.declared
     }
 
-    /// The capabilities it gets: declared and granted.
-    pub fn capabilities(&self) -> &Effective {
-        &self.component.capabilities
-    }
-
-    /// Calls `list-tools` in a fresh instance, under the component's limits,
-    /// and returns the list as the component gave it, unchecked, with what
-    /// the call used and wrote on stdout. Never panics.
-    pub async fn list_tools(&self) -> Sandboxed<Vec<ListedTool>> {
-        let listed = self.component.list_tools().await;
+    /// Calls `list-tools` (then `declare`, for a version that has it) in a
+    /// fresh instance, under the component's limits, and returns the
+    /// answers as the component gave them, unchecked, with what the instance
+    /// used and wrote on stdout. Never panics.
+    pub async fn list_tools(&self) -> Sandboxed<Listing> {
+        let answer = self.component.list_and_declare().await;
         Sandboxed {
-            result: listed.result.map(|specs| {
-                specs
+            result: answer.result.map(|(specs, declared)| Listing {
+                tools: specs
                     .into_iter()
                     .map(|spec| ListedTool {
                         name: spec.name,
                         description: spec.description,
                         parameters: spec.parameters,
+                        output_schema: spec.output_schema,
                         hints: ToolHints {
                             read_only: spec.hints.read_only,
                             destructive: spec.hints.destructive,
@@ -88,10 +115,11 @@ impl ComponentProbe {
                             open_world: spec.hints.open_world,
                         },
                     })
-                    .collect()
+                    .collect(),
+                declared: declared.map(Declared::from),
             }),
-            usage: listed.usage,
-            stdout_bytes: listed.stdout_bytes,
+            usage: answer.usage,
+            stdout_bytes: answer.stdout_bytes,
         }
     }
 }

@@ -66,5 +66,5 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
             1,
         )
         .await;
-    outcome.result
+    outcome.result.map(|output| output.content)
 }
