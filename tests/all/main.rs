@@ -11,6 +11,7 @@ mod claims;
 mod cli;
 mod codemode;
 mod config;
+mod conformance;
 mod defaults;
 mod dispatch;
 mod example;

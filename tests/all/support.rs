@@ -31,6 +31,13 @@ pub const PLUGINS: &[&str] = &[
     "claims",
     "handmade",
     "stepper",
+    "fickle",
+    "bad-schema",
+    "mismatch",
+    "needs-grant",
+    "wrong-error",
+    "liar",
+    "bad-output",
     "codemode",
 ];
 

@@ -244,8 +244,9 @@ pub(crate) const PROVIDED_WASI: &[&str] = &[
 /// Whether the import `name` (`ns:pkg/iface@version`) is one the linker
 /// provides to a component of world `world`: a WASI interface in a
 /// version semver-compatible with what wasmtime serves (`0.2.x`), or one of
-/// `world`'s own `toolhost:plugin` imports in exactly its version.
-pub(crate) fn is_provided(name: &str, world: WorldVersion) -> bool {
+/// `world`'s own `toolhost:plugin` imports in exactly its version. A
+/// component importing anything else is refused at load (`missing_imports`).
+pub fn is_provided(name: &str, world: WorldVersion) -> bool {
     let (iface, version) = name.split_once('@').unwrap_or((name, ""));
     if let Some(own) = iface.strip_prefix("toolhost:plugin/") {
         return version == world.version() && world.imports().contains(&own);
@@ -338,6 +339,12 @@ impl CappedPipe {
                 dropped: 0,
             })),
         }
+    }
+
+    /// How many bytes were written, kept or dropped.
+    pub(crate) fn written(&self) -> u64 {
+        let buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        (buf.data.len() as u64).saturating_add(buf.dropped)
     }
 
     /// The captured text (lossily decoded) and how many bytes were dropped.

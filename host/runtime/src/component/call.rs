@@ -18,20 +18,57 @@ use toolhost_core::registry::{CallContext, ToolOutput, Usage};
 /// by the epoch ticker at the deadline itself.
 const HOST_BLOCK_GRACE: Duration = Duration::from_millis(20);
 
-/// The result of one sandboxed call, with what it used.
+/// The start of the `tool_failed` message for a tool whose result is not
+/// JSON (the message goes on with the parser's error).
+pub const NOT_JSON: &str = "the tool returned text that is not JSON";
+
+/// The start of the `tool_failed` message for a tool whose result does not
+/// fit its output schema (the message goes on with where and why).
+pub const OUTPUT_MISFIT: &str = "the tool's result does not fit its output schema";
+
+/// What running guest code once, in a fresh sandbox, gave and used.
 #[derive(Debug)]
-pub struct SandboxedCall {
-    /// The tool's result (its JSON, checked to be JSON within the output
-    /// limit and to fit its output schema, and its text for the model, if
-    /// any; with its usage), or why there is none.
-    pub result: Result<ToolOutput>,
+pub struct Sandboxed<T> {
+    /// The value, or why there is none.
+    pub result: Result<T>,
     /// Fuel consumed and peak memory.
     pub usage: Usage,
+    /// How many bytes the guest wrote to its stdout (captured, never shown to
+    /// a caller; counted past the capture cap too). A plugin should write
+    /// nothing there.
+    pub stdout_bytes: u64,
     /// What the guest wrote to its stdout (up to the `stderr_bytes` limit),
     /// for a component loaded with
     /// [`keep_stdout`](super::LoadOptions::keep_stdout); empty otherwise.
     /// Kept whatever the call's outcome: a trap, an exhausted limit, a stop.
     pub stdout: String,
+}
+
+/// The result of one sandboxed call: the tool's result (its JSON, checked to
+/// be JSON within the output limit and to fit its output schema, and its
+/// text for the model, if any; with its usage), or why there is none.
+pub type SandboxedCall = Sandboxed<ToolOutput>;
+
+/// What [`LoadedComponent::run`] gives: the value, what it used, what it
+/// wrote on stdout, and the outbound requests the host refused.
+struct Ran<R> {
+    result: Result<R>,
+    usage: Usage,
+    stdout_bytes: u64,
+    stdout: String,
+    http_notes: Vec<String>,
+}
+
+impl<R> Ran<R> {
+    fn failed(error: Error) -> Self {
+        Ran {
+            result: Err(error),
+            usage: Usage::default(),
+            stdout_bytes: 0,
+            stdout: String::new(),
+            http_notes: Vec::new(),
+        }
+    }
 }
 
 impl LoadedComponent {
@@ -74,11 +111,18 @@ impl LoadedComponent {
                     ),
                 )),
                 usage: Usage::default(),
+                stdout_bytes: 0,
                 stdout: String::new(),
             };
         };
         let limits = self.effective_limits(&ctx.limits);
-        let (result, usage, http_notes, stdout) = self
+        let Ran {
+            result,
+            usage,
+            stdout_bytes,
+            stdout,
+            http_notes,
+        } = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
                 plugin.call_tool(store, name, arguments).await
             })
@@ -104,6 +148,7 @@ impl LoadedComponent {
                 Err(e) => Err(e),
             },
             usage,
+            stdout_bytes,
             stdout,
         }
     }
@@ -122,12 +167,7 @@ impl LoadedComponent {
                 ),
             ));
         }
-        let not_json = |e: serde_json::Error| {
-            Error::new(
-                ErrorCode::ToolFailed,
-                format!("the tool returned text that is not JSON: {e}"),
-            )
-        };
+        let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
         match self.output_validators.get(index).and_then(Option::as_ref) {
             None => {
                 serde_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
@@ -143,7 +183,7 @@ impl LoadedComponent {
                     };
                     return Err(Error::new(
                         ErrorCode::ToolFailed,
-                        format!("the tool's result does not fit its output schema{at}: {error}"),
+                        format!("{OUTPUT_MISFIT}{at}: {error}"),
                     ));
                 }
             }
@@ -175,19 +215,24 @@ impl LoadedComponent {
     }
 
     /// Runs `list-tools`, then `declare` (for a version that has it), in
-    /// one instance with the component's limits and no capabilities.
+    /// one fresh instance with the component's limits and no capabilities.
     pub(super) async fn list_and_declare(
         &self,
-    ) -> Result<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
+    ) -> Sandboxed<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
         let limits = self.effective_limits(&LimitsOverride::default());
-        let (result, _, _, _) = self
+        let ran = self
             .run(limits, None, &CallContext::default(), async |store, plugin| {
                 let specs = plugin.list_tools(store).await?;
                 let declared = plugin.declare(store).await?;
                 Ok((specs, declared))
             })
             .await;
-        result
+        Sandboxed {
+            result: ran.result,
+            usage: ran.usage,
+            stdout_bytes: ran.stdout_bytes,
+            stdout: ran.stdout,
+        }
     }
 
     /// The limits a call with `overrides` runs under.
@@ -209,7 +254,7 @@ impl LoadedComponent {
         tool: Option<String>,
         ctx: &CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R>,
-    ) -> (Result<R>, Usage, Vec<String>, String) {
+    ) -> Ran<R> {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
         if let Some(d) = ctx.deadline {
@@ -226,21 +271,16 @@ impl LoadedComponent {
             std::sync::Arc::clone(&self.log_budget),
         ) {
             Ok(state) => state,
-            Err(e) => return (Err(e), Usage::default(), Vec::new(), String::new()),
+            Err(e) => return Ran::failed(e),
         };
         let pre = match self.pre_for(limits.wasm_stack_bytes) {
             Ok(pre) => pre,
-            Err(e) => return (Err(e), Usage::default(), Vec::new(), String::new()),
+            Err(e) => return Ran::failed(e),
         };
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(limits.fuel) {
-            return (
-                Err(Error::internal(format!("cannot set fuel: {e:#}"))),
-                Usage::default(),
-                Vec::new(),
-                String::new(),
-            );
+            return Ran::failed(Error::internal(format!("cannot set fuel: {e:#}")));
         }
         // The deadline in epoch ticks. Each tick the callback yields to tokio
         // (so a spinning guest never monopolizes a worker thread) and counts
@@ -285,6 +325,7 @@ impl LoadedComponent {
             wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
         let (stderr, stderr_dropped) = state.stderr.take();
+        let stdout_bytes = state.stdout.written();
         let (stdout, stdout_dropped) = state.stdout.take();
         let component = self.hash.short();
         for (stream, text, dropped) in [
@@ -314,7 +355,12 @@ impl LoadedComponent {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
         };
-        let kept = if self.keep_stdout { stdout } else { String::new() };
-        (result, usage, state.http.notes(), kept)
+        Ran {
+            result,
+            usage,
+            stdout_bytes,
+            stdout: if self.keep_stdout { stdout } else { String::new() },
+            http_notes: state.http.notes(),
+        }
     }
 }
