@@ -45,10 +45,10 @@ async fn an_http_import_without_a_grant_is_refused_before_compiling() {
 
 #[tokio::test]
 async fn a_trap_quotes_the_end_of_the_guests_stderr_redacted() {
-    let panic = crate::load("panic").await;
+    let abort = crate::load("abort").await;
     // Text then a bare trap, as a Python exception or a JS throw ends.
     let err = crate::call_err(
-        &panic,
+        &abort,
         "abort",
         json!({"stderr": "ValueError: the widget is broken; API_TOKEN=hunter2hunter2"}),
     )
@@ -62,11 +62,12 @@ async fn a_trap_quotes_the_end_of_the_guests_stderr_redacted() {
     );
     assert!(!message.contains("hunter2"), "{message}");
     // Long output: only its end, capped.
-    let err = crate::call_err(&panic, "abort", json!({"stderr": "x".repeat(100), "repeat": 200})).await;
+    let err = crate::call_err(&abort, "abort", json!({"stderr": "x".repeat(100), "repeat": 200})).await;
     let excerpt = err.message().split_once("ends with:\n").unwrap().1;
     assert!(excerpt.starts_with('…'), "{excerpt}");
     assert!(excerpt.len() <= 2048 + 3, "{} bytes", excerpt.len());
     // A Rust panic names its message once.
+    let panic = crate::load("panic").await;
     let err = crate::call_err(&panic, "explode", json!({"n": 41})).await;
     assert!(
         err.message()

@@ -214,7 +214,7 @@ fn admin_load_and_unload_send_list_changed() {
     assert!(!names(&steps[0]).contains(&"explode".to_string()));
     assert_eq!(steps[1]["is_error"], false, "{}", steps[1]);
     let loaded: Value = serde_json::from_str(steps[1]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(loaded["tools"], json!(["explode", "abort"]));
+    assert_eq!(loaded["tools"], json!(["explode"]));
     assert!(
         steps[2]["list_changed"].as_u64().unwrap() >= 1,
         "no list_changed: {out}"

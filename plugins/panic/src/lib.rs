@@ -1,7 +1,4 @@
-//! Adversarial plugin: fails the ways guests of any language do, with
-//! messages the host should report: a Rust panic (`explode`), and text on
-//! stderr followed by a bare trap (`abort`), as a Python exception or a
-//! JavaScript throw leaves them.
+//! Adversarial plugin: panics with a message the host should report.
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolhost_sdk::ToolError;
@@ -17,21 +14,4 @@ fn explode(args: Explode) -> Result<(), ToolError> {
     panic!("the answer was {}, not 42", args.n)
 }
 
-/// Writes `stderr` to stderr (`repeat` times), then aborts: a trap with no
-/// panic message.
-#[derive(Deserialize, JsonSchema)]
-struct Abort {
-    /// What to write first.
-    stderr: String,
-    /// How many times (default 1).
-    repeat: Option<usize>,
-}
-
-fn abort(args: Abort) -> Result<(), ToolError> {
-    for _ in 0..args.repeat.unwrap_or(1) {
-        eprintln!("{}", args.stderr);
-    }
-    std::process::abort()
-}
-
-toolhost_sdk::plugin!(explode, abort);
+toolhost_sdk::plugin!(explode);

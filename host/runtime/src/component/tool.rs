@@ -35,7 +35,7 @@ impl Tool for WasmTool {
         Box::pin(async move {
             let args = arguments.to_string();
             self.component
-                .call_validated(&self.spec().name, &args, &ctx)
+                .call_unchecked(&self.spec().name, &args, &ctx)
                 .await
                 .result
         })

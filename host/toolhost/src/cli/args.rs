@@ -1,7 +1,8 @@
 //! The options and arguments several subcommands share: the engine
 //! (`--cache-dir`, `--no-cache`), the configured registry (`--config`,
-//! `--audience`), grants (`--dir`, `--env`, `--http`), and JSON arguments,
-//! read by one rule with one message.
+//! `--audience`), a component's limits (`--fuel`, `--memory-mb`, ...) and
+//! grants (`--dir`, `--env`, `--http`), and JSON arguments, read by one rule
+//! with one message.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::config::{Config, Started};
 use toolhost::dispatch::{Dispatcher, McpDispatcher, Session};
 use toolhost::registry::{Registry, ToolAudience};
-use toolhost::{Engine, EngineConfig, Error, ErrorCode};
+use toolhost::{Engine, EngineConfig, Error, ErrorCode, LimitsOverride};
 
 /// The default config file, used when present in the current folder.
 const DEFAULT_CONFIG: &str = "toolhost.toml";
@@ -133,8 +134,56 @@ impl ConfigArgs {
     }
 }
 
-/// Grants given on the command line (`call`, `inspect`): what the
-/// operator's `[plugins.grants]` would say.
+/// Reads a command's JSON arguments: a JSON object, or an
+/// `invalid_arguments` error saying what is wrong with `text`.
+pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArguments,
+            format!("the JSON arguments are not JSON: {e}"),
+        )
+    })?;
+    if !value.is_object() {
+        return Err(Error::new(
+            ErrorCode::InvalidArguments,
+            "the JSON arguments must be a JSON object, e.g. '{\"name\": \"Ada\"}'",
+        ));
+    }
+    Ok(value)
+}
+
+/// The limits a component runs under, as a plugin's `[plugins.limits]`.
+#[derive(Debug, Args)]
+pub(crate) struct LimitArgs {
+    /// Fuel for a call (roughly, instructions).
+    #[arg(long)]
+    fuel: Option<u64>,
+    /// The memory limit, in MiB.
+    #[arg(long)]
+    memory_mb: Option<u64>,
+    /// The wall-clock limit of a call, in milliseconds.
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// The WebAssembly stack limit, in KiB (default 1024; from 16 up to the
+    /// engine's ceiling, 8192).
+    #[arg(long)]
+    stack_kb: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits given, over the defaults.
+    pub(crate) fn overrides(&self) -> LimitsOverride {
+        LimitsOverride {
+            fuel: self.fuel,
+            memory_mb: self.memory_mb,
+            timeout_ms: self.timeout_ms,
+            wasm_stack_kb: self.stack_kb,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a component is granted, as a plugin's `[plugins.grants]`.
 #[derive(Debug, Args)]
 pub(crate) struct GrantArgs {
     /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).
@@ -153,7 +202,7 @@ pub(crate) struct GrantArgs {
 }
 
 impl GrantArgs {
-    /// The grants.
+    /// The grants given.
     pub(crate) fn grants(&self) -> Result<Grants, Error> {
         Ok(Grants {
             dirs: self.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
@@ -189,22 +238,4 @@ fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
         guest: guest.into(),
         mode,
     })
-}
-
-/// Reads a command's JSON arguments: a JSON object, or an
-/// `invalid_arguments` error saying what is wrong with `text`.
-pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorCode::InvalidArguments,
-            format!("the JSON arguments are not JSON: {e}"),
-        )
-    })?;
-    if !value.is_object() {
-        return Err(Error::new(
-            ErrorCode::InvalidArguments,
-            "the JSON arguments must be a JSON object, e.g. '{\"name\": \"Ada\"}'",
-        ));
-    }
-    Ok(value)
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use toolhost::{ComponentHash, Error, ErrorCode, LimitsOverride, LoadOptions};
 
-use super::args::{EngineArgs, GrantArgs};
+use super::args::{EngineArgs, GrantArgs, LimitArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
@@ -18,19 +18,8 @@ pub(crate) struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(default_value = "{}")]
     json_args: String,
-    /// Fuel for the call (roughly, instructions).
-    #[arg(long)]
-    fuel: Option<u64>,
-    /// The memory limit, in MiB.
-    #[arg(long)]
-    memory_mb: Option<u64>,
-    /// The wall-clock limit, in milliseconds.
-    #[arg(long)]
-    timeout_ms: Option<u64>,
-    /// The WebAssembly stack limit, in KiB (default 1024; from 16 up to the
-    /// engine's ceiling, 8192).
-    #[arg(long)]
-    stack_kb: Option<u64>,
+    #[command(flatten)]
+    limits: LimitArgs,
     #[command(flatten)]
     grants: GrantArgs,
     /// Refuse the component unless its hash is this (`blake3:...`).
@@ -61,20 +50,13 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         .engine
         .engine()
         .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
-    let grants = args.grants.grants()?;
     // The limits apply from the start: `list-tools` at load runs under
     // them too (a component may need more memory just to start).
-    let limits = LimitsOverride {
-        fuel: args.fuel,
-        memory_mb: args.memory_mb,
-        timeout_ms: args.timeout_ms,
-        wasm_stack_kb: args.stack_kb,
-        ..Default::default()
-    };
     let options = LoadOptions {
         expected_hash,
-        grants,
-        limits,
+        grants: args.grants.grants()?,
+        limits: args.limits.overrides(),
+        ..LoadOptions::default()
     };
     let component = engine.load_file(&args.file, options).await?;
     let outcome = component
