@@ -63,6 +63,11 @@ impl ArgumentValidator {
     /// `invalid_arguments`, naming the first failing field (its JSON
     /// pointer) and what is wrong with it.
     pub fn validate(&self, arguments: &Value) -> Result<()> {
+        // The common case first: `is_valid` stops at the first failure and
+        // builds no error.
+        if self.validator.is_valid(arguments) {
+            return Ok(());
+        }
         let Some(error) = self.validator.iter_errors(arguments).next() else {
             return Ok(());
         };
