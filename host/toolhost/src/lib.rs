@@ -11,6 +11,7 @@
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
+//! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
 //! | `toolhost` | the `toolhost.toml` configuration, the admin tools, the `toolhost` binary | [`config`], [`admin`] |
 //!
 //! ```no_run
@@ -29,6 +30,7 @@ pub mod admin;
 pub mod config;
 
 pub use toolhost_core::{error, identity, limits, redact, spill, text, toolsets};
+pub use toolhost_distribution as distribution;
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;
 pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, http, sandbox};

@@ -148,3 +148,23 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
     }
     Ok(value)
 }
+
+/// Options of the commands that talk to an OCI registry. Credentials are
+/// never options: they come from the environment or the Docker config file
+/// (see `toolhost::distribution::auth`).
+#[derive(Debug, Args)]
+pub(crate) struct RegistryArgs {
+    /// A registry (HOST[:PORT]) to speak plain HTTP to (repeatable).
+    /// Loopback registries always may; every other one is HTTPS only.
+    #[arg(long = "insecure", value_name = "REGISTRY")]
+    insecure: Vec<String>,
+}
+
+impl RegistryArgs {
+    /// The client options.
+    pub(crate) fn options(&self) -> toolhost::distribution::ClientOptions {
+        toolhost::distribution::ClientOptions {
+            insecure: self.insecure.clone(),
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Real distribution peers, started by the tests on loopback ports and
+//! stopped when dropped: Debian's `docker-registry` (the CNCF distribution
+//! server), `minisign` and `haproxy`. A missing peer fails the test with a
+//! message naming `tests/setup`, which installs them.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The generous bound on waiting for a peer to come up (a failure guard,
+/// not a measurement).
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// The path of program `name`, or a panic naming `tests/setup`.
+pub fn program(name: &str, package: &str) -> PathBuf {
+    for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/bin", "/sbin"] {
+        let path = Path::new(dir).join(name);
+        if path.exists() {
+            return path;
+        }
+    }
+    panic!(
+        "`{name}` (Debian package {package}) is not installed: run tests/setup, which installs the test peers"
+    );
+}
+
+/// A free loopback port (bound, then released for the peer to take).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Sends a bodiless HTTP/1.1 request and returns the status code, or `None`
+/// when nothing answers.
+pub fn http_status(addr: SocketAddr, method: &str, path: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    String::from_utf8_lossy(&head[9..12]).parse().ok()
+}
+
+/// Waits until `ready` or the start limit, then panics with `what`.
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < START_LIMIT,
+            "{what} did not happen within {START_LIMIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A `docker-registry serve` on a loopback port, storing in a temp folder.
+pub struct Registry {
+    child: Option<Child>,
+    /// Its address.
+    pub addr: SocketAddr,
+    /// Its filesystem storage folder.
+    pub storage: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Registry {
+    /// Starts one on a free port and waits until `/v2/` answers.
+    pub fn start() -> Registry {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = dir.path().join("storage");
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        let mut registry = Registry {
+            child: None,
+            addr,
+            storage,
+            dir,
+        };
+        registry.restart();
+        registry
+    }
+
+    /// `HOST:PORT`.
+    pub fn host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// `oci://HOST:PORT/REPO`.
+    pub fn reference(&self, repo_and_tag: &str) -> String {
+        format!("oci://{}/{repo_and_tag}", self.addr)
+    }
+
+    /// Stops it (the port then refuses connections).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port and storage.
+    pub fn restart(&mut self) {
+        self.stop();
+        let config = self.dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {}\n",
+                self.storage.display(),
+                self.addr
+            ),
+        )
+        .unwrap();
+        let child = Command::new(program("docker-registry", "docker-registry"))
+            .arg("serve")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start docker-registry");
+        self.child = Some(child);
+        let addr = self.addr;
+        wait_until("the registry answering /v2/", || {
+            http_status(addr, "GET", "/v2/") == Some(200)
+        });
+    }
+
+    /// The files holding the blob with `digest` (`sha256:HEX`).
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").unwrap();
+        self.storage
+            .join("docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Runs Debian's `minisign` with `args` in `dir` and returns its stdout;
+/// panics with its output when it fails.
+pub fn minisign(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(program("minisign", "minisign"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run minisign");
+    assert!(
+        out.status.success(),
+        "minisign {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A key pair made by `minisign -G -W` (no password) in `dir`: (public,
+/// secret) paths, and the key ID as minisign prints it.
+pub fn minisign_keypair(dir: &Path, name: &str) -> (PathBuf, PathBuf, String) {
+    let (public, secret) = (dir.join(format!("{name}.pub")), dir.join(format!("{name}.key")));
+    minisign(
+        dir,
+        &[
+            "-G",
+            "-W",
+            "-f",
+            "-p",
+            public.to_str().unwrap(),
+            "-s",
+            secret.to_str().unwrap(),
+        ],
+    );
+    let text = std::fs::read_to_string(&public).unwrap();
+    let id = text
+        .lines()
+        .next()
+        .and_then(|l| l.rsplit(' ').next())
+        .expect("a minisign public key names its key ID")
+        .to_string();
+    (public, secret, id)
+}
