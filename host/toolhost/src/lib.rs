@@ -28,6 +28,7 @@
 
 pub mod admin;
 pub mod config;
+pub mod live;
 
 pub use toolhost_core::{error, identity, limits, redact, spill, text, toolsets};
 pub use toolhost_distribution as distribution;
