@@ -25,6 +25,7 @@ mod mcp_client;
 mod mcp_protocol;
 mod mcp_server;
 mod nested;
+mod oci;
 mod peers;
 mod plugin_files;
 mod plugin_memory;

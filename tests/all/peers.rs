@@ -191,3 +191,100 @@ pub fn minisign_keypair(dir: &Path, name: &str) -> (PathBuf, PathBuf, String) {
         .to_string();
     (public, secret, id)
 }
+
+/// Sends an HTTP/1.1 request with `body` and returns the status code and
+/// the response body (the connection is closed by the request).
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).ok()?;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text.get(9..12)?.parse().ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Some((status, body))
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The same component with a custom section appended: other bytes (so
+/// another hash), the same tools. What a rebuilt plugin looks like.
+pub fn new_version(bytes: &[u8], label: &str) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let name = b"toolhost-test-version";
+    let mut payload = Vec::new();
+    leb(name.len(), &mut payload);
+    payload.extend_from_slice(name);
+    payload.extend_from_slice(label.as_bytes());
+    let mut out = bytes.to_vec();
+    out.push(0);
+    leb(payload.len(), &mut out);
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// Runs the toolhost binary with `args` (the tests' compile cache added
+/// for the commands that load components) and returns its exit success and
+/// its stdout parsed as JSON (`null` when it is not JSON).
+pub fn toolhost(args: &[&str], env: &[(&str, &str)]) -> (bool, serde_json::Value, String) {
+    let mut cmd = Command::new(crate::support::toolhost_bin());
+    cmd.args(args).stdin(Stdio::null());
+    if matches!(args.first(), Some(&"tools") | Some(&"serve")) {
+        cmd.arg("--cache-dir").arg(crate::support::cache_dir());
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run toolhost");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
+    (
+        out.status.success(),
+        json,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
