@@ -33,6 +33,7 @@ mod plugin_time;
 mod protected;
 mod registry;
 mod sessions;
+mod signatures;
 mod tool_approval;
 mod toolsets;
 

@@ -3,7 +3,7 @@
 //! A component `FILE` is signed by `FILE.minisig` (what `minisign -Sm FILE`
 //! writes, and what [`sign`] writes): Ed25519 over the BLAKE2b-512 hash of
 //! the bytes, with a signed trusted comment. A key is named by its 8-byte
-//! key ID, printed as `minisign` prints it (16 upper-case hex digits).
+//! key ID, printed as `minisign` prints it (upper-case hex).
 //!
 //! The operator lists the public keys it trusts ([`TrustedKeys`]);
 //! [`TrustedKeys::check`] applies the policy:
@@ -41,10 +41,11 @@ impl KeyId {
 }
 
 impl fmt::Display for KeyId {
-    /// Little-endian, as `minisign` prints it (`{:016X}` of the ID read as
-    /// a little-endian u64).
+    /// As the `minisign` program prints it, in its key files' comments and
+    /// its messages: the ID read as a little-endian u64, in upper-case hex
+    /// without leading zeros (`%PRIX64`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016X}", u64::from_le_bytes(self.0))
+        write!(f, "{:X}", u64::from_le_bytes(self.0))
     }
 }
 
