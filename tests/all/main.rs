@@ -30,6 +30,7 @@ mod peers;
 mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
+mod plugins_dir;
 mod protected;
 mod registry;
 mod sessions;
