@@ -64,6 +64,22 @@ const RULES: &[(&str, &[&str])] = &[
         "toolhost-mcp",
         &["wasmtime", "toolhost-runtime", "clap", "tracing-subscriber"],
     ),
+    (
+        "toolhost-distribution",
+        &[
+            "wasmtime",
+            "rmcp",
+            "axum",
+            "toolhost-runtime",
+            "toolhost-exec",
+            "toolhost-mcp",
+            "toolhost-detector",
+            "toolhost",
+            "clap",
+            "anyhow",
+            "tracing-subscriber",
+        ],
+    ),
 ];
 
 /// Package name → the names of its normal, unconditional dependencies, as

@@ -33,6 +33,7 @@ mod plugin_time;
 mod plugins_dir;
 mod protected;
 mod registry;
+mod replicas;
 mod sessions;
 mod signatures;
 mod tool_approval;

@@ -85,11 +85,6 @@ impl Registry {
         registry
     }
 
-    /// `HOST:PORT`.
-    pub fn host(&self) -> String {
-        self.addr.to_string()
-    }
-
     /// `oci://HOST:PORT/REPO`.
     pub fn reference(&self, repo_and_tag: &str) -> String {
         format!("oci://{}/{repo_and_tag}", self.addr)
@@ -287,4 +282,63 @@ pub fn toolhost(args: &[&str], env: &[(&str, &str)]) -> (bool, serde_json::Value
         json,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// A `haproxy` in the foreground on a loopback port, balancing HTTP over
+/// `backends` with health checks on `/healthz`, retrying a request whose
+/// replica refused or dropped it on another one.
+pub struct Haproxy {
+    child: Child,
+    /// Its address.
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Haproxy {
+    /// Starts one and waits until it answers.
+    pub fn start(backends: &[SocketAddr]) -> Haproxy {
+        let dir = tempfile::tempdir().unwrap();
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        let servers: String = backends
+            .iter()
+            .enumerate()
+            .map(|(i, b)| format!("  server r{i} {b} check\n"))
+            .collect();
+        let config = format!(
+            "global\n  maxconn 256\n\
+             defaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  timeout server 60s\n  \
+             option http-buffer-request\n  retries 3\n  option redispatch 1\n  \
+             retry-on conn-failure empty-response response-timeout 503\n\
+             frontend mcp\n  bind {addr}\n  default_backend replicas\n\
+             backend replicas\n  balance roundrobin\n  option httpchk GET /healthz\n  http-check expect status 200\n  \
+             default-server inter 200ms fall 1 rise 1\n{servers}"
+        );
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, config).unwrap();
+        let child = Command::new(program("haproxy", "haproxy"))
+            .arg("-f")
+            .arg(&path)
+            .arg("-db")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start haproxy");
+        let haproxy = Haproxy {
+            child,
+            addr,
+            _dir: dir,
+        };
+        wait_until("haproxy answering /healthz", || {
+            http_status(addr, "GET", "/healthz") == Some(200)
+        });
+        haproxy
+    }
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

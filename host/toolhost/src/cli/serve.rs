@@ -70,7 +70,7 @@ pub(crate) struct ServeArgs {
     /// behind an ordinary load balancer answer any request. Lazy mode and
     /// approvals asked of the client need sessions: with --stateless, lazy
     /// mode is refused and approvals are never asked by elicitation.
-    #[arg(long, requires = "http")]
+    #[arg(long, conflicts_with = "stdio")]
     stateless: bool,
     /// How long calls in flight may run after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
