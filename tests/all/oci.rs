@@ -270,3 +270,57 @@ fn sha256_of(bytes: &[u8]) -> String {
             .unwrap()
     )
 }
+
+#[test]
+fn credentials_come_from_the_environment_or_the_docker_config_file() {
+    let registry = Registry::start_with_login("ada", "s3cret");
+    let reference = registry.reference("tools/hello:v1");
+    let hello = plugin("hello");
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().to_str().unwrap();
+    // No credentials anywhere (an empty HOME, no DOCKER_CONFIG): refused,
+    // saying where credentials come from.
+    let anonymous = [("HOME", home_path), ("DOCKER_CONFIG", home_path)];
+    let (ok, out, _) = toolhost(&["push", &hello, &reference], &anonymous);
+    assert!(!ok, "an anonymous push was accepted: {out}");
+    let message = out["error"].as_str().unwrap();
+    assert!(
+        message.contains("docker login") && message.contains("TOOLHOST_REGISTRY_USERNAME"),
+        "{out}"
+    );
+    // From the environment.
+    let env = [
+        ("HOME", home_path),
+        ("DOCKER_CONFIG", home_path),
+        ("TOOLHOST_REGISTRY_USERNAME", "ada"),
+        ("TOOLHOST_REGISTRY_PASSWORD", "s3cret"),
+    ];
+    let (ok, out, err) = toolhost(&["push", &hello, &reference], &env);
+    assert!(ok, "{out} {err}");
+    // From the Docker config file, as `docker login` writes it.
+    let docker = home.path().join("docker");
+    std::fs::create_dir(&docker).unwrap();
+    std::fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"auths": {{"{}": {{"auth": "YWRhOnMzY3JldA=="}}}}}}"#,
+            registry.addr
+        ),
+    )
+    .unwrap();
+    let out_file = home.path().join("pulled.wasm");
+    let (ok, out, err) = toolhost(
+        &["pull", &reference, "-o", out_file.to_str().unwrap()],
+        &[("HOME", home_path), ("DOCKER_CONFIG", docker.to_str().unwrap())],
+    );
+    assert!(ok, "{out} {err}");
+    assert_eq!(std::fs::read(&out_file).unwrap(), support::plugin_bytes("hello"));
+    // A wrong password in the environment wins over nothing and is refused.
+    let wrong = [
+        ("HOME", home_path),
+        ("TOOLHOST_REGISTRY_USERNAME", "ada"),
+        ("TOOLHOST_REGISTRY_PASSWORD", "nope"),
+    ];
+    let (ok, _, _) = toolhost(&["pull", &reference, "-o", out_file.to_str().unwrap()], &wrong);
+    assert!(!ok);
+}

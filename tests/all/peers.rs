@@ -67,19 +67,46 @@ pub struct Registry {
     /// Its filesystem storage folder.
     pub storage: PathBuf,
     dir: tempfile::TempDir,
+    auth: bool,
 }
 
 impl Registry {
     /// Starts one on a free port and waits until `/v2/` answers.
     pub fn start() -> Registry {
+        Registry::start_with(None)
+    }
+
+    /// Starts one that needs `user` and `password` (HTTP basic, htpasswd).
+    pub fn start_with_login(user: &str, password: &str) -> Registry {
+        Registry::start_with(Some((user, password)))
+    }
+
+    fn start_with(login: Option<(&str, &str)>) -> Registry {
         let dir = tempfile::tempdir().unwrap();
         let storage = dir.path().join("storage");
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        if let Some((user, password)) = login {
+            // The registry takes bcrypt hashes only: Python's crypt makes one.
+            let out = Command::new("python3")
+                .args([
+                    "-W",
+                    "ignore",
+                    "-c",
+                    "import crypt, sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))",
+                    password,
+                ])
+                .output()
+                .expect("run python3 to hash the registry password");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let hash = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            std::fs::write(dir.path().join("htpasswd"), format!("{user}:{hash}\n")).unwrap();
+        }
         let mut registry = Registry {
             child: None,
             addr,
             storage,
             dir,
+            auth: login.is_some(),
         };
         registry.restart();
         registry
@@ -105,25 +132,41 @@ impl Registry {
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {}\n",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {}\n{}",
                 self.storage.display(),
-                self.addr
+                self.addr,
+                if self.auth {
+                    format!("auth:\n  htpasswd:\n    realm: toolhost-test\n    path: {}\n", self.dir.path().join("htpasswd").display())
+                } else {
+                    String::new()
+                }
             ),
         )
         .unwrap();
+        let log = self.dir.path().join("registry.log");
         let child = Command::new(program("docker-registry", "docker-registry"))
             .arg("serve")
             .arg(&config)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("start docker-registry");
         self.child = Some(child);
         let addr = self.addr;
-        wait_until("the registry answering /v2/", || {
-            http_status(addr, "GET", "/v2/") == Some(200)
-        });
+        // With a login, /v2/ answers 401 until one is given.
+        let ready = if self.auth { 401 } else { 200 };
+        let start = Instant::now();
+        while http_status(addr, "GET", "/v2/") != Some(ready) {
+            let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+            if exited.is_some() || start.elapsed() > START_LIMIT {
+                panic!(
+                    "the registry did not answer /v2/ ({exited:?}): {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The files holding the blob with `digest` (`sha256:HEX`).

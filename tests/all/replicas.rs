@@ -243,3 +243,30 @@ fn stateless_mode_refuses_lazy_mode_and_says_why() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "a usage error");
 }
+
+#[test]
+fn the_deploy_example_config_parses_and_names_plugins_that_are_built() {
+    let root = support::workspace_root();
+    let config = toolhost::config::Config::load(&root.join("examples/deploy/toolhost.toml")).unwrap();
+    let built = support::plugin_path("time").parent().unwrap().to_path_buf();
+    let dockerfile = std::fs::read_to_string(root.join("examples/deploy/Dockerfile")).unwrap();
+    assert!(!config.plugins.is_empty());
+    for plugin in &config.plugins {
+        let file = plugin.file().unwrap().file_name().unwrap();
+        assert!(
+            built.join(file).exists(),
+            "{} is not a built plugin",
+            file.to_string_lossy()
+        );
+        let package = support::PLUGINS
+            .iter()
+            .find(|p| support::plugin_path(p).file_name() == Some(file))
+            .unwrap();
+        assert!(
+            dockerfile.contains(package),
+            "the Dockerfile does not build {package}"
+        );
+    }
+    let k8s = std::fs::read_to_string(root.join("examples/deploy/kubernetes.yaml")).unwrap();
+    assert!(k8s.contains("path: /healthz") && dockerfile.contains("--stateless"));
+}

@@ -31,8 +31,26 @@ pub const PASSWORD_ENV: &str = "TOOLHOST_REGISTRY_PASSWORD";
 /// credential helper fails, or when it holds only an identity token (an
 /// OAuth refresh token, which this client cannot use).
 pub fn credentials(registry: &str) -> Result<RegistryAuth> {
-    let user = std::env::var(USERNAME_ENV).ok().filter(|v| !v.is_empty());
-    let password = std::env::var(PASSWORD_ENV).ok().filter(|v| !v.is_empty());
+    let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+    let docker_config = std::env::var_os("DOCKER_CONFIG")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".docker")));
+    resolve(
+        registry,
+        var(USERNAME_ENV),
+        var(PASSWORD_ENV),
+        docker_config.as_deref(),
+    )
+}
+
+/// [`credentials`] from explicit sources: the two variables' values and the
+/// Docker config folder.
+fn resolve(
+    registry: &str,
+    user: Option<String>,
+    password: Option<String>,
+    docker_config: Option<&std::path::Path>,
+) -> Result<RegistryAuth> {
     match (user, password) {
         (Some(user), Some(password)) => return Ok(RegistryAuth::Basic(user, password)),
         (None, None) => {}
@@ -43,22 +61,71 @@ pub fn credentials(registry: &str) -> Result<RegistryAuth> {
             ));
         }
     }
-    match docker_credential::get_credential(registry) {
+    let Some(file) = docker_config
+        .map(|dir| dir.join("config.json"))
+        .filter(|f| f.exists())
+    else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let reader = std::fs::File::open(&file).map_err(|e| {
+        DistributionError::new(
+            ErrorKind::Credentials,
+            format!("cannot read {}: {e}", file.display()),
+        )
+    })?;
+    match docker_credential::get_credential_from_reader(std::io::BufReader::new(reader), registry) {
         Ok(DockerCredential::UsernamePassword(user, password)) => Ok(RegistryAuth::Basic(user, password)),
         Ok(DockerCredential::IdentityToken(_)) => Err(DistributionError::new(
             ErrorKind::Credentials,
             format!(
-                "the Docker config holds only an identity token for {registry}, which toolhost cannot use; log in with a user name and password, or set {USERNAME_ENV} and {PASSWORD_ENV}"
+                "{} holds only an identity token for {registry}, which toolhost cannot use; log in with a user name and password, or set {USERNAME_ENV} and {PASSWORD_ENV}",
+                file.display()
             ),
         )),
-        Err(
-            CredentialRetrievalError::NoCredentialConfigured
-            | CredentialRetrievalError::ConfigNotFound
-            | CredentialRetrievalError::ConfigReadError,
-        ) => Ok(RegistryAuth::Anonymous),
+        Err(CredentialRetrievalError::NoCredentialConfigured) => Ok(RegistryAuth::Anonymous),
         Err(e) => Err(DistributionError::new(
             ErrorKind::Credentials,
-            format!("reading the Docker credentials for {registry}: {e}"),
+            format!(
+                "reading the credentials for {registry} from {}: {e}",
+                file.display()
+            ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_then_the_docker_config_then_anonymous() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = resolve("r.example:5000", None, None, Some(dir.path())).unwrap();
+        assert_eq!(none, RegistryAuth::Anonymous);
+        // `docker login` writes base64("user:password").
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"auths": {"r.example:5000": {"auth": "YWRhOnMzY3JldA=="}}}"#,
+        )
+        .unwrap();
+        let docker = resolve("r.example:5000", None, None, Some(dir.path())).unwrap();
+        assert_eq!(docker, RegistryAuth::Basic("ada".into(), "s3cret".into()));
+        assert_eq!(
+            resolve("other.example", None, None, Some(dir.path())).unwrap(),
+            RegistryAuth::Anonymous
+        );
+        let env = resolve(
+            "r.example:5000",
+            Some("bob".into()),
+            Some("pw".into()),
+            Some(dir.path()),
+        )
+        .unwrap();
+        assert_eq!(env, RegistryAuth::Basic("bob".into(), "pw".into()));
+        let half = resolve("r.example:5000", Some("bob".into()), None, None).unwrap_err();
+        assert_eq!(half.kind(), ErrorKind::Credentials);
+        std::fs::write(dir.path().join("config.json"), "{not json").unwrap();
+        let broken = resolve("r.example:5000", None, None, Some(dir.path())).unwrap_err();
+        assert_eq!(broken.kind(), ErrorKind::Credentials, "{broken}");
     }
 }

@@ -419,14 +419,9 @@ fn map_error(reference: &OciReference, error: OciDistributionError) -> Distribut
                 "{reference}: the registry sent bytes whose digest is {actual}, but {expected} was expected; refusing them (the artifact was tampered with, or the reference is wrong)"
             ),
         ),
-        OciDistributionError::AuthenticationFailure(_) | OciDistributionError::UnauthorizedError { .. } => (
-            ErrorKind::Unauthorized,
-            format!(
-                "the registry {registry} refused access ({error}); log in (docker login {registry}) or set {} and {}",
-                crate::auth::USERNAME_ENV,
-                crate::auth::PASSWORD_ENV
-            ),
-        ),
+        OciDistributionError::AuthenticationFailure(_) | OciDistributionError::UnauthorizedError { .. } => {
+            (ErrorKind::Unauthorized, unauthorized(registry, &error))
+        }
         OciDistributionError::ImageManifestNotFoundError(_) => {
             (ErrorKind::NotFound, format!("{reference} is not in the registry"))
         }
@@ -452,21 +447,25 @@ fn map_error(reference: &OciReference, error: OciDistributionError) -> Distribut
                 .iter()
                 .any(|e| matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)) =>
         {
-            (
-                ErrorKind::Unauthorized,
-                format!("the registry {registry} refused access: {error}"),
-            )
+            (ErrorKind::Unauthorized, unauthorized(registry, &error))
         }
         OciDistributionError::ServerError { code: 404, .. } => {
             (ErrorKind::NotFound, format!("{reference} is not in the registry"))
         }
-        OciDistributionError::ServerError { code: 401 | 403, .. } => (
-            ErrorKind::Unauthorized,
-            format!("the registry {registry} refused access: {error}"),
-        ),
+        OciDistributionError::ServerError { code: 401 | 403, .. } => {
+            (ErrorKind::Unauthorized, unauthorized(registry, &error))
+        }
         _ => (ErrorKind::Registry, format!("{reference}: {error}")),
     };
     DistributionError::new(kind, message)
+}
+
+fn unauthorized(registry: &str, error: &OciDistributionError) -> String {
+    format!(
+        "the registry {registry} refused access ({error}); give credentials with `docker login {registry}` (the Docker config file, or DOCKER_CONFIG) or {} and {}",
+        crate::auth::USERNAME_ENV,
+        crate::auth::PASSWORD_ENV
+    )
 }
 
 /// An error and its sources, `a: b: c`.
@@ -482,4 +481,33 @@ fn chain(error: &dyn std::error::Error) -> String {
         source = e.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_only_for_loopback_and_the_insecure_list() {
+        let client = OciClient::new(ClientOptions {
+            insecure: vec!["registry.lan:5000".into(), "lab.example".into()],
+        });
+        let plain = |r: &str| client.plain_http(&OciReference::parse(r).unwrap());
+        assert!(plain("oci://127.0.0.1:5000/a:v1"));
+        assert!(plain("oci://localhost:5000/a:v1"));
+        assert!(plain("oci://registry.lan:5000/a:v1"));
+        assert!(
+            plain("oci://lab.example:443/a:v1"),
+            "a host listed without its port"
+        );
+        assert!(
+            !plain("oci://registry.lan:5001/a:v1"),
+            "another port of a listed registry"
+        );
+        assert!(!plain("oci://registry.example.com/a:v1"));
+        assert!(
+            !plain("oci://10.0.0.8:5000/a:v1"),
+            "a private address is not loopback"
+        );
+    }
 }

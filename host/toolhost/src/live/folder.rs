@@ -55,8 +55,11 @@ fn component_name(path: &Path) -> Option<String> {
         .then(|| name.to_string())
 }
 
-/// What a file looked like: its size and modification time (none: absent).
-fn observe(path: &Path) -> Option<(u64, Option<SystemTime>)> {
+/// What a file looked like: its size and modification time.
+type Seen = (u64, Option<SystemTime>);
+
+/// What a file looks like now (none: absent).
+fn observe(path: &Path) -> Option<Seen> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.len(), meta.modified().ok()))
 }
@@ -99,7 +102,7 @@ impl LivePlugins {
         let folder = path.clone();
         let task = tokio::spawn(async move {
             // NAME → (when to look again, what it looked like at its last event).
-            let mut pending: HashMap<String, (Instant, Option<(u64, Option<SystemTime>)>)> = HashMap::new();
+            let mut pending: HashMap<String, (Instant, Option<Seen>)> = HashMap::new();
             loop {
                 let next = pending.values().map(|(at, _)| *at).min();
                 tokio::select! {
