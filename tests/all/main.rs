@@ -5,10 +5,12 @@ mod support;
 
 mod approval_flow;
 mod cache;
+mod call_many;
 mod capabilities;
 mod claims;
 mod cli;
 mod config;
+mod conformance;
 mod defaults;
 mod dispatch;
 mod example;
@@ -31,6 +33,7 @@ mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
 mod plugins_dir;
+mod progress;
 mod protected;
 mod registry;
 mod replicas;
@@ -38,6 +41,7 @@ mod sessions;
 mod signatures;
 mod tool_approval;
 mod toolsets;
+mod versions;
 
 use std::sync::{Arc, OnceLock};
 
@@ -101,7 +105,7 @@ pub async fn call_json(
     c.call(tool, &args.to_string(), &Default::default(), None, 1)
         .await
         .result
-        .map(|text| serde_json::from_str(&text).expect("a tool result is JSON"))
+        .map(|output| serde_json::from_str(&output.content).expect("a tool result is JSON"))
 }
 
 /// Calls `tool` and returns its JSON result, panicking with the error if it fails.

@@ -29,6 +29,15 @@ pub const PLUGINS: &[&str] = &[
     "http-plugin",
     "chatty",
     "claims",
+    "handmade",
+    "stepper",
+    "fickle",
+    "bad-schema",
+    "mismatch",
+    "needs-grant",
+    "wrong-error",
+    "liar",
+    "bad-output",
 ];
 
 /// The workspace root.
@@ -89,6 +98,16 @@ pub fn plugin_path(name: &str) -> PathBuf {
 /// The bytes of plugin `name`'s component.
 pub fn plugin_bytes(name: &str) -> Vec<u8> {
     std::fs::read(plugin_path(name)).expect("read plugin")
+}
+
+/// The path of a frozen component in `tests/data/frozen/` (bytes built once
+/// against an older world version and checked in; never rebuilt).
+pub fn frozen(file: &str) -> PathBuf {
+    workspace_root()
+        .join("tests")
+        .join("data")
+        .join("frozen")
+        .join(file)
 }
 
 /// The folder the MCP peers are installed in by `tests/peers/install-mcp`.

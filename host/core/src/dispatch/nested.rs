@@ -27,12 +27,16 @@ impl ToolCaller for NestedCaller {
                 cancel: ctx.cancel,
                 limits: ctx.limits,
                 depth: ctx.depth,
+                progress: ctx.progress,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
             match (result.error, result.error_code) {
                 (Some(error), _) => Err(error),
                 (None, Some(code)) => Err(Error::new(code, result.content)),
-                (None, None) => Ok(ToolOutput::text(result.content)),
+                (None, None) => Ok(ToolOutput {
+                    text: result.text,
+                    ..ToolOutput::json_text(result.content)
+                }),
             }
         })
     }

@@ -283,6 +283,7 @@ async fn execute(
         limits: ctx.limits,
         depth: ctx.depth,
         caller: Some(caller),
+        progress: ctx.progress.clone(),
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let deadline = async {
@@ -325,6 +326,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                         output.reason.clone().unwrap_or_else(|| output.content.clone()),
                     )
                 }),
+                text: output.text.filter(|_| output.error_code.is_none()),
                 content: output.content,
                 error_code: output.error_code,
             },
@@ -345,6 +347,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                 ToolResult {
                     call_id,
                     content,
+                    text: None,
                     error_code: Some(code),
                     error: Some(error),
                 },

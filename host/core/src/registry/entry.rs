@@ -16,7 +16,7 @@
 //!
 //! let tool = FnTool::new(
 //!     ToolSpec::new("search", "Search the web.", json!({"type": "object"})),
-//!     |_args, _ctx| async { Ok(ToolOutput::text("[]")) },
+//!     |_args, _ctx| async { Ok(ToolOutput::json_text("[]")) },
 //! );
 //! let registration = Registration::new(tool)
 //!     .toolset("web")

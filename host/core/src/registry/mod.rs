@@ -50,7 +50,7 @@ pub use entry::{Registration, SchemaPatch, ToolAudience, ToolEntry, ToolSource};
 pub use schemas::openai_definition;
 pub use tool::{
     BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, Tool, ToolCaller, ToolCallerHandle, ToolHints,
-    ToolOutput, ToolSpec, Usage,
+    ToolOutput, ToolSpec, Usage, model_text,
 };
 
 use crate::error::{Error, ErrorCode, Result};

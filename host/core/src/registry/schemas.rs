@@ -94,6 +94,9 @@ fn schema_with_source(entry: &ToolEntry) -> Value {
         ToolSource::Mcp { server } => schema["mcpServer"] = json!(server),
         ToolSource::Wasm { component_hash } => schema["componentHash"] = json!(component_hash.to_string()),
     }
+    if let Some(output) = &spec.output_schema {
+        schema["outputSchema"] = output.clone();
+    }
     if !spec.hints.is_empty() {
         schema["annotations"] = json!(spec.hints);
     }

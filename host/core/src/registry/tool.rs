@@ -71,18 +71,24 @@ pub struct ToolSpec {
     pub description: String,
     /// The JSON Schema of the arguments (an object schema).
     pub parameters: Value,
+    /// The JSON Schema of the structured result ([`ToolOutput::content`]),
+    /// when the tool states one (MCP's `outputSchema`). An object schema;
+    /// a result that does not fit it is the tool's failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "ToolHints::is_empty")]
     pub hints: ToolHints,
 }
 
 impl ToolSpec {
-    /// A spec with no hints.
+    /// A spec with no hints and no output schema.
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),
             parameters,
+            output_schema: None,
             hints: ToolHints::default(),
         }
     }
@@ -90,6 +96,13 @@ impl ToolSpec {
     /// This spec with `hints`.
     pub fn with_hints(mut self, hints: ToolHints) -> Self {
         self.hints = hints;
+        self
+    }
+
+    /// This spec with the result schema `schema` (see
+    /// [`ToolSpec::output_schema`]).
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
         self
     }
 }
@@ -123,6 +136,9 @@ pub struct CallContext {
     /// Where a tool that calls other tools sends those calls (the dispatch
     /// pipeline sets itself here); `None` means nested calls are refused.
     pub caller: Option<ToolCallerHandle>,
+    /// Where the tool's progress reports go, when the caller asked for them
+    /// (see [`crate::progress`]).
+    pub progress: Option<crate::progress::ProgressSink>,
 }
 
 /// Something that runs nested tool calls: the dispatch pipeline, so that a
@@ -143,11 +159,28 @@ impl fmt::Debug for ToolCallerHandle {
     }
 }
 
-/// A successful tool result.
+/// A successful tool result: structured JSON, and the text a model should
+/// read when the tool wrote one.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost_core::registry::ToolOutput;
+///
+/// let plain = ToolOutput::json(&json!("Hello, Ada!"));
+/// assert_eq!(plain.content, r#""Hello, Ada!""#);
+/// assert_eq!(plain.model_text(), "Hello, Ada!");
+/// let table = ToolOutput::json(&json!({"rows": 2})).with_text("2 rows");
+/// assert_eq!(table.model_text(), "2 rows");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
-    /// The result as JSON text.
+    /// The result as JSON text: what a calling tool or script receives, and
+    /// what MCP clients receive as `structuredContent`.
     pub content: String,
+    /// The text the model should read, when the tool gave one that differs
+    /// from the JSON (a summary, a rendered table). `None`: the model reads
+    /// the JSON (see [`ToolOutput::model_text`]).
+    pub text: Option<String>,
     /// Sandbox usage, for tools that run in a sandbox.
     pub usage: Option<Usage>,
     /// Set when the call did not do its work and `content` already says why,
@@ -162,9 +195,10 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// A result from JSON text the tool produced.
-    pub fn text(content: impl Into<String>) -> Self {
+    pub fn json_text(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
+            text: None,
             usage: None,
             error_code: None,
             reason: None,
@@ -176,7 +210,7 @@ impl ToolOutput {
     pub fn refused(code: crate::ErrorCode, content: impl Into<String>) -> Self {
         ToolOutput {
             error_code: Some(code),
-            ..ToolOutput::text(content)
+            ..ToolOutput::json_text(content)
         }
     }
 
@@ -195,8 +229,35 @@ impl ToolOutput {
 
     /// A result serialized from a JSON value.
     pub fn json(value: &Value) -> Self {
-        ToolOutput::text(value.to_string())
+        ToolOutput::json_text(value.to_string())
     }
+
+    /// This result with `text` for the model (see [`ToolOutput::json_text`]).
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    /// What the model should read: see [`model_text`].
+    pub fn model_text(&self) -> std::borrow::Cow<'_, str> {
+        model_text(&self.content, self.text.as_deref())
+    }
+}
+
+/// The text a model should read for a result whose JSON text is `content`
+/// and whose own text is `text`: `text` when there is one; else a JSON
+/// string's value, without quotes (a tool returning `"Hello, Ada!"` reads as
+/// `Hello, Ada!`); else `content` as it is.
+pub fn model_text<'a>(content: &'a str, text: Option<&'a str>) -> std::borrow::Cow<'a, str> {
+    if let Some(text) = text {
+        return text.into();
+    }
+    if content.trim_start().starts_with('"')
+        && let Ok(Value::String(s)) = serde_json::from_str(content)
+    {
+        return s.into();
+    }
+    content.into()
 }
 
 /// A tool: a description and an async handler. See the module documentation.

@@ -4,8 +4,10 @@ mod args;
 mod call;
 mod call_tool;
 mod check_command;
+mod conformance;
 mod hash;
 mod inspect;
+mod new;
 mod pull;
 mod push;
 mod serve;
@@ -52,6 +54,12 @@ enum Command {
     Sign(sign::SignArgs),
     /// Verify FILE.minisig with a minisign public key and say which key signed.
     Verify(verify::VerifyArgs),
+    /// Check that components are good plugins: run the conformance suite on
+    /// each and print its report (exit code 1 if any check failed).
+    Conformance(conformance::ConformanceArgs),
+    /// Create a new Rust plugin crate that builds and passes conformance as
+    /// it is.
+    New(new::NewArgs),
 }
 
 /// Parses the command line, runs the command, and maps its outcome to an
@@ -80,6 +88,8 @@ pub fn main() -> ExitCode {
             Command::Pull(args) => pull::run(args).await,
             Command::Sign(args) => sign::run(args),
             Command::Verify(args) => verify::run(args),
+            Command::Conformance(args) => conformance::run(args).await,
+            Command::New(args) => new::run(args),
         }
     });
     match result {
