@@ -288,3 +288,22 @@ async fn a_plugin_swapped_under_load_loses_no_call_and_in_flight_calls_finish_on
         result.content
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_grant_may_write_into_the_plugins_folder() {
+    let files = support::plugin_path("files").display().to_string();
+    let config = format!(
+        "[plugins_dir]\npath = \"live\"\n\n[[plugins]]\npath = \"{files}\"\n[plugins.grants]\ndirs = [{{ host = \"live\", guest = \"/workspace\", mode = \"rw\" }}]\n"
+    );
+    let (_dir, started, _watch) = start(&config).await;
+    let status = &started.plugins[0];
+    assert_eq!(status.status, "failed", "{status:?}");
+    assert!(
+        status
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("the live plugins folder"),
+        "{status:?}"
+    );
+}

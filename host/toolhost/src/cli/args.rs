@@ -110,12 +110,16 @@ impl ConfigArgs {
         engine: &Engine,
         approver: Option<Arc<dyn ApprovalCallback>>,
     ) -> Result<Started, Error> {
-        let config = match &self.config {
-            Some(path) => Config::load(path)?,
-            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
-            None => Config::default(),
-        };
-        config.start(engine, Registry::new(), approver).await
+        self.load()?.start(engine, Registry::new(), approver).await
+    }
+
+    /// The config the options name.
+    pub(crate) fn load(&self) -> Result<Config, Error> {
+        match &self.config {
+            Some(path) => Config::load(path),
+            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
+            None => Ok(Config::default()),
+        }
     }
 
     /// The engine the options describe.

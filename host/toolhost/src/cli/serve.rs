@@ -19,6 +19,7 @@ use toolhost::config::{PluginsDirConfig, Started};
 use toolhost::live::LivePlugins;
 use toolhost::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
 use toolhost::registry::ComponentRegistration;
+use toolhost::registry::Registry;
 use toolhost::registry::lazy::RegistryMode;
 
 use super::args::ConfigArgs;
@@ -98,7 +99,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None => tty,
     };
     let engine = args.config.engine()?;
-    let started = args.config.start_with(&engine, approver).await?;
+    let mut config = args.config.load()?;
+    if let Some(dir) = &args.plugins_dir {
+        // Into the config before it starts, so that its protected paths
+        // include the folder (no grant may write components into it).
+        let path = std::path::absolute(dir).with_context(|| format!("--plugins {}", dir.display()))?;
+        config.plugins_dir = Some(PluginsDirConfig {
+            path,
+            ..config
+                .plugins_dir
+                .take()
+                .unwrap_or_else(|| PluginsDirConfig::new(dir))
+        });
+    }
+    let started = config.start(&engine, Registry::new(), approver).await?;
     if args.stateless {
         stateless_checks(&started)?;
     }
@@ -106,14 +120,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("toolhost: warning: {warning}");
     }
     let live = Arc::clone(&started.live);
-    let folder = match (&args.plugins_dir, &live.config().plugins_dir) {
-        (Some(dir), configured) => Some(PluginsDirConfig {
-            path: std::path::absolute(dir).with_context(|| format!("--plugins {}", dir.display()))?,
-            ..configured.clone().unwrap_or_else(|| PluginsDirConfig::new(dir))
-        }),
-        (None, configured) => configured.clone(),
-    };
-    let _watch = match folder {
+    let _watch = match live.config().plugins_dir.clone() {
         Some(folder) => Some(live.watch_folder(folder).await?),
         None => None,
     };

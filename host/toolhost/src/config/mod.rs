@@ -342,6 +342,8 @@ impl Config {
             .validate()
             .map_err(|e| Error::new(ErrorCode::Config, format!("require_approval: {e}")))?;
         self.prepare_storage()?;
+        // Trusted keys that cannot be read are wrong as a whole.
+        self.trusted_keys()?;
         let gate = self.approval_gate(approver)?;
         let exec_backend = self.register_builtins(&mut registry, &gate)?;
         let plugins = self.load_plugins(engine, &mut registry).await;
