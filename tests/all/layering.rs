@@ -82,6 +82,20 @@ const RULES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "toolhost-codemode",
+        &[
+            "rmcp",
+            "axum",
+            "toolhost-exec",
+            "toolhost-detector",
+            "toolhost-mcp",
+            "toolhost",
+            "monty",
+            "clap",
+            "tracing-subscriber",
+        ],
+    ),
+    (
         "toolhost-conformance",
         &[
             "rmcp",

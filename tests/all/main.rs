@@ -9,6 +9,7 @@ mod call_many;
 mod capabilities;
 mod claims;
 mod cli;
+mod codemode;
 mod config;
 mod conformance;
 mod defaults;

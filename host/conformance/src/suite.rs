@@ -207,6 +207,7 @@ impl Suite {
             expected_hash: None,
             limits: self.limits,
             grants,
+            ..LoadOptions::default()
         }
     }
 

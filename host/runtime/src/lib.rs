@@ -36,6 +36,6 @@ pub mod sandbox;
 
 pub use component::{
     ComponentProbe, ComponentRegistration, LoadComponent, LoadOptions, LoadedComponent, RegisterComponent,
-    WasmTool,
+    ToolCalls, WasmTool,
 };
 pub use engine::{Engine, EngineConfig};

@@ -52,6 +52,8 @@ pub struct SandboxState {
     pub(crate) ctx: CallContext,
     /// The tools it may call: declared and granted.
     pub(crate) callable: Vec<String>,
+    /// Whether the caller decides instead (see `ToolCalls::Caller`).
+    pub(crate) callable_by_caller: bool,
     pub(crate) call_depth: u32,
     /// How many more nested calls this call may start.
     pub(crate) nested_left: u32,
@@ -69,6 +71,9 @@ pub struct SandboxState {
     pub(crate) ticks_left: u64,
     /// Set when the epoch callback stopped the call at its deadline.
     pub(crate) timed_out: bool,
+    /// Set when the epoch callback stopped the call because its caller
+    /// cancelled it.
+    pub(crate) stopped: bool,
 }
 
 impl SandboxState {
@@ -125,6 +130,7 @@ impl SandboxState {
             call_id: ctx.call_id,
             ctx: ctx.clone(),
             callable: capabilities.tools.clone(),
+            callable_by_caller: capabilities.tools_from_caller,
             call_depth: limits.call_depth,
             nested_left: limits.nested_calls,
             nested_limit: limits.nested_calls,
@@ -135,6 +141,7 @@ impl SandboxState {
             log_budget,
             ticks_left: 0,
             timed_out: false,
+            stopped: false,
         })
     }
 }
@@ -384,6 +391,12 @@ impl tokio::io::AsyncWrite for CappedPipe {
 /// the epoch callback's records first, then wasmtime's trap codes.
 pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Limits, stderr: &str) -> Error {
     use wasmtime::Trap;
+    if state.stopped {
+        return Error::new(
+            ErrorCode::Cancelled,
+            "the call was stopped: its caller cancelled it",
+        );
+    }
     if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return timeout_error(limits);
     }

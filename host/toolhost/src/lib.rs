@@ -11,6 +11,7 @@
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
+//! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
 //! | `toolhost` | the `toolhost.toml` configuration, the admin tools, the `toolhost` binary | [`config`], [`admin`] |
 //!
@@ -30,6 +31,7 @@ pub mod admin;
 pub mod config;
 pub mod live;
 
+pub use toolhost_codemode as codemode;
 pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, toolsets};
 pub use toolhost_distribution as distribution;
 pub use toolhost_exec::approval;

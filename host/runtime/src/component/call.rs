@@ -37,6 +37,11 @@ pub struct Sandboxed<T> {
     /// a caller; counted past the capture cap too). A plugin should write
     /// nothing there.
     pub stdout_bytes: u64,
+    /// What the guest wrote to its stdout (up to the `stderr_bytes` limit),
+    /// for a component loaded with
+    /// [`keep_stdout`](super::LoadOptions::keep_stdout); empty otherwise.
+    /// Kept whatever the call's outcome: a trap, an exhausted limit, a stop.
+    pub stdout: String,
 }
 
 /// The result of one sandboxed call: the tool's result (its JSON, checked to
@@ -50,6 +55,7 @@ struct Ran<R> {
     result: Result<R>,
     usage: Usage,
     stdout_bytes: u64,
+    stdout: String,
     http_notes: Vec<String>,
 }
 
@@ -59,6 +65,7 @@ impl<R> Ran<R> {
             result: Err(error),
             usage: Usage::default(),
             stdout_bytes: 0,
+            stdout: String::new(),
             http_notes: Vec::new(),
         }
     }
@@ -105,6 +112,7 @@ impl LoadedComponent {
                 )),
                 usage: Usage::default(),
                 stdout_bytes: 0,
+                stdout: String::new(),
             };
         };
         let limits = self.effective_limits(&ctx.limits);
@@ -112,6 +120,7 @@ impl LoadedComponent {
             result,
             usage,
             stdout_bytes,
+            stdout,
             http_notes,
         } = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
@@ -140,6 +149,7 @@ impl LoadedComponent {
             },
             usage,
             stdout_bytes,
+            stdout,
         }
     }
 
@@ -221,6 +231,7 @@ impl LoadedComponent {
             result: ran.result,
             usage: ran.usage,
             stdout_bytes: ran.stdout_bytes,
+            stdout: ran.stdout,
         }
     }
 
@@ -233,6 +244,10 @@ impl LoadedComponent {
     }
 
     /// Instantiates afresh and runs `f` under `limits`, classifying failures.
+    /// Cancelling `ctx.cancel` stops the guest at its next epoch tick (its
+    /// nested calls are cancelled too, so it cannot stay blocked in one for
+    /// long), keeping what it wrote; one that does not come back within
+    /// [`HOST_BLOCK_GRACE`] is dropped.
     async fn run<R>(
         &self,
         limits: Limits,
@@ -274,8 +289,13 @@ impl LoadedComponent {
         let remaining = deadline_at.saturating_duration_since(started);
         store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
+        let stop = ctx.cancel.clone();
+        store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
+            if stop.is_cancelled() {
+                state.stopped = true;
+                return Ok(UpdateDeadline::Interrupt);
+            }
             state.ticks_left = state.ticks_left.saturating_sub(1);
             if state.ticks_left == 0 {
                 state.timed_out = true;
@@ -289,7 +309,14 @@ impl LoadedComponent {
             let plugin = pre.instantiate_async(&mut store).await?;
             f(&mut store, &plugin).await
         };
-        let outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work).await;
+        let stopped = async {
+            ctx.cancel.cancelled().await;
+            tokio::time::sleep(HOST_BLOCK_GRACE).await;
+        };
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work) => outcome.map_err(|_| None),
+            _ = stopped => Err(Some(())),
+        };
         let fuel_left = store.get_fuel().unwrap_or(0);
         let state = store.data();
         let usage = Usage {
@@ -305,7 +332,7 @@ impl LoadedComponent {
             ("stderr", &stderr, stderr_dropped),
             ("stdout", &stdout, stdout_dropped),
         ] {
-            if text.is_empty() && dropped == 0 {
+            if (text.is_empty() && dropped == 0) || (stream == "stdout" && self.keep_stdout) {
                 continue;
             }
             if state.log_budget.take(text.len()) {
@@ -319,7 +346,12 @@ impl LoadedComponent {
             tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
         }
         let result = match outcome {
-            Err(_elapsed) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
+            Err(Some(())) => Err(Error::new(
+                ErrorCode::Cancelled,
+                "the call was stopped: its caller cancelled it, and it did not come back in time",
+            )
+            .with_usage(usage)),
+            Err(None) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
         };
@@ -327,6 +359,7 @@ impl LoadedComponent {
             result,
             usage,
             stdout_bytes,
+            stdout: if self.keep_stdout { stdout } else { String::new() },
             http_notes: state.http.notes(),
         }
     }

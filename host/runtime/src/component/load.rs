@@ -27,6 +27,31 @@ pub struct LoadOptions {
     pub limits: LimitsOverride,
     /// What the operator grants this component (see [`crate::capabilities`]).
     pub grants: Grants,
+    /// Which tools it may call (default: those declared and granted).
+    pub tool_calls: ToolCalls,
+    /// Whether its stdout goes back to the caller, in
+    /// [`SandboxedCall::stdout`](super::SandboxedCall::stdout), instead of
+    /// into the log (for a component whose output is its caller's business,
+    /// such as a script's printed text).
+    pub keep_stdout: bool,
+}
+
+/// Which tools a component may call through `toolhost:plugin/tools`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolCalls {
+    /// Those it declares and the operator grants by name: every plugin a
+    /// config loads.
+    #[default]
+    Granted,
+    /// Any tool the [`ToolCaller`](toolhost_core::registry::ToolCaller) of
+    /// each call accepts. Only for a host's own component that a built-in
+    /// calls with a caller enforcing its own rules (codemode's
+    /// `run_tools_script` passes one that admits the session's visible tools
+    /// minus its exclusions, and counts them). No config grant can ask for
+    /// it, and the component loaded this way is never registered, so no
+    /// other plugin and no ordinary dispatch reaches it.
+    Caller,
 }
 
 impl Engine {
@@ -143,6 +168,8 @@ impl Engine {
             tools: Vec::new(),
             output_validators: Vec::new(),
             limits: options.limits,
+            keep_stdout: options.keep_stdout,
+            tool_calls: options.tool_calls,
             declared: Declared::default(),
             // 0.2.0's `list-tools` and `declare` run with no capabilities;
             // 0.1.0's `list-tools` always ran with its granted ones.
@@ -199,7 +226,7 @@ impl ComponentProbe {
         let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
         let (tools, output_validators) = check_tools(specs, &claims)?;
         let mut declared = shape.declared.clone();
-        let capabilities = match answer {
+        let mut capabilities = match answer {
             Some(answer) => {
                 let answer = Declared::from(answer);
                 answer.check()?;
@@ -208,6 +235,7 @@ impl ComponentProbe {
             }
             None => sectioned,
         };
+        capabilities.tools_from_caller = loaded.tool_calls == ToolCalls::Caller;
         if !shape.http_imports().is_empty() && !capabilities.http.is_usable() {
             return Err(http_not_granted(&shape, &declared));
         }

@@ -35,7 +35,7 @@ use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::ToolSpec;
 
 pub use call::{NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
-pub use load::LoadOptions;
+pub use load::{LoadOptions, ToolCalls};
 pub use probe::{ComponentProbe, ListedTool, Listing};
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
 pub use shape::check_header;
@@ -52,6 +52,9 @@ pub struct LoadedComponent {
     /// Each tool's compiled output schema, when it states one (by index).
     output_validators: Vec<Option<Arc<jsonschema::Validator>>>,
     limits: LimitsOverride,
+    keep_stdout: bool,
+    /// Which tools it may call (see [`ToolCalls`]).
+    tool_calls: ToolCalls,
     declared: Declared,
     capabilities: Effective,
     cache: CacheOutcome,

@@ -120,6 +120,7 @@ impl ComponentProbe {
             }),
             usage: answer.usage,
             stdout_bytes: answer.stdout_bytes,
+            stdout: answer.stdout,
         }
     }
 }

@@ -55,6 +55,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         expected_hash,
         grants: args.grants.grants()?,
         limits: args.limits.overrides(),
+        ..LoadOptions::default()
     };
     let component = engine.load_file(&args.file, options).await?;
     let outcome = component

@@ -296,6 +296,7 @@ impl Config {
             expected_hash,
             limits,
             grants,
+            ..LoadOptions::default()
         }
     }
 }
