@@ -324,3 +324,45 @@ fn credentials_come_from_the_environment_or_the_docker_config_file() {
     let (ok, _, _) = toolhost(&["pull", &reference, "-o", out_file.to_str().unwrap()], &wrong);
     assert!(!ok);
 }
+
+#[test]
+fn no_grant_reaches_the_pull_cache_or_a_component_and_its_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = plugin("files");
+    let hello = dir.path().join("hello.wasm");
+    std::fs::copy(support::plugin_path("hello"), &hello).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[plugins]]\npath = \"{files}\"\n[plugins.grants]\ndirs = [{{ host = \".toolhost/oci\", guest = \"/workspace\" }}]\n\n\
+             [[plugins]]\npath = \"hello.wasm\"\n\n\
+             [[plugins]]\npath = \"{files}\"\ntoolset = \"again\"\n[plugins.grants]\ndirs = [{{ host = \"sub\", guest = \"/workspace\", mode = \"rw\" }}]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let (ok, out, err) = toolhost(&["tools", "--status", "--config", config.to_str().unwrap()], &[]);
+    assert!(ok, "{out} {err}");
+    let plugins = out["plugins"].as_array().unwrap();
+    assert_eq!(plugins[0]["status"], "failed", "{out}");
+    assert!(
+        plugins[0]["error"].as_str().unwrap().contains("the pull cache"),
+        "{out}"
+    );
+    assert_eq!(plugins[1]["status"], "loaded", "{out}");
+    // A read-write grant over the folder holding hello.wasm and its
+    // signature would let a tool re-sign or replace it.
+    std::fs::rename(&hello, dir.path().join("sub/hello.wasm")).unwrap();
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("path = \"hello.wasm\"", "path = \"sub/hello.wasm\"");
+    std::fs::write(&config, text).unwrap();
+    let (_, out, _) = toolhost(&["tools", "--status", "--config", config.to_str().unwrap()], &[]);
+    let plugins = out["plugins"].as_array().unwrap();
+    assert_eq!(plugins[2]["status"], "failed", "{out}");
+    assert!(
+        plugins[2]["error"].as_str().unwrap().contains("its signature"),
+        "{out}"
+    );
+}
