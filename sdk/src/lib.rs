@@ -25,7 +25,20 @@
 //! ```
 //!
 //! Build with `cargo build --target wasm32-wasip2 --release`: the `.wasm` in
-//! `target/wasm32-wasip2/release/` is the component toolhost loads.
+//! `target/wasm32-wasip2/release/` is the component toolhost loads. It
+//! implements the `toolhost:plugin@0.2.0` world; `sdk/docs/rust.md` walks
+//! through a plugin from an empty folder.
+//!
+//! ## What a tool can do
+//!
+//! - return any `Serialize` value (its JSON is the result), or an [`Output`]
+//!   with text for the model beside the JSON;
+//! - fail with a [`ToolError`] (`invalid_arguments` or `failed`);
+//! - report how far it has come with [`progress`];
+//! - call other tools, one at a time or many at once ([`tools`]);
+//! - log into the host's log ([`log`]);
+//! - use what it declared with [`capabilities!`] and was granted: files
+//!   and environment variables through `std`, HTTP through `wasi:http`.
 //!
 //! ## What the SDK guarantees
 //!
@@ -37,6 +50,11 @@
 //! - Any error that implements [`std::error::Error`] converts into
 //!   [`ToolError::failed`] with `?`.
 //! - Hints are given in the macro: `plugin!(read_file(read_only), wipe(destructive))`.
+//! - What [`capabilities!`] declares is both written into the component (a
+//!   `toolhost:capabilities` custom section) and answered by the world's
+//!   `declare()`.
+//! - No WIT type appears in the SDK's API; an author never imports
+//!   `wit_bindgen`.
 #![deny(missing_docs)]
 
 // The generated bindings name this crate by its absolute path, so that the
@@ -45,37 +63,27 @@ extern crate self as toolhost_sdk;
 
 mod error;
 pub mod log;
+mod output;
 mod schema;
+pub mod tools;
 
 pub use error::ToolError;
+pub use output::{IntoOutput, Output};
 
-/// Calling other tools through the host (see [`tools::call`]).
-pub mod tools {
-    use serde::Serialize;
-    use serde_json::Value;
-
-    use crate::__private::WitToolError;
-    use crate::__private::bindings::toolhost::plugin::tools as wit;
-    use crate::ToolError;
-
-    /// Calls the tool `name` with `arguments` through the host's dispatch
-    /// pipeline and returns its JSON result. The plugin must declare the tool
-    /// (`capabilities! { tools: ["name"] }`) and the operator must grant it.
-    ///
-    /// A refusal or failure of the called tool is a [`ToolError`] whose
-    /// message is the host's error object as JSON text
-    /// (`{"error": ..., "error_code": ...}`).
-    pub fn call(name: &str, arguments: &impl Serialize) -> Result<Value, ToolError> {
-        let arguments = serde_json::to_string(arguments).map_err(|e| {
-            ToolError::failed(format!("the arguments for `{name}` cannot be serialized: {e}"))
-        })?;
-        match wit::call(name, &arguments) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| ToolError::failed(format!("`{name}` returned text that is not JSON: {e}"))),
-            Err(WitToolError::InvalidArguments(message)) => Err(ToolError::invalid_arguments(message)),
-            Err(WitToolError::Failed(message)) => Err(ToolError::failed(message)),
-        }
-    }
+/// Tells the caller how far the current call has come: `done` units of work
+/// out of `total` (when known), with an optional short `message`. `done`
+/// should grow from one report to the next. The host passes reports on to
+/// a caller that asked for them (an MCP client that sent a `progressToken`)
+/// and caps their rate; reporting never fails and never blocks.
+///
+/// ```ignore
+/// for (i, file) in files.iter().enumerate() {
+///     toolhost_sdk::progress(i as f64, Some(files.len() as f64), Some(file));
+///     // ...
+/// }
+/// ```
+pub fn progress(done: f64, total: Option<f64>, message: Option<&str>) {
+    __private::bindings::toolhost::plugin::progress::report(done, total, message);
 }
 
 /// Items used by the [`plugin!`] macro's expansion. Not a stable API.
@@ -85,11 +93,11 @@ pub mod __private {
 
     pub use crate::schema::{invoke, spec_of};
 
-    /// The generated bindings of the `toolhost:plugin` world.
+    /// The generated bindings of the `toolhost:plugin@0.2.0` world.
     #[allow(missing_docs, reason = "generated code")]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../wit/0.1.0",
+            path: "../wit/0.2.0",
             world: "toolhost:plugin/plugin",
             pub_export_macro: true,
             export_macro_name: "__export_plugin",
@@ -98,8 +106,51 @@ pub mod __private {
         });
     }
 
-    pub use bindings::exports::toolhost::plugin::tool::{Guest, ToolError as WitToolError, ToolSpec};
+    pub use bindings::exports::toolhost::plugin::tool::{
+        Capabilities, Guest, ToolError as WitToolError, ToolOutput as WitToolOutput, ToolSpec,
+    };
     pub use bindings::toolhost::plugin::types::Hints;
+
+    /// The answer of `declare()`: parses the text [`capabilities!`]
+    /// writes (one `KIND VALUE` line each), or nothing declared.
+    ///
+    /// [`capabilities!`]: crate::capabilities
+    pub fn declared(text: &str) -> Capabilities {
+        let mut caps = Capabilities {
+            dirs: Vec::new(),
+            env: Vec::new(),
+            http: Vec::new(),
+            secrets: Vec::new(),
+            tools: Vec::new(),
+        };
+        for line in text.lines() {
+            let Some((kind, value)) = line.split_once(' ') else {
+                continue;
+            };
+            let list = match kind {
+                "dir" => &mut caps.dirs,
+                "env" => &mut caps.env,
+                "http" => &mut caps.http,
+                "secret" => &mut caps.secrets,
+                "tool" => &mut caps.tools,
+                _ => continue,
+            };
+            list.push(value.to_string());
+        }
+        caps
+    }
+
+    /// The declaration of a plugin without [`capabilities!`]: nothing. An
+    /// inherent `declared` method, which [`capabilities!`] adds, wins over
+    /// this trait's.
+    ///
+    /// [`capabilities!`]: crate::capabilities
+    pub trait NothingDeclared {
+        /// The declaration's text: empty.
+        fn declared(&self) -> &'static str {
+            ""
+        }
+    }
 
     /// Whether `name` is a hint `plugin!` knows; checked at compile time, so
     /// a misspelled hint is a build error rather than a guest panic.
@@ -147,10 +198,11 @@ pub mod __private {
     }
 }
 
-/// Declares the capabilities the plugin wants, in the component itself (a
-/// `toolhost:capabilities` custom section), so the declaration travels with
-/// the component's hash. A capability is usable only when declared here
-/// **and** granted by the operator in the host's config.
+/// Declares the capabilities the plugin wants. The declaration is written
+/// into the component itself (a `toolhost:capabilities` custom section) and
+/// answered by its `declare()`, so it travels with the component's hash. A
+/// capability is usable only when declared here **and** granted by the
+/// operator in the host's config.
 ///
 /// ```ignore
 /// toolhost_sdk::capabilities! {
@@ -162,7 +214,8 @@ pub mod __private {
 /// }
 /// ```
 ///
-/// Every section is optional.
+/// Every section is optional. Use it once, in the module that calls
+/// [`plugin!`] (the crate root, usually).
 #[macro_export]
 macro_rules! capabilities {
     ($($kind:ident: [$($value:literal),* $(,)?]),* $(,)?) => {
@@ -182,6 +235,13 @@ macro_rules! capabilities {
             #[unsafe(link_section = "toolhost:capabilities")]
             #[used]
             static DECLARED: [u8; LEN] = bytes();
+
+            impl __ToolhostDeclaration {
+                #[allow(dead_code, reason = "called by plugin!'s declare()")]
+                fn declared(&self) -> &'static str {
+                    TEXT
+                }
+            }
         };
     };
 }
@@ -209,7 +269,7 @@ macro_rules! __capability_line {
         compile_error!(concat!(
             "unknown capability `",
             stringify!($other),
-            "`: use dirs, env, http or secrets"
+            "`: use dirs, env, http, secrets or tools"
         ))
     };
 }
@@ -218,8 +278,9 @@ macro_rules! __capability_line {
 ///
 /// Each function takes one argument that implements `serde::Deserialize` and
 /// `schemars::JsonSchema`, and returns `Result<T, ToolError>` where `T`
-/// implements `serde::Serialize`. Hints follow a function's name in
-/// parentheses: `read_only`, `destructive`, `idempotent`, `open_world`.
+/// implements `serde::Serialize` or is an [`Output`]. Hints follow a
+/// function's name in parentheses: `read_only`, `destructive`, `idempotent`,
+/// `open_world`.
 ///
 /// ```ignore
 /// toolhost_sdk::plugin!(list_files(read_only, idempotent), delete_file(destructive));
@@ -237,6 +298,13 @@ macro_rules! plugin {
         #[doc(hidden)]
         struct __ToolhostPlugin;
 
+        /// What [`capabilities!`] declared, if it was used (it adds an
+        /// inherent `declared` method); nothing otherwise.
+        #[doc(hidden)]
+        struct __ToolhostDeclaration;
+
+        impl $crate::__private::NothingDeclared for __ToolhostDeclaration {}
+
         impl $crate::__private::Guest for __ToolhostPlugin {
             fn list_tools() -> ::std::vec::Vec<$crate::__private::ToolSpec> {
                 ::std::vec![$(
@@ -248,10 +316,16 @@ macro_rules! plugin {
                 ),+]
             }
 
+            fn declare() -> $crate::__private::Capabilities {
+                #[allow(unused_imports, reason = "the fallback when capabilities! is not used")]
+                use $crate::__private::NothingDeclared as _;
+                $crate::__private::declared(__ToolhostDeclaration.declared())
+            }
+
             fn call_tool(
                 name: ::std::string::String,
                 arguments: ::std::string::String,
-            ) -> ::std::result::Result<::std::string::String, $crate::__private::WitToolError> {
+            ) -> ::std::result::Result<$crate::__private::WitToolOutput, $crate::__private::WitToolError> {
                 $(
                     if name == stringify!($tool) {
                         return $crate::__private::invoke(&arguments, $tool);

@@ -2,12 +2,12 @@
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::__private::{Hints, ToolSpec, WitToolError};
+use crate::__private::{Hints, ToolSpec, WitToolError, WitToolOutput};
 use crate::error::{Kind, ToolError};
+use crate::output::IntoOutput;
 
 /// The spec of tool `name`, implemented by `_f`, whose argument type is `A`.
 pub fn spec_of<A, R, F>(name: &str, _f: &F, hints: Hints) -> ToolSpec
@@ -20,6 +20,7 @@ where
         name: name.to_string(),
         description,
         parameters: parameters.to_string(),
+        output_schema: None,
         hints,
     }
 }
@@ -47,27 +48,26 @@ pub(crate) fn parameters_of<A: JsonSchema>() -> (String, Value) {
     (description, schema)
 }
 
-/// Deserializes `arguments` into `A`, runs `f`, and serializes its result.
-pub fn invoke<A, R, F>(arguments: &str, f: F) -> Result<String, WitToolError>
+/// Deserializes `arguments` into `A`, runs `f`, and turns its result into
+/// the host's output.
+pub fn invoke<A, R, F>(arguments: &str, f: F) -> Result<WitToolOutput, WitToolError>
 where
     A: DeserializeOwned,
-    R: Serialize,
+    R: IntoOutput,
     F: Fn(A) -> Result<R, ToolError>,
 {
     let args: A =
         serde_json::from_str(arguments).map_err(|e| WitToolError::InvalidArguments(e.to_string()))?;
-    match f(args) {
-        Ok(value) => serde_json::to_string(&value)
-            .map_err(|e| WitToolError::Failed(format!("the result could not be serialized: {e}"))),
-        Err(ToolError {
+    f(args).and_then(R::into_output).map_err(|e| match e {
+        ToolError {
             kind: Kind::InvalidArguments,
             message,
-        }) => Err(WitToolError::InvalidArguments(message)),
-        Err(ToolError {
+        } => WitToolError::InvalidArguments(message),
+        ToolError {
             kind: Kind::Failed,
             message,
-        }) => Err(WitToolError::Failed(message)),
-    }
+        } => WitToolError::Failed(message),
+    })
 }
 
 #[cfg(test)]
@@ -102,5 +102,38 @@ mod tests {
             WitToolError::InvalidArguments(msg) => assert!(msg.contains("invalid type"), "{msg}"),
             WitToolError::Failed(msg) => panic!("expected invalid arguments, got failed: {msg}"),
         }
+    }
+
+    #[test]
+    fn results_are_json_with_the_text_an_output_adds() {
+        let plain = invoke("{\"a\": 1}", |a: Add| Ok::<_, ToolError>(format!("got {}", a.a))).unwrap();
+        assert_eq!((plain.json.as_str(), plain.text), (r#""got 1""#, None));
+        let rich = invoke("{\"a\": 2}", |a: Add| {
+            Ok::<_, ToolError>(crate::Output::new(serde_json::json!({"a": a.a})).text("two"))
+        })
+        .unwrap();
+        assert_eq!(rich.json, r#"{"a":2}"#);
+        assert_eq!(rich.text.as_deref(), Some("two"));
+        let failed = invoke("{\"a\": 3}", |_: Add| {
+            Ok::<_, ToolError>(std::collections::HashMap::from([((1, 2), 3)]))
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&failed, WitToolError::Failed(m) if m.contains("could not be serialized")),
+            "{failed:?}"
+        );
+    }
+
+    #[test]
+    fn the_declaration_text_becomes_declare_answer() {
+        let caps = crate::__private::declared(
+            "dir /w\nenv TZ\nhttp *.example.com\nsecret GH\ntool greet\ntool relay\n",
+        );
+        assert_eq!(caps.dirs, ["/w"]);
+        assert_eq!(caps.env, ["TZ"]);
+        assert_eq!(caps.http, ["*.example.com"]);
+        assert_eq!(caps.secrets, ["GH"]);
+        assert_eq!(caps.tools, ["greet", "relay"]);
+        assert!(crate::__private::declared("").tools.is_empty());
     }
 }

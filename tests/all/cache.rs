@@ -23,7 +23,7 @@ async fn load_outcome(engine: &Engine) -> CacheOutcome {
         .await
         .result
         .unwrap();
-    assert_eq!(got, r#""Hello, c!""#);
+    assert_eq!(got.content, r#""Hello, c!""#);
     hello.cache_outcome()
 }
 

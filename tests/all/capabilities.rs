@@ -24,6 +24,7 @@ async fn call(c: &LoadedComponent, tool: &str, args: serde_json::Value) -> toolh
     c.call(tool, &args.to_string(), &Default::default(), None, 1)
         .await
         .result
+        .map(|output| output.content)
 }
 
 fn data_dir(mode: DirMode) -> (tempfile::TempDir, Grants) {

@@ -218,7 +218,7 @@ fn a_plugins_log_is_capped_per_unit_of_time() {
                     1,
                 )
                 .await;
-            assert_eq!(r.result.unwrap(), r#""done""#);
+            assert_eq!(r.result.unwrap().content, r#""done""#);
         }
     });
     let records = seen.load(Ordering::Relaxed);

@@ -152,7 +152,9 @@ async fn request(
     limits: LimitsOverride,
 ) -> toolhost::Result<serde_json::Value> {
     let outcome = c.call("http_request", &args.to_string(), &limits, None, 1).await;
-    outcome.result.map(|json| serde_json::from_str(&json).unwrap())
+    outcome
+        .result
+        .map(|output| serde_json::from_str(&output.content).unwrap())
 }
 
 async fn get(c: &LoadedComponent, url: &str) -> toolhost::Result<serde_json::Value> {

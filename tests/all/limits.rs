@@ -24,7 +24,10 @@ async fn call(
     args: &str,
     over: &LimitsOverride,
 ) -> toolhost::Result<String> {
-    c.call(tool, args, over, None, 1).await.result
+    c.call(tool, args, over, None, 1)
+        .await
+        .result
+        .map(|output| output.content)
 }
 
 async fn error_code(plugin: &str, tool: &str, args: &str, over: LimitsOverride) -> (ErrorCode, String) {

@@ -5,10 +5,13 @@ mod support;
 
 mod approval_flow;
 mod cache;
+mod call_many;
 mod capabilities;
 mod claims;
 mod cli;
+mod codemode;
 mod config;
+mod conformance;
 mod defaults;
 mod dispatch;
 mod example;
@@ -28,11 +31,13 @@ mod nested;
 mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
+mod progress;
 mod protected;
 mod registry;
 mod sessions;
 mod tool_approval;
 mod toolsets;
+mod versions;
 
 use std::sync::{Arc, OnceLock};
 
@@ -96,7 +101,7 @@ pub async fn call_json(
     c.call(tool, &args.to_string(), &Default::default(), None, 1)
         .await
         .result
-        .map(|text| serde_json::from_str(&text).expect("a tool result is JSON"))
+        .map(|output| serde_json::from_str(&output.content).expect("a tool result is JSON"))
 }
 
 /// Calls `tool` and returns its JSON result, panicking with the error if it fails.

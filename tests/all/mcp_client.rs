@@ -202,9 +202,10 @@ async fn a_dead_server_is_unavailable_then_reconnected() {
         .call(json!({"name": "Cy"}), CallContext::default())
         .await
         .unwrap();
-    // The remote text (toolhost's own JSON text) arrives as a JSON string.
-    let text: String = serde_json::from_str(&out.content).unwrap();
-    assert_eq!(text, "\"Hello, Cy!\"");
+    // toolhost serves a string result as structured content `{"result": …}`
+    // with the string as its text: the bridge keeps both.
+    assert_eq!(out.content, r#"{"result":"Hello, Cy!"}"#);
+    assert_eq!(out.model_text(), "Hello, Cy!");
 }
 
 #[tokio::test]

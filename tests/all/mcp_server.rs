@@ -27,7 +27,7 @@ fn plugin(name: &str) -> String {
 }
 
 /// Runs tests/peers/mcp_client.py with `mode_args` and `steps`; returns its JSON.
-fn python_client(mode_args: &[String], steps: Value) -> Value {
+pub(crate) fn python_client(mode_args: &[String], steps: Value) -> Value {
     let mut child = Command::new(support::peer_python())
         .arg(support::peer_script("mcp_client.py"))
         .args(mode_args)
@@ -57,13 +57,13 @@ fn python_client(mode_args: &[String], steps: Value) -> Value {
     })
 }
 
-fn stdio_mode(extra: &[&str]) -> Vec<String> {
+pub(crate) fn stdio_mode(extra: &[&str]) -> Vec<String> {
     let mut args = vec!["stdio".to_string(), support::toolhost_bin().display().to_string()];
     args.extend(serve_args(extra));
     args
 }
 
-fn names(step: &Value) -> Vec<String> {
+pub(crate) fn names(step: &Value) -> Vec<String> {
     step["tools"]
         .as_array()
         .unwrap()
@@ -72,7 +72,7 @@ fn names(step: &Value) -> Vec<String> {
         .collect()
 }
 
-fn error_code(step: &Value) -> String {
+pub(crate) fn error_code(step: &Value) -> String {
     assert_eq!(step["is_error"], true, "expected an error result: {step}");
     let err: Value = serde_json::from_str(step["text"].as_str().unwrap()).unwrap();
     err["error_code"].as_str().unwrap().to_string()
@@ -104,7 +104,10 @@ fn check_standard(out: &Value) {
     assert_eq!(greet["input_schema"]["type"], "object");
     assert!(greet["input_schema"]["properties"]["name"].is_object(), "{greet}");
     assert_eq!(steps[1]["is_error"], false);
-    assert_eq!(steps[1]["text"], "\"Hello, Ada!\"");
+    // A JSON string reaches the model as its plain text, and the client as
+    // structured content wrapped in an object.
+    assert_eq!(steps[1]["text"], "Hello, Ada!");
+    assert_eq!(steps[1]["structured"], json!({"result": "Hello, Ada!"}));
     assert_eq!(error_code(&steps[2]), "trap");
     assert_eq!(error_code(&steps[3]), "unknown_tool");
 }
@@ -507,7 +510,7 @@ fn plugin_output_never_reaches_the_protocol_stream() {
     // `recv` fails on any stdout line that is not JSON-RPC.
     let answer = server.recv();
     assert_eq!(answer["id"], 1);
-    assert_eq!(answer["result"]["content"][0]["text"], "\"done\"", "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
     server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let list = server.recv();
     let greet = list["result"]["tools"]
@@ -524,7 +527,7 @@ fn plugin_output_never_reaches_the_protocol_stream() {
 
 /// Writes `toolhost.toml` (TEXT) into a fresh folder; returns the folder
 /// (kept alive by the caller) and the config file's path.
-fn temp_config(text: &str) -> (tempfile::TempDir, String) {
+pub(crate) fn temp_config(text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolhost.toml");
     std::fs::write(&path, text).unwrap();
@@ -560,8 +563,8 @@ fn serve_config_serves_builtins_plugins_and_bridged_servers() {
             "{expected} missing from {tools:?}"
         );
     }
-    assert_eq!(steps[1]["text"], "\"Hello, Ada!\"");
-    assert_eq!(steps[2]["text"], "\"Echo: hi\"", "{}", steps[2]);
+    assert_eq!(steps[1]["text"], "Hello, Ada!");
+    assert_eq!(steps[2]["text"], "Echo: hi", "{}", steps[2]);
     let exec: Value = serde_json::from_str(steps[3]["text"].as_str().unwrap()).unwrap();
     assert_eq!(exec["stdout"], "from-exec\n", "{exec}");
     // This client cannot answer forms (no elicitation): a flagged command is
@@ -606,7 +609,7 @@ fn lazy_mode_over_mcp_activates_tools_per_session() {
     assert_eq!(steps[3]["is_error"], false, "{}", steps[3]);
     assert!(steps[4]["list_changed"].as_u64().unwrap() >= 1, "{out}");
     assert_eq!(names(&steps[5]), ["tool_search", "greet"]);
-    assert_eq!(steps[6]["text"], "\"Hello, Ada!\"");
+    assert_eq!(steps[6]["text"], "Hello, Ada!");
 }
 
 #[test]

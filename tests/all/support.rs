@@ -29,6 +29,16 @@ pub const PLUGINS: &[&str] = &[
     "http-plugin",
     "chatty",
     "claims",
+    "handmade",
+    "stepper",
+    "fickle",
+    "bad-schema",
+    "mismatch",
+    "needs-grant",
+    "wrong-error",
+    "liar",
+    "bad-output",
+    "codemode",
 ];
 
 /// The workspace root.
@@ -58,8 +68,10 @@ pub fn build_plugins() -> &'static Path {
         cmd.current_dir(workspace_root())
             .env("CARGO_TARGET_DIR", plugin_target_dir())
             .args(["build", "--quiet", "--target", "wasm32-wasip2", "--profile", "plugin"]);
+        // Qualified by version: a crates.io package may share a plugin's
+        // name (codemode's dependencies bring in `spin`).
         for p in PLUGINS {
-            cmd.args(["-p", p]);
+            cmd.args(["-p", &format!("{p}@{}", env!("CARGO_PKG_VERSION"))]);
         }
         let out = cmd.output().expect("cannot run cargo to build the plugins");
         assert!(
@@ -89,6 +101,16 @@ pub fn plugin_path(name: &str) -> PathBuf {
 /// The bytes of plugin `name`'s component.
 pub fn plugin_bytes(name: &str) -> Vec<u8> {
     std::fs::read(plugin_path(name)).expect("read plugin")
+}
+
+/// The path of a frozen component in `tests/data/frozen/` (bytes built once
+/// against an older world version and checked in; never rebuilt).
+pub fn frozen(file: &str) -> PathBuf {
+    workspace_root()
+        .join("tests")
+        .join("data")
+        .join("frozen")
+        .join(file)
 }
 
 /// The folder the MCP peers are installed in by `tests/peers/install-mcp`.

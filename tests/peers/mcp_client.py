@@ -5,6 +5,8 @@ usage: mcp_client.py stdio COMMAND ARGS...   (spawns the server)
        mcp_client.py http URL [TOKEN]
 Then reads a JSON list of steps on stdin, e.g.
   [{"call": "greet", "args": {"name": "Ada"}}, {"list": true}]
+A call step with "progress": true sends a progressToken and prints the
+progress notifications it received, in order, as "progress".
 A step {"elicit": "once"} makes the client declare the elicitation capability
 and answer later elicitations by accepting with that decision ("decline":
 declining); the messages it was asked are printed as "elicitations".
@@ -21,7 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 def tool_json(t):
     ann = t.annotations.model_dump(exclude_none=True, by_alias=True) if t.annotations else None
-    return {"name": t.name, "description": t.description, "input_schema": t.input_schema, "annotations": ann}
+    return {"name": t.name, "description": t.description, "input_schema": t.input_schema,
+            "output_schema": t.output_schema, "annotations": ann}
 
 
 async def run(session, steps, notes, elicit):
@@ -35,9 +38,16 @@ async def run(session, steps, notes, elicit):
             tools = (await session.list_tools()).tools
             out["steps"].append({"tools": [tool_json(t) for t in tools]})
         elif "call" in step:
-            r = await session.call_tool(step["call"], step.get("args", {}))
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append({"progress": progress, "total": total, "message": message})
+
+            callback = on_progress if step.get("progress") else None
+            r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
             texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
-            out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts)})
+            out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts),
+                                 "structured": r.structured_content, "progress": seen})
         elif "wait_list_changed" in step:
             for _ in range(100):
                 if notes:

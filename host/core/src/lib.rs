@@ -12,6 +12,7 @@
 //! | the WIT-free [`Tool`](registry::Tool) trait, the registry, tool names | [`registry`] |
 //! | named bundles of tools | [`toolsets`] |
 //! | sessions and the call pipeline: hooks, the call gate, events, batches, lazy mode | [`dispatch`] |
+//! | progress reports of long calls | [`progress`] |
 //! | spilling large results to files | [`spill`] |
 //! | redacting secrets from text | [`redact`] |
 //! | text helpers | [`text`] |
@@ -38,6 +39,7 @@ pub mod dispatch;
 pub mod error;
 pub mod identity;
 pub mod limits;
+pub mod progress;
 pub mod redact;
 pub mod registry;
 pub mod spill;

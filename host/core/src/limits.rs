@@ -18,6 +18,7 @@
 //! | [`log_records`](Limits::log_records) | 1 000 `host.log` records per call | excess dropped, counted |
 //! | [`log_bytes_per_sec`](Limits::log_bytes_per_sec) | 64 KiB/s of log (`host.log` records, captured stdout and stderr) per component, across its calls, in bursts of up to [`log_burst_bytes`](Limits::log_burst_bytes) (1 MiB) | excess dropped, counted |
 //! | [`call_depth`](Limits::call_depth) | 4 nested tool calls (a tool calling a tool calling …) | `blocked` |
+//! | [`nested_calls`](Limits::nested_calls) | 64 tool calls started by one call (`tools.call` and each entry of `tools.call-many`) | `blocked` |
 //! | [`http_requests`](Limits::http_requests) | 32 outbound HTTP requests per call | `connection-limit-reached` to the guest |
 //! | [`http_response_bytes`](Limits::http_response_bytes) | 16 MiB of response bodies per call | `HTTP-response-body-size` to the guest |
 //! | [`http_timeout`](Limits::http_timeout) | 30 s per request, capped by the call's deadline | a timeout error code to the guest |
@@ -30,7 +31,7 @@
 //! |---|---|---|
 //! | [`max_tools`](Limits::max_tools) | 256 tools | `invalid_component` (a component), a refused server (MCP) |
 //! | [`description_bytes`](Limits::description_bytes) | 16 KiB per tool description | same |
-//! | [`schema_bytes`](Limits::schema_bytes) | 64 KiB per tool's parameter schema (JSON text) | same |
+//! | [`schema_bytes`](Limits::schema_bytes) | 64 KiB per tool's parameter schema, and per output schema (JSON text) | same |
 //! | [`metadata_bytes`](Limits::metadata_bytes) | 1 MiB of names, descriptions and schemas in all | same |
 //!
 //! Wasmtime fixes the stack limit per wasmtime engine rather than per store;
@@ -75,6 +76,9 @@ pub struct Limits {
     pub log_burst_bytes: u64,
     /// How deep tool calls may nest through `toolhost:plugin/tools`.
     pub call_depth: u32,
+    /// How many tool calls one call may start through
+    /// `toolhost:plugin/tools` (`call`, and each entry of `call-many`).
+    pub nested_calls: u32,
     /// How many outbound HTTP requests a call may send.
     pub http_requests: u32,
     /// How many bytes of HTTP response bodies a call may receive, in all.
@@ -85,7 +89,8 @@ pub struct Limits {
     pub max_tools: u32,
     /// The longest tool description, in bytes.
     pub description_bytes: u64,
-    /// The largest parameter schema of one tool, in bytes of JSON text.
+    /// The largest parameter schema (and, separately, output schema) of one
+    /// tool, in bytes of JSON text.
     pub schema_bytes: u64,
     /// The most bytes of names, descriptions and schemas a component may
     /// list in all.
@@ -107,6 +112,7 @@ impl Limits {
         log_bytes_per_sec: 64 << 10,
         log_burst_bytes: 1 << 20,
         call_depth: 4,
+        nested_calls: 64,
         http_requests: 32,
         http_response_bytes: 16 << 20,
         http_timeout: Duration::from_secs(30),
@@ -131,6 +137,7 @@ impl Limits {
             log_bytes_per_sec,
             log_burst_bytes,
             call_depth,
+            nested_calls,
             http_requests,
             http_response_bytes,
             http_timeout_ms,
@@ -174,6 +181,9 @@ impl Limits {
         }
         if let Some(v) = call_depth {
             self.call_depth = v;
+        }
+        if let Some(v) = nested_calls {
+            self.nested_calls = v;
         }
         if let Some(v) = http_requests {
             self.http_requests = v;
@@ -245,6 +255,8 @@ pub struct LimitsOverride {
     pub log_burst_bytes: Option<u64>,
     /// See [`Limits::call_depth`].
     pub call_depth: Option<u32>,
+    /// See [`Limits::nested_calls`].
+    pub nested_calls: Option<u32>,
     /// See [`Limits::http_requests`].
     pub http_requests: Option<u32>,
     /// See [`Limits::http_response_bytes`].
@@ -277,6 +289,7 @@ impl LimitsOverride {
             log_bytes_per_sec: over.log_bytes_per_sec.or(self.log_bytes_per_sec),
             log_burst_bytes: over.log_burst_bytes.or(self.log_burst_bytes),
             call_depth: over.call_depth.or(self.call_depth),
+            nested_calls: over.nested_calls.or(self.nested_calls),
             http_requests: over.http_requests.or(self.http_requests),
             http_response_bytes: over.http_response_bytes.or(self.http_response_bytes),
             http_timeout_ms: over.http_timeout_ms.or(self.http_timeout_ms),
@@ -351,10 +364,23 @@ impl Default for MetadataLimits {
     }
 }
 
+/// What one tool claims when it is listed, as [`MetadataLimits::check`]
+/// measures it: text as the component or server sent it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolClaim<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its description.
+    pub description: &'a str,
+    /// Its parameter schema, as JSON text.
+    pub parameters: &'a str,
+    /// Its output schema, as JSON text, if it states one.
+    pub output_schema: Option<&'a str>,
+}
+
 impl MetadataLimits {
-    /// Checks a tool list of `owner` ("the component", "MCP server `x`"),
-    /// given as `(name, description, schema JSON text)` per tool, in one
-    /// pass; stops at the first tool past a limit.
+    /// Checks a tool list of `owner` ("the component", "MCP server `x`")
+    /// in one pass; stops at the first tool past a limit.
     ///
     /// # Errors
     ///
@@ -363,7 +389,7 @@ impl MetadataLimits {
     pub fn check<'a>(
         &self,
         owner: &str,
-        tools: impl ExactSizeIterator<Item = (&'a str, &'a str, &'a str)>,
+        tools: impl ExactSizeIterator<Item = ToolClaim<'a>>,
     ) -> std::result::Result<(), String> {
         let count = tools.len();
         if count as u64 > u64::from(self.max_tools) {
@@ -373,24 +399,35 @@ impl MetadataLimits {
             ));
         }
         let mut total: u64 = 0;
-        for (name, description, schema) in tools {
-            if description.len() as u64 > self.description_bytes {
+        for tool in tools {
+            let name = tool.name;
+            if tool.description.len() as u64 > self.description_bytes {
                 return Err(format!(
                     "{owner}: the description of tool `{}` is {} bytes, more than the limit of {} (`description_bytes`)",
                     clip_name(name),
-                    description.len(),
+                    tool.description.len(),
                     self.description_bytes
                 ));
             }
-            if schema.len() as u64 > self.schema_bytes {
-                return Err(format!(
-                    "{owner}: the parameter schema of tool `{}` is {} bytes, more than the limit of {} (`schema_bytes`)",
-                    clip_name(name),
-                    schema.len(),
-                    self.schema_bytes
-                ));
+            let schemas = [
+                ("parameter", Some(tool.parameters)),
+                ("output", tool.output_schema),
+            ];
+            for (which, schema) in schemas {
+                let Some(schema) = schema else { continue };
+                if schema.len() as u64 > self.schema_bytes {
+                    return Err(format!(
+                        "{owner}: the {which} schema of tool `{}` is {} bytes, more than the limit of {} (`schema_bytes`)",
+                        clip_name(name),
+                        schema.len(),
+                        self.schema_bytes
+                    ));
+                }
             }
-            total = total.saturating_add((name.len() + description.len() + schema.len()) as u64);
+            let output = tool.output_schema.map_or(0, str::len);
+            total = total.saturating_add(
+                (name.len() + tool.description.len() + tool.parameters.len() + output) as u64,
+            );
             if total > self.metadata_bytes {
                 return Err(format!(
                     "{owner}: its tools' names, descriptions and schemas come to more than {} bytes (`metadata_bytes`)",

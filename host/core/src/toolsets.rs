@@ -24,7 +24,7 @@
 //!
 //! let tool = |n: &str, set: &str| Registration::new(FnTool::new(
 //!     ToolSpec::new(n, "t", json!({"type": "object"})),
-//!     |_, _| async { Ok(ToolOutput::text("null")) },
+//!     |_, _| async { Ok(ToolOutput::json_text("null")) },
 //! )).toolset(set);
 //! let mut registry = Registry::new();
 //! registry.register(tool("fetch", "http")).unwrap();

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -29,6 +30,7 @@ use super::client::{McpConnection, McpState, McpTool};
 use super::config::McpConfig;
 use toolhost_core::dispatch::{Dispatcher, WeakDispatcher};
 use toolhost_core::error::Result;
+use toolhost_core::limits::ToolClaim;
 use toolhost_core::registry::{BoxFuture, Check, Registration, Tool};
 
 /// What a bridged server looks like now, for operators (`toolhost tools
@@ -198,16 +200,27 @@ fn register(
 ) -> (Vec<String>, Vec<String>) {
     // What a server may claim is capped like a component's (see
     // `MetadataLimits`): past a limit, none of its tools is served.
-    let schemas: Vec<String> = tools.iter().map(|t| t.spec().parameters.to_string()).collect();
+    let schemas: Vec<(String, Option<String>)> = tools
+        .iter()
+        .map(|t| {
+            let spec = t.spec();
+            (
+                spec.parameters.to_string(),
+                spec.output_schema.as_ref().map(Value::to_string),
+            )
+        })
+        .collect();
     let claims = toolhost_core::limits::MetadataLimits::default().check(
         &format!("MCP server {name:?}"),
-        tools.iter().zip(&schemas).map(|(t, schema)| {
-            (
-                t.spec().name.as_str(),
-                t.spec().description.as_str(),
-                schema.as_str(),
-            )
-        }),
+        tools
+            .iter()
+            .zip(&schemas)
+            .map(|(t, (parameters, output))| ToolClaim {
+                name: t.spec().name.as_str(),
+                description: t.spec().description.as_str(),
+                parameters,
+                output_schema: output.as_deref(),
+            }),
     );
     if let Err(why) = claims {
         tracing::error!(server = %name, "the MCP server's tools were not registered: {why}");

@@ -5,8 +5,12 @@
 //! server's audience (toolsets, availability and lazy mode applied), each
 //! tool's JSON Schema the MCP input schema and its hints the annotations;
 //! every call runs through the full dispatch pipeline (hooks, audience,
-//! validation, approval, limits, spill), and a failed call comes back as an
-//! `isError` result whose text is the pipeline's error JSON
+//! validation, approval, limits, spill). A result comes back as
+//! `structuredContent` plus the text the model reads (see [`call_result`]),
+//! a tool's output schema as its `outputSchema`; a request that carries a
+//! `progressToken` gets the tool's progress reports as
+//! `notifications/progress`, all before its result; a failed call comes back as
+//! an `isError` result whose text is the pipeline's error JSON
 //! (`{"error", "error_code", ...}`). A change of the registry (a component
 //! loaded or unloaded, an MCP server's tools bridged in or gone) sends
 //! `notifications/tools/list_changed`; so does a lazy-mode `tool_search`
@@ -37,8 +41,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool as McpToolDef, ToolAnnotations,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool as McpToolDef,
+    ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -50,8 +55,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::McpApprover;
 use super::bridge::McpDispatcher;
-use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::progress::{Progress, ProgressSink};
 use toolhost_core::registry::{ToolAudience, ToolSpec};
 
 /// How long the first `tools/list` waits for bridged MCP servers to report
@@ -188,6 +194,9 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
         _ => serde_json::Map::from_iter([("type".to_string(), Value::from("object"))]),
     };
     let mut tool = McpToolDef::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    if let Some(Value::Object(output)) = &spec.output_schema {
+        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+    }
     if !spec.hints.is_empty() {
         let mut annotations = ToolAnnotations::new();
         annotations.read_only_hint = spec.hints.read_only;
@@ -197,6 +206,71 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
         tool = tool.with_annotations(annotations);
     }
     tool
+}
+
+/// A dispatched call's result as MCP sees it. A success carries the tool's
+/// JSON as `structuredContent` (an object as it is, any other value as
+/// `{"result": value}`, since MCP wants an object) and one text block: the
+/// tool's text, else the JSON (a JSON string as its plain text, without
+/// quotes). A failure is an `isError` result whose text is the pipeline's
+/// error JSON.
+fn call_result(result: &ToolResult) -> CallToolResult {
+    if result.is_error() {
+        return CallToolResult::error(vec![ContentBlock::text(result.content.clone())]);
+    }
+    let mut out = CallToolResult::success(vec![ContentBlock::text(result.model_text().into_owned())]);
+    out.structured_content = match serde_json::from_str::<Value>(&result.content) {
+        Ok(Value::Object(map)) => Some(Value::Object(map)),
+        Ok(other) => Some(serde_json::json!({ "result": other })),
+        // Not JSON (a host application's tool breaking the contract): text only.
+        Err(_) => None,
+    };
+    out
+}
+
+/// How many progress reports may wait to be sent for one call; past that,
+/// reports are dropped (the reporter is faster than the client reads).
+const PROGRESS_QUEUE: usize = 64;
+
+/// Sends one call's progress reports to the client that asked for them
+/// (its request carried a `progressToken`) as `notifications/progress`, in
+/// order, from a task of its own, so that reporting never blocks the call.
+struct ProgressRelay {
+    /// Reports, then `None` when the call has ended.
+    sender: tokio::sync::mpsc::Sender<Option<Progress>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ProgressRelay {
+    fn start(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Option<Progress>>(PROGRESS_QUEUE);
+        let task = tokio::spawn(async move {
+            while let Some(Some(report)) = receiver.recv().await {
+                let mut param = ProgressNotificationParam::new(token.clone(), report.done);
+                param.total = report.total;
+                param.message = report.message;
+                if peer.notify_progress(param).await.is_err() {
+                    break;
+                }
+            }
+        });
+        ProgressRelay { sender, task }
+    }
+
+    /// The sink the call reports into.
+    fn sink(&self) -> ProgressSink {
+        let sender = self.sender.clone();
+        ProgressSink::new(move |report| {
+            let _ = sender.try_send(Some(report));
+        })
+    }
+
+    /// Waits until every report made so far is sent; later ones (from a
+    /// sink something kept) are dropped.
+    async fn finish(self) {
+        let _ = self.sender.send(None).await;
+        let _ = self.task.await;
+    }
 }
 
 impl ServerHandler for McpServer {
@@ -253,24 +327,28 @@ impl ServerHandler for McpServer {
             let text = e.to_json().to_string();
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
         };
+        let token = context
+            .meta
+            .get_progress_token()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
+        let progress = token.map(|token| ProgressRelay::start(context.peer.clone(), token));
         let ctx = DispatchContext {
             cancel: context.ct.clone(),
+            progress: progress.as_ref().map(ProgressRelay::sink),
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = self.dispatcher.dispatch(&request.name, arguments, &ctx).await;
+        if let Some(progress) = progress {
+            // Every notification goes out before the result: none may follow it.
+            progress.finish().await;
+        }
         if self.session.activated().len() != activated {
             // A lazy-mode tool_search activated a tool: this session's list grew.
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        let content = vec![ContentBlock::text(result.content)];
-        Ok(if result.error_code.is_some() {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        }
-        .into())
+        Ok(call_result(&result).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

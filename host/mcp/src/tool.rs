@@ -72,8 +72,13 @@ impl McpTool {
             .unwrap_or_default();
         let description = remote.description.as_deref().unwrap_or_default().to_string();
         let parameters = Value::Object((*remote.input_schema).clone());
+        let mut spec = ToolSpec::new(name, description, parameters).with_hints(hints);
+        spec.output_schema = remote
+            .output_schema
+            .as_ref()
+            .map(|schema| Value::Object((**schema).clone()));
         McpTool {
-            spec: ToolSpec::new(name, description, parameters).with_hints(hints),
+            spec,
             server: config.name.clone(),
             remote_name: remote.name.to_string(),
             annotations: remote.annotations,
@@ -127,8 +132,9 @@ impl McpTool {
     }
 }
 
-/// The JSON text of a result: its structured content if any, the text of a
-/// single text block as a JSON string, otherwise the content blocks as JSON.
+/// A result as a tool output: its structured content if any (with its text
+/// blocks as the model's text), the text of a single text block as a JSON
+/// string, otherwise the content blocks as JSON.
 fn output_of(result: CallToolResult) -> Result<ToolOutput> {
     let texts: Vec<&str> = result
         .content
@@ -145,13 +151,20 @@ fn output_of(result: CallToolResult) -> Result<ToolOutput> {
         return Err(Error::new(ErrorCode::ToolFailed, message));
     }
     if let Some(structured) = &result.structured_content {
-        return Ok(ToolOutput::json(structured));
+        // Servers often repeat the JSON as their text; that is no text of its own.
+        let output = ToolOutput::json(structured);
+        let text = texts.join("\n");
+        return Ok(if texts.is_empty() || text == output.content {
+            output
+        } else {
+            output.with_text(text)
+        });
     }
     if texts.len() == 1 && result.content.len() == 1 {
         return Ok(ToolOutput::json(&Value::from(texts[0])));
     }
     serde_json::to_string(&result.content)
-        .map(ToolOutput::text)
+        .map(ToolOutput::json_text)
         .map_err(|e| Error::internal(format!("cannot serialize MCP content: {e}")))
 }
 

@@ -1,10 +1,15 @@
 //! # Capabilities: declared and granted
 //!
 //! A plugin gets nothing it was not granted. A capability is usable only when
-//! the component **declares** it (in its `toolhost:capabilities` custom
-//! section, which the SDK's `capabilities!` macro writes, so the declaration
-//! travels with the hash) **and** the operator **grants** it in the host
-//! config, for that plugin.
+//! the component **declares** it **and** the operator **grants** it in the
+//! host config, for that plugin. A component declares in either of two ways,
+//! whose union counts, and both travel with its hash:
+//!
+//! - a `toolhost:capabilities` custom section (the SDK's `capabilities!`
+//!   macro writes one; `toolhost declare` adds one to any component);
+//! - for a `0.2.0` component, the answer of its `declare()` export, called
+//!   once at load in a sandbox with no capabilities (any language can
+//!   implement it).
 //!
 //! | capability | declared as | granted as | in the sandbox |
 //! |---|---|---|---|
@@ -29,7 +34,14 @@ use toolhost_core::error::{Error, ErrorCode, Result};
 /// The name of the custom section holding a component's declarations.
 pub const SECTION: &str = "toolhost:capabilities";
 
-/// What a component asks for.
+/// The most capabilities a component may declare, in all.
+pub const MAX_DECLARED: usize = 1024;
+
+/// The longest declared value (a path, a name, a host pattern), in bytes.
+pub const MAX_DECLARED_VALUE: usize = 1024;
+
+/// What a component asks for: the union of its `toolhost:capabilities`
+/// custom sections and, for a 0.2.0 component, what its `declare()` returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Declared {
     /// Guest paths of directories it wants preopened.
@@ -47,7 +59,8 @@ pub struct Declared {
 impl Declared {
     /// Reads the declarations from a component's bytes: every
     /// `toolhost:capabilities` custom section, at any nesting depth (the SDK
-    /// writes it into the core module the component wraps).
+    /// writes it into the core module the component wraps; `toolhost
+    /// declare` appends one to the component itself).
     ///
     /// # Errors
     ///
@@ -59,21 +72,105 @@ impl Declared {
             if let wasmparser::Payload::CustomSection(section) = payload
                 && section.name() == SECTION
             {
-                let text = std::str::from_utf8(section.data()).map_err(|_| {
-                    Error::new(
-                        ErrorCode::InvalidComponent,
-                        "the toolhost:capabilities section is not UTF-8",
-                    )
-                })?;
-                declared.parse(text)?;
+                declared.add_section(section.data())?;
             }
         }
-        declared.dirs.dedup();
-        declared.env.dedup();
-        declared.tools.dedup();
-        declared.http.dedup();
-        declared.secrets.dedup();
+        declared.dedup();
         Ok(declared)
+    }
+
+    /// Adds the declarations of one `toolhost:capabilities` section: one
+    /// `KIND VALUE` line each (`dir`, `env`, `http`, `secret`, `tool`).
+    ///
+    /// # Errors
+    ///
+    /// `invalid_component` when it is not UTF-8 or has an unknown line.
+    pub(crate) fn add_section(&mut self, data: &[u8]) -> Result<()> {
+        let text = std::str::from_utf8(data).map_err(|_| {
+            Error::new(
+                ErrorCode::InvalidComponent,
+                "the toolhost:capabilities section is not UTF-8",
+            )
+        })?;
+        self.parse(text)
+    }
+
+    /// The declaration as section text, one `KIND VALUE` line each (what
+    /// [`Declared::from_component`] reads back).
+    pub fn to_section(&self) -> String {
+        let mut out = String::new();
+        for (kind, values) in self.kinds() {
+            for value in values {
+                out.push_str(kind);
+                out.push(' ');
+                out.push_str(value);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn kinds(&self) -> [(&'static str, &Vec<String>); 5] {
+        [
+            ("dir", &self.dirs),
+            ("env", &self.env),
+            ("http", &self.http),
+            ("secret", &self.secrets),
+            ("tool", &self.tools),
+        ]
+    }
+
+    /// Adds everything `other` declares (a union; order kept, no repeats).
+    pub fn merge(&mut self, other: Declared) {
+        self.dirs.extend(other.dirs);
+        self.env.extend(other.env);
+        self.tools.extend(other.tools);
+        self.http.extend(other.http);
+        self.secrets.extend(other.secrets);
+        self.dedup();
+    }
+
+    /// Removes repeated values, keeping the first of each.
+    pub(crate) fn dedup(&mut self) {
+        fn dedup(values: &mut Vec<String>) {
+            let mut seen = std::collections::HashSet::new();
+            values.retain(|v| seen.insert(v.clone()));
+        }
+        dedup(&mut self.dirs);
+        dedup(&mut self.env);
+        dedup(&mut self.tools);
+        dedup(&mut self.http);
+        dedup(&mut self.secrets);
+    }
+
+    /// Checks what a component's `declare()` returned, as it checks a
+    /// section's lines: no empty or multi-line value, none longer than
+    /// [`MAX_DECLARED_VALUE`] bytes, at most [`MAX_DECLARED`] values in all.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_component`, naming the value.
+    pub(crate) fn check(&self) -> Result<()> {
+        let invalid = |m: String| Error::new(ErrorCode::InvalidComponent, m);
+        let count: usize = self.kinds().iter().map(|(_, v)| v.len()).sum();
+        if count > MAX_DECLARED {
+            return Err(invalid(format!(
+                "the component declares {count} capabilities, more than the limit of {MAX_DECLARED}"
+            )));
+        }
+        for (kind, values) in self.kinds() {
+            for value in values {
+                if value.trim().is_empty() || value.contains(['\n', '\r']) || value.len() > MAX_DECLARED_VALUE
+                {
+                    let mut shown = value.clone();
+                    toolhost_core::text::truncate_utf8(&mut shown, 80);
+                    return Err(invalid(format!(
+                        "the component declares `{kind}` {shown:?}, which is not a valid value: it must be one non-empty line of at most {MAX_DECLARED_VALUE} bytes"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn parse(&mut self, text: &str) -> Result<()> {
@@ -162,6 +259,11 @@ pub struct Effective {
     pub env: Vec<(String, String)>,
     /// Tools it may call.
     pub tools: Vec<String>,
+    /// Whether it may call any tool its caller accepts instead (see
+    /// [`ToolCalls::Caller`](crate::component::ToolCalls::Caller)); never
+    /// set by a grant.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tools_from_caller: bool,
     /// Outbound HTTP: declared hosts, granted rules, and secrets.
     pub http: HttpAccess,
     /// Declared capabilities that were not granted (for the load log).

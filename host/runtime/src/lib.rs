@@ -21,7 +21,7 @@
 //! let engine = Engine::new(EngineConfig::default())?;
 //! let hello = engine.load_file("hello.wasm".as_ref(), Default::default()).await?;
 //! let outcome = hello.call("greet", r#"{"name":"Ada"}"#, &Default::default(), None, 1).await;
-//! assert_eq!(outcome.result?, r#""Hello, Ada!""#);
+//! assert_eq!(outcome.result?.content, r#""Hello, Ada!""#);
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
@@ -35,6 +35,7 @@ pub mod http;
 pub mod sandbox;
 
 pub use component::{
-    ComponentRegistration, LoadComponent, LoadOptions, LoadedComponent, RegisterComponent, WasmTool,
+    ComponentProbe, ComponentRegistration, LoadComponent, LoadOptions, LoadedComponent, RegisterComponent,
+    ToolCalls, WasmTool,
 };
 pub use engine::{Engine, EngineConfig};

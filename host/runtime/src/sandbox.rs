@@ -4,7 +4,8 @@
 //! that enforces memory, table and instance limits, the capped pipes that
 //! capture the guest's stdout and stderr, and the one [`Linker`] that provides
 //! WASI preview 2 (deny-by-default), `wasi:http` (filtered by
-//! [`crate::http`]) and the `toolhost:plugin/host` interface.
+//! [`crate::http`]) and every served version's `toolhost:plugin` imports
+//! (implemented in [`crate::bindings`]).
 //!
 //! What a guest gets by default: no preopened directories, no environment
 //! variables, no arguments, no network (sockets exist but every address is
@@ -18,23 +19,22 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::bindings::v0_1_0;
-use crate::bindings::v0_1_0::toolhost::plugin::types::ToolError as WitToolError;
+use crate::bindings::WorldVersion;
 use crate::capabilities::{DirMode, Effective};
 use crate::http::HttpHooks;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::Limits;
-use toolhost_core::registry::CallContext;
-use toolhost_core::text::truncate_utf8;
+use toolhost_core::progress::ProgressGate;
+use toolhost_core::registry::{BoxFuture, CallContext, ToolOutput};
 
 /// The largest `host.log` message kept, in bytes; longer ones are cut.
-const MAX_LOG_MESSAGE: usize = 4096;
+pub(crate) const MAX_LOG_MESSAGE: usize = 4096;
 
 /// The data of one call's `Store`.
 pub struct SandboxState {
@@ -48,21 +48,32 @@ pub struct SandboxState {
     pub(crate) hash: ComponentHash,
     pub(crate) tool: Option<String>,
     pub(crate) call_id: u64,
-    /// The call this instance serves (for nested tool calls).
-    ctx: CallContext,
+    /// The call this instance serves (for nested tool calls and progress).
+    pub(crate) ctx: CallContext,
     /// The tools it may call: declared and granted.
-    callable: Vec<String>,
-    call_depth: u32,
+    pub(crate) callable: Vec<String>,
+    /// Whether the caller decides instead (see `ToolCalls::Caller`).
+    pub(crate) callable_by_caller: bool,
+    pub(crate) call_depth: u32,
+    /// How many more nested calls this call may start.
+    pub(crate) nested_left: u32,
+    /// The call's `nested_calls` limit, for messages.
+    pub(crate) nested_limit: u32,
     /// The call's deadline, passed on to nested calls.
     pub(crate) deadline: Instant,
-    logs_left: u32,
+    pub(crate) logs_left: u32,
     pub(crate) logs_dropped: u32,
+    /// Caps the rate of the call's progress reports.
+    pub(crate) progress_gate: ProgressGate,
     /// The component's log budget over time, shared by its calls.
     pub(crate) log_budget: std::sync::Arc<toolhost_core::limits::LogBudget>,
     /// Epoch ticks left before the call's deadline.
     pub(crate) ticks_left: u64,
     /// Set when the epoch callback stopped the call at its deadline.
     pub(crate) timed_out: bool,
+    /// Set when the epoch callback stopped the call because its caller
+    /// cancelled it.
+    pub(crate) stopped: bool,
 }
 
 impl SandboxState {
@@ -119,13 +130,18 @@ impl SandboxState {
             call_id: ctx.call_id,
             ctx: ctx.clone(),
             callable: capabilities.tools.clone(),
+            callable_by_caller: capabilities.tools_from_caller,
             call_depth: limits.call_depth,
+            nested_left: limits.nested_calls,
+            nested_limit: limits.nested_calls,
             deadline,
             logs_left: limits.log_records,
             logs_dropped: 0,
+            progress_gate: ProgressGate::default(),
             log_budget,
             ticks_left: 0,
             timed_out: false,
+            stopped: false,
         })
     }
 }
@@ -159,118 +175,41 @@ impl WasiHttpView for SandboxState {
     }
 }
 
-impl v0_1_0::toolhost::plugin::host::Host for SandboxState {
-    async fn log(
-        &mut self,
-        level: v0_1_0::toolhost::plugin::host::Level,
-        mut message: String,
-        fields: Vec<(String, String)>,
-    ) {
-        use v0_1_0::toolhost::plugin::host::Level;
-        if self.logs_left == 0 {
-            self.logs_dropped = self.logs_dropped.saturating_add(1);
-            return;
-        }
-        self.logs_left -= 1;
-        truncate_utf8(&mut message, MAX_LOG_MESSAGE);
-        let mut fields_text = String::new();
-        for (k, v) in fields.iter().take(32) {
-            fields_text.push_str(&format!(" {k}={v:?}"));
-        }
-        truncate_utf8(&mut fields_text, MAX_LOG_MESSAGE);
-        if !self.log_budget.take(message.len() + fields_text.len() + 16) {
-            self.logs_dropped = self.logs_dropped.saturating_add(1);
-            return;
-        }
-        let component = self.hash.short();
-        let tool = self.tool.as_deref().unwrap_or("-");
-        let call_id = self.call_id;
-        macro_rules! emit {
-            ($lvl:ident) => {
-                tracing::$lvl!(target: "toolhost::plugin", component, tool, call_id, fields = %fields_text, "{message}")
-            };
-        }
-        match level {
-            Level::Trace => emit!(trace),
-            Level::Debug => emit!(debug),
-            Level::Info => emit!(info),
-            Level::Warn => emit!(warn),
-            Level::Error => emit!(error),
-        }
-    }
-}
-
-impl v0_1_0::toolhost::plugin::types::Host for SandboxState {}
-
-impl v0_1_0::toolhost::plugin::tools::Host for SandboxState {
-    async fn call(&mut self, name: String, arguments: String) -> std::result::Result<String, WitToolError> {
-        let refuse = |code: ErrorCode, message: String| {
-            Err(WitToolError::Failed(
-                Error::new(code, message).to_json().to_string(),
-            ))
-        };
-        if !self.callable.contains(&name) {
-            return refuse(
-                ErrorCode::CapabilityNotGranted,
-                format!(
-                    "this plugin may not call the tool `{name}`: it must declare it (capabilities! {{ tools: [\"{name}\"] }}) and be granted it (tools = [\"{name}\"] in its [plugins.grants])"
-                ),
-            );
-        }
-        let Some(caller) = self.ctx.caller.clone() else {
-            return refuse(
-                ErrorCode::CapabilityNotGranted,
-                "nested tool calls are only available to calls made through the dispatch pipeline".into(),
-            );
-        };
-        if self.ctx.depth >= self.call_depth {
-            return refuse(
-                ErrorCode::Blocked,
-                format!(
-                    "tool calls may nest at most {} deep; `{name}` would be deeper",
-                    self.call_depth
-                ),
-            );
-        }
-        let arguments: serde_json::Value = match serde_json::from_str(&arguments) {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(WitToolError::InvalidArguments(format!(
-                    "the arguments for `{name}` are not JSON: {e}"
-                )));
-            }
-        };
-        let nested = CallContext {
-            call_id: 0,
-            parent_call_id: Some(self.ctx.call_id),
-            session_id: self.ctx.session_id.clone(),
-            session_continues: std::sync::Arc::clone(&self.ctx.session_continues),
-            deadline: Some(self.deadline),
-            cancel: self.ctx.cancel.child_token(),
-            limits: Default::default(),
-            depth: self.ctx.depth + 1,
-            caller: Some(caller.clone()),
-        };
-        match caller.0.call_tool(&name, arguments, nested).await {
-            Ok(output) => Ok(output.content),
-            Err(e) => Err(WitToolError::Failed(e.to_json().to_string())),
-        }
-    }
-}
-
 /// Builds the linker every component is instantiated against.
 pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<SandboxState>> {
     let mut linker = Linker::new(engine);
     let err = |e: wasmtime::Error| Error::internal(format!("cannot build the linker: {e:#}"));
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(err)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(err)?;
-    v0_1_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(&mut linker, |s| s).map_err(err)?;
+    crate::bindings::add_to_linker(&mut linker).map_err(err)?;
     Ok(linker)
 }
 
-/// The interfaces (without version) the linker provides, for the
-/// missing-import check at load. Kept beside [`linker`], which defines them.
-pub(crate) const PROVIDED_INTERFACES: &[&str] = &[
+/// Runs `calls` at once (each a task of its own, so they also run in
+/// parallel on a multi-threaded runtime) and returns their results in
+/// order. Dropping the returned future aborts the calls still running.
+pub(crate) async fn run_all(calls: Vec<BoxFuture<'static, Result<ToolOutput>>>) -> Vec<Result<ToolOutput>> {
+    let mut set = tokio::task::JoinSet::new();
+    let count = calls.len();
+    for (index, call) in calls.into_iter().enumerate() {
+        set.spawn(async move { (index, call.await) });
+    }
+    let mut results: Vec<Option<Result<ToolOutput>>> = std::iter::repeat_with(|| None).take(count).collect();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok((index, result)) => results[index] = Some(result),
+            Err(e) => tracing::error!(error = %e, "a concurrent nested call's task failed"),
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Error::internal("the nested call's task failed"))))
+        .collect()
+}
+
+/// The WASI interfaces (without version) the linker provides, for the
+/// import check at load. Kept beside [`linker`], which defines them.
+pub(crate) const PROVIDED_WASI: &[&str] = &[
     "wasi:io/error",
     "wasi:io/poll",
     "wasi:io/streams",
@@ -300,25 +239,19 @@ pub(crate) const PROVIDED_INTERFACES: &[&str] = &[
     "wasi:sockets/ip-name-lookup",
     "wasi:http/types",
     "wasi:http/outgoing-handler",
-    "toolhost:plugin/host",
-    "toolhost:plugin/tools",
-    "toolhost:plugin/types",
 ];
 
 /// Whether the import `name` (`ns:pkg/iface@version`) is one the linker
-/// provides: the interface is known and the version is semver-compatible
-/// with what wasmtime serves (`0.2.x` for WASI, `0.1.x` for toolhost).
-pub(crate) fn is_provided(name: &str) -> bool {
+/// provides to a component of world `world`: a WASI interface in a
+/// version semver-compatible with what wasmtime serves (`0.2.x`), or one of
+/// `world`'s own `toolhost:plugin` imports in exactly its version. A
+/// component importing anything else is refused at load (`missing_imports`).
+pub fn is_provided(name: &str, world: WorldVersion) -> bool {
     let (iface, version) = name.split_once('@').unwrap_or((name, ""));
-    if !PROVIDED_INTERFACES.contains(&iface) {
-        return false;
+    if let Some(own) = iface.strip_prefix("toolhost:plugin/") {
+        return version == world.version() && world.imports().contains(&own);
     }
-    let wanted = if iface.starts_with("wasi:") {
-        "0.2."
-    } else {
-        "0.1."
-    };
-    version.starts_with(wanted)
+    PROVIDED_WASI.contains(&iface) && version.starts_with("0.2.")
 }
 
 /// Enforces a call's memory, table and instance limits, and records whether
@@ -408,6 +341,12 @@ impl CappedPipe {
         }
     }
 
+    /// How many bytes were written, kept or dropped.
+    pub(crate) fn written(&self) -> u64 {
+        let buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        (buf.data.len() as u64).saturating_add(buf.dropped)
+    }
+
     /// The captured text (lossily decoded) and how many bytes were dropped.
     pub(crate) fn take(&self) -> (String, u64) {
         let mut buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -452,6 +391,12 @@ impl tokio::io::AsyncWrite for CappedPipe {
 /// the epoch callback's records first, then wasmtime's trap codes.
 pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Limits, stderr: &str) -> Error {
     use wasmtime::Trap;
+    if state.stopped {
+        return Error::new(
+            ErrorCode::Cancelled,
+            "the call was stopped: its caller cancelled it",
+        );
+    }
     if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return timeout_error(limits);
     }
@@ -549,12 +494,24 @@ mod tests {
     }
 
     #[test]
-    fn provided_imports_match_by_semver() {
-        assert!(is_provided("wasi:io/streams@0.2.9"));
-        assert!(is_provided("toolhost:plugin/host@0.1.0"));
-        assert!(!is_provided("wasi:io/streams@0.3.0"));
-        assert!(is_provided("wasi:http/outgoing-handler@0.2.3"));
-        assert!(!is_provided("wasi:http/incoming-handler@0.2.3"));
-        assert!(!is_provided("example:missing/thing@1.0.0"));
+    fn provided_imports_match_by_semver_and_world() {
+        let (v1, v2) = (WorldVersion::V0_1_0, WorldVersion::V0_2_0);
+        assert!(is_provided("wasi:io/streams@0.2.9", v1));
+        assert!(is_provided("wasi:io/streams@0.2.12", v2));
+        assert!(is_provided("toolhost:plugin/host@0.1.0", v1));
+        assert!(
+            !is_provided("toolhost:plugin/host@0.1.0", v2),
+            "one world version per component"
+        );
+        assert!(!is_provided("toolhost:plugin/host@0.1.1", v1));
+        assert!(is_provided("toolhost:plugin/progress@0.2.0", v2));
+        assert!(
+            !is_provided("toolhost:plugin/progress@0.1.0", v1),
+            "0.1.0 has no progress"
+        );
+        assert!(!is_provided("wasi:io/streams@0.3.0", v1));
+        assert!(is_provided("wasi:http/outgoing-handler@0.2.3", v1));
+        assert!(!is_provided("wasi:http/incoming-handler@0.2.3", v1));
+        assert!(!is_provided("example:missing/thing@1.0.0", v2));
     }
 }

@@ -14,14 +14,19 @@
 //!   checks) vs. `call/bare`: a bare `InstancePre::instantiate_async` plus the
 //!   same call, with a minimal WASI store;
 //! - `call/dispatch`: the same call through the whole dispatch pipeline
-//!   (lookup, toolsets, schema validation, execution task, event).
+//!   (lookup, toolsets, schema validation, execution task, event);
+//! - `nested/*`: a plugin (`caller`) making 8 nested calls through dispatch,
+//!   at once with `tools.call-many` (`fan_out`) vs one after the other with
+//!   `tools.call` (`chain`): 8 `greet` calls (the cost of starting calls
+//!   concurrently) and 8 `sleep`s of 20 ms (the overlap: the slowest vs the
+//!   sum).
 
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
 mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use toolhost::bindings::v0_1_0::PluginPre;
+use toolhost::bindings::latest::PluginPre;
 use toolhost::registry::RegisterComponent;
 use toolhost::{Engine, EngineConfig, LoadOptions};
 use wasmtime::Store;
@@ -143,6 +148,56 @@ fn benches(c: &mut Criterion) {
         })
     });
     call.finish();
+
+    let grants = toolhost::capabilities::Grants {
+        tools: vec!["greet".into(), "sleep".into()],
+        ..Default::default()
+    };
+    let caller_bytes = support::plugin_bytes("caller");
+    let sleepy_bytes = support::plugin_bytes("sleepy");
+    let (caller, sleepy) = rt.block_on(async {
+        let options = LoadOptions {
+            grants,
+            ..Default::default()
+        };
+        (
+            cached.load(caller_bytes, options).await.unwrap(),
+            cached.load(sleepy_bytes, LoadOptions::default()).await.unwrap(),
+        )
+    });
+    let mut registry = toolhost::registry::Registry::new();
+    for component in [&hello, &caller, &sleepy] {
+        registry
+            .register_component(component, &Default::default())
+            .unwrap();
+    }
+    let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
+    let eight = |name: &str, arguments: serde_json::Value| {
+        let calls = vec![serde_json::json!({"name": name, "arguments": arguments}); 8];
+        serde_json::json!({ "calls": calls })
+    };
+    let mut nested = c.benchmark_group("nested");
+    nested.sample_size(20);
+    for (what, calls) in [
+        ("greet", eight("greet", serde_json::json!({"name": "Ada"}))),
+        ("sleep20ms", eight("sleep", serde_json::json!({"ms": 20}))),
+    ] {
+        for tool in ["fan_out", "chain"] {
+            nested.bench_function(format!("{tool}/8x{what}"), |b| {
+                b.iter(|| {
+                    rt.block_on(async {
+                        let out = dispatcher.dispatch(tool, calls.clone(), &ctx).await;
+                        assert!(
+                            !out.is_error() && !out.content.contains("error"),
+                            "{}",
+                            out.content
+                        );
+                    })
+                })
+            });
+        }
+    }
+    nested.finish();
 }
 
 criterion_group!(component, benches);

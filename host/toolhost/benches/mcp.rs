@@ -188,6 +188,7 @@ mod floor {
                     outcome
                         .result
                         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+                        .content
                 }
                 None => serde_json::to_string(&format!("Hello, {name}!")).unwrap_or_default(),
             };

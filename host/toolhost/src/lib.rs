@@ -6,11 +6,12 @@
 //!
 //! | crate | holds | here as |
 //! |---|---|---|
-//! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`spill`], [`redact`] |
+//! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, progress, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`spill`], [`redact`] |
 //! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`] |
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
+//! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost` | the `toolhost.toml` configuration, the admin tools, the `toolhost` binary | [`config`], [`admin`] |
 //!
 //! ```no_run
@@ -20,7 +21,7 @@
 //! let engine = Engine::new(EngineConfig::default())?;
 //! let hello = engine.load_file("hello.wasm".as_ref(), Default::default()).await?;
 //! let outcome = hello.call("greet", r#"{"name":"Ada"}"#, &Default::default(), None, 1).await;
-//! assert_eq!(outcome.result?, r#""Hello, Ada!""#);
+//! assert_eq!(outcome.result?.content, r#""Hello, Ada!""#);
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
@@ -28,7 +29,8 @@
 pub mod admin;
 pub mod config;
 
-pub use toolhost_core::{error, identity, limits, redact, spill, text, toolsets};
+pub use toolhost_codemode as codemode;
+pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, toolsets};
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;
 pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, http, sandbox};

@@ -89,6 +89,7 @@ fn internal(message: &str) -> ToolResult {
     ToolResult {
         call_id: 0,
         content: error.to_json().to_string(),
+        text: None,
         error_code: Some(ErrorCode::Internal),
         error: Some(error),
     }

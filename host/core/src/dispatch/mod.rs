@@ -48,6 +48,7 @@ mod hooks;
 mod nested;
 mod pipeline;
 mod session;
+mod waiting;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicU64;
@@ -64,6 +65,7 @@ pub use events::{CallOutcome, ToolCallEvent};
 pub use gate::{CallGate, GateDecision};
 pub use hooks::{CallInfo, PostHook, PreDecision, PreHook};
 pub use session::{Session, new_session_id};
+pub use waiting::{PausingClock, PersonWait, WaitListener, Waiting};
 
 use crate::error::{ErrorCode, Result};
 use crate::identity::ComponentHash;
@@ -90,6 +92,11 @@ pub struct DispatchContext {
     pub limits: LimitsOverride,
     /// How many calls enclose this one (0 for the model's own calls).
     pub depth: u32,
+    /// Where the call reports waits for a person (an approval), so that
+    /// whoever keeps time for it can stop its clock (see [`Waiting`]).
+    pub waiting: Waiting,
+    /// Where the tool's progress reports go, if the caller wants them.
+    pub progress: Option<crate::progress::ProgressSink>,
 }
 
 impl DispatchContext {
@@ -102,6 +109,8 @@ impl DispatchContext {
             cancel: CancellationToken::new(),
             limits: LimitsOverride::default(),
             depth: 0,
+            waiting: Waiting::none(),
+            progress: None,
         }
     }
 }
@@ -113,6 +122,10 @@ pub struct ToolResult {
     pub call_id: CallId,
     /// The tool's JSON result, or `{"error": ..., "error_code": ...}`.
     pub content: String,
+    /// The text the tool gave the model beside its JSON, if any (see
+    /// [`ToolOutput::text`](crate::registry::ToolOutput::text)); never set
+    /// on a failed call.
+    pub text: Option<String>,
     /// The error code when the call failed.
     pub error_code: Option<ErrorCode>,
     /// The failure as a typed error (its `"error"` string as the message,
@@ -130,6 +143,13 @@ impl ToolResult {
     /// The content parsed as JSON (`null` if a tool returned non-JSON text).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.content).unwrap_or(Value::Null)
+    }
+
+    /// What the model should read: the tool's text, else the JSON (a JSON
+    /// string as its plain text); see
+    /// [`model_text`](crate::registry::model_text).
+    pub fn model_text(&self) -> std::borrow::Cow<'_, str> {
+        crate::registry::model_text(&self.content, self.text.as_deref())
     }
 }
 

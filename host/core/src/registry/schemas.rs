@@ -74,7 +74,7 @@ impl Registry {
         selection: Option<&BTreeSet<String>>,
     ) -> Vec<ToolSpec> {
         let entries = self.available_entries(audience, selection);
-        let visible: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+        let visible: Vec<&ToolSpec> = entries.iter().map(|e| e.spec()).collect();
         entries.iter().map(|e| e.patched_spec(&visible)).collect()
     }
 }
@@ -93,6 +93,9 @@ fn schema_with_source(entry: &ToolEntry) -> Value {
         ToolSource::Builtin => {}
         ToolSource::Mcp { server } => schema["mcpServer"] = json!(server),
         ToolSource::Wasm { component_hash } => schema["componentHash"] = json!(component_hash.to_string()),
+    }
+    if let Some(output) = &spec.output_schema {
+        schema["outputSchema"] = output.clone();
     }
     if !spec.hints.is_empty() {
         schema["annotations"] = json!(spec.hints);

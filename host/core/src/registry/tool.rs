@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::dispatch::Waiting;
 use crate::error::Result;
 use crate::limits::LimitsOverride;
 pub use crate::limits::Usage;
@@ -71,18 +72,24 @@ pub struct ToolSpec {
     pub description: String,
     /// The JSON Schema of the arguments (an object schema).
     pub parameters: Value,
+    /// The JSON Schema of the structured result ([`ToolOutput::content`]),
+    /// when the tool states one (MCP's `outputSchema`). An object schema;
+    /// a result that does not fit it is the tool's failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "ToolHints::is_empty")]
     pub hints: ToolHints,
 }
 
 impl ToolSpec {
-    /// A spec with no hints.
+    /// A spec with no hints and no output schema.
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),
             parameters,
+            output_schema: None,
             hints: ToolHints::default(),
         }
     }
@@ -90,6 +97,13 @@ impl ToolSpec {
     /// This spec with `hints`.
     pub fn with_hints(mut self, hints: ToolHints) -> Self {
         self.hints = hints;
+        self
+    }
+
+    /// This spec with the result schema `schema` (see
+    /// [`ToolSpec::output_schema`]).
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
         self
     }
 }
@@ -123,6 +137,13 @@ pub struct CallContext {
     /// Where a tool that calls other tools sends those calls (the dispatch
     /// pipeline sets itself here); `None` means nested calls are refused.
     pub caller: Option<ToolCallerHandle>,
+    /// Where the call reports waits for a person (a tool that asks for an
+    /// approval itself, such as `exec`, holds [`Waiting::person`] while it
+    /// asks), passed on to its nested calls.
+    pub waiting: Waiting,
+    /// Where the tool's progress reports go, when the caller asked for them
+    /// (see [`crate::progress`]).
+    pub progress: Option<crate::progress::ProgressSink>,
 }
 
 /// Something that runs nested tool calls: the dispatch pipeline, so that a
@@ -131,6 +152,47 @@ pub trait ToolCaller: Send + Sync + 'static {
     /// Calls `name` with `arguments` on behalf of the call described by `ctx`
     /// (whose `call_id` becomes the nested call's parent).
     fn call_tool(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>>;
+
+    /// As [`ToolCaller::call_tool`], with the result whole: on failure, the
+    /// JSON a direct call of the tool would have returned (an approval
+    /// gate's `BLOCKED: …` object with all its fields, say) besides the
+    /// typed error. Default: made from [`ToolCaller::call_tool`].
+    fn call_tool_whole(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, NestedResult> {
+        let call = self.call_tool(name, arguments, ctx);
+        Box::pin(async move {
+            match call.await {
+                Ok(output) => NestedResult {
+                    content: output.content,
+                    text: output.text,
+                    error: None,
+                },
+                Err(error) => NestedResult {
+                    content: error.to_json().to_string(),
+                    text: None,
+                    error: Some(error),
+                },
+            }
+        })
+    }
+
+    /// The tools a call through this caller may name: those the calling
+    /// session sees after its filtering (audience, toolsets, availability),
+    /// in name order, in either registry mode (lazy mode's activation
+    /// concerns the model's own calls, not nested ones). Default: none.
+    fn visible_tools(&self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+}
+
+/// A nested call's result, whole (see [`ToolCaller::call_tool_whole`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedResult {
+    /// The tool's JSON result, or the pipeline's error JSON.
+    pub content: String,
+    /// The text for the model, when the tool gave one besides its JSON.
+    pub text: Option<String>,
+    /// Why it failed, when it did.
+    pub error: Option<crate::Error>,
 }
 
 /// A shared [`ToolCaller`], as carried in a [`CallContext`].
@@ -143,11 +205,28 @@ impl fmt::Debug for ToolCallerHandle {
     }
 }
 
-/// A successful tool result.
+/// A successful tool result: structured JSON, and the text a model should
+/// read when the tool wrote one.
+///
+/// ```
+/// use serde_json::json;
+/// use toolhost_core::registry::ToolOutput;
+///
+/// let plain = ToolOutput::json(&json!("Hello, Ada!"));
+/// assert_eq!(plain.content, r#""Hello, Ada!""#);
+/// assert_eq!(plain.model_text(), "Hello, Ada!");
+/// let table = ToolOutput::json(&json!({"rows": 2})).with_text("2 rows");
+/// assert_eq!(table.model_text(), "2 rows");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
-    /// The result as JSON text.
+    /// The result as JSON text: what a calling tool or script receives, and
+    /// what MCP clients receive as `structuredContent`.
     pub content: String,
+    /// The text the model should read, when the tool gave one that differs
+    /// from the JSON (a summary, a rendered table). `None`: the model reads
+    /// the JSON (see [`ToolOutput::model_text`]).
+    pub text: Option<String>,
     /// Sandbox usage, for tools that run in a sandbox.
     pub usage: Option<Usage>,
     /// Set when the call did not do its work and `content` already says why,
@@ -162,9 +241,10 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// A result from JSON text the tool produced.
-    pub fn text(content: impl Into<String>) -> Self {
+    pub fn json_text(content: impl Into<String>) -> Self {
         ToolOutput {
             content: content.into(),
+            text: None,
             usage: None,
             error_code: None,
             reason: None,
@@ -176,7 +256,7 @@ impl ToolOutput {
     pub fn refused(code: crate::ErrorCode, content: impl Into<String>) -> Self {
         ToolOutput {
             error_code: Some(code),
-            ..ToolOutput::text(content)
+            ..ToolOutput::json_text(content)
         }
     }
 
@@ -195,8 +275,35 @@ impl ToolOutput {
 
     /// A result serialized from a JSON value.
     pub fn json(value: &Value) -> Self {
-        ToolOutput::text(value.to_string())
+        ToolOutput::json_text(value.to_string())
     }
+
+    /// This result with `text` for the model (see [`ToolOutput::json_text`]).
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    /// What the model should read: see [`model_text`].
+    pub fn model_text(&self) -> std::borrow::Cow<'_, str> {
+        model_text(&self.content, self.text.as_deref())
+    }
+}
+
+/// The text a model should read for a result whose JSON text is `content`
+/// and whose own text is `text`: `text` when there is one; else a JSON
+/// string's value, without quotes (a tool returning `"Hello, Ada!"` reads as
+/// `Hello, Ada!`); else `content` as it is.
+pub fn model_text<'a>(content: &'a str, text: Option<&'a str>) -> std::borrow::Cow<'a, str> {
+    if let Some(text) = text {
+        return text.into();
+    }
+    if content.trim_start().starts_with('"')
+        && let Ok(Value::String(s)) = serde_json::from_str(content)
+    {
+        return s.into();
+    }
+    content.into()
 }
 
 /// A tool: a description and an async handler. See the module documentation.

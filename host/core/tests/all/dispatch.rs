@@ -120,7 +120,7 @@ async fn host_application_tools_are_intercepted_first() {
     let d = Dispatcher::builder(reg)
         .intercept(FnTool::new(
             ToolSpec::new("memory", "App memory.", json!({"type": "object"})),
-            |_, _| async { Ok(ToolOutput::text(r#""remembered""#)) },
+            |_, _| async { Ok(ToolOutput::json_text(r#""remembered""#)) },
         ))
         .pre_hook(move |_, _| {
             seen.fetch_add(1, Ordering::SeqCst);
@@ -154,11 +154,11 @@ async fn intercepted_tools_pass_the_same_gates() {
                 "Resets the app.",
                 json!({"type": "object", "properties": {"force": {"type": "boolean"}}, "required": ["force"]}),
             ),
-            |_, _| async { Ok(ToolOutput::text(r#""reset""#)) },
+            |_, _| async { Ok(ToolOutput::json_text(r#""reset""#)) },
         ))
         .intercept_public(FnTool::new(
             ToolSpec::new("app_status", "Status.", json!({"type": "object"})),
-            |_, _| async { Ok(ToolOutput::text(r#""fine""#)) },
+            |_, _| async { Ok(ToolOutput::json_text(r#""fine""#)) },
         ))
         .pre_hook(|info, _| {
             if info.name == "app_status" && info.parent_call_id == Some(99) {
@@ -241,7 +241,7 @@ async fn a_panicking_handler_is_a_handler_failure() {
             if true {
                 panic!("handler exploded");
             }
-            Ok(ToolOutput::text("null"))
+            Ok(ToolOutput::json_text("null"))
         },
     ))
     .unwrap();
@@ -436,7 +436,7 @@ impl Tool for Gauged {
                 }
             }
             self.gauge.now.fetch_sub(1, Ordering::SeqCst);
-            Ok(ToolOutput::text("null"))
+            Ok(ToolOutput::json_text("null"))
         })
     }
 }

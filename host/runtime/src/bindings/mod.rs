@@ -1,27 +1,67 @@
 //! # Bindings of the released WIT worlds
 //!
 //! One module per released version of the `toolhost:plugin` world, generated
-//! by wasmtime's `bindgen!` from `wit/`. Released versions are frozen; only
-//! the newest holds logic, older ones will convert into it.
+//! by wasmtime's `bindgen!` from `wit/<version>/` (the model is Zed's
+//! extension host):
+//!
+//! | version | module | what it holds |
+//! |---|---|---|
+//! | `0.1.0` | [`v0_1_0`] | frozen bindings; its host functions adapt into 0.2.0's |
+//! | `0.2.0` | [`v0_2_0`] (= [`latest`]) | the host functions' logic |
+//!
+//! Released versions are frozen. Only the newest holds logic: an older
+//! version's imports call the newest's implementation and convert the
+//! answer, and its exports' results are converted into the newest's types
+//! by [`Plugin`], so the rest of the runtime sees one world.
+//!
+//! A component is of the version whose `toolhost:plugin/tool` interface it
+//! exports ([`WorldVersion::from_export`]); a component of a version this host
+//! does not serve (a newer one, or a patch release it does not know) is
+//! refused at load, naming the versions served.
 
 pub mod v0_1_0;
+pub mod v0_2_0;
+
+/// The newest world version's bindings, whose types the runtime uses.
+pub use v0_2_0 as latest;
+
+use wasmtime::Store;
+use wasmtime::component::InstancePre;
+
+use crate::sandbox::SandboxState;
 
 /// The `toolhost:plugin` world versions this host serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum WorldVersion {
     /// `toolhost:plugin/plugin@0.1.0`.
     V0_1_0,
+    /// `toolhost:plugin/plugin@0.2.0`: capability declaration, structured
+    /// output with text, output schemas, progress, concurrent nested calls.
+    V0_2_0,
 }
 
 impl WorldVersion {
     /// Every served version, newest last.
-    pub const ALL: &'static [WorldVersion] = &[WorldVersion::V0_1_0];
+    pub const ALL: &'static [WorldVersion] = &[WorldVersion::V0_1_0, WorldVersion::V0_2_0];
 
-    /// The name of the interface a component of this version exports.
+    /// The newest served version (what the SDK targets).
+    pub const LATEST: WorldVersion = WorldVersion::V0_2_0;
+
+    /// The version number, e.g. `0.1.0`.
+    pub fn version(self) -> &'static str {
+        match self {
+            WorldVersion::V0_1_0 => "0.1.0",
+            WorldVersion::V0_2_0 => "0.2.0",
+        }
+    }
+
+    /// The name of the interface a component of this version exports, e.g.
+    /// `toolhost:plugin/tool@0.1.0`.
     pub fn tool_export(self) -> &'static str {
         match self {
             WorldVersion::V0_1_0 => "toolhost:plugin/tool@0.1.0",
+            WorldVersion::V0_2_0 => "toolhost:plugin/tool@0.2.0",
         }
     }
 
@@ -29,21 +69,168 @@ impl WorldVersion {
     pub fn world_name(self) -> &'static str {
         match self {
             WorldVersion::V0_1_0 => "toolhost:plugin/plugin@0.1.0",
+            WorldVersion::V0_2_0 => "toolhost:plugin/plugin@0.2.0",
         }
     }
 
-    /// The version number, e.g. `0.1.0`.
-    pub fn version(self) -> &'static str {
+    /// The `toolhost:plugin` interfaces this version's world imports, by
+    /// name without the package and version (`host`, `tools`, ...).
+    pub fn imports(self) -> &'static [&'static str] {
         match self {
-            WorldVersion::V0_1_0 => "0.1.0",
+            WorldVersion::V0_1_0 => &["host", "tools", "types"],
+            WorldVersion::V0_2_0 => &["host", "progress", "tools", "types"],
         }
     }
 
-    /// The version whose tool interface is exported under `name`, if any.
+    /// The version whose tool interface is exported under `name`, if any
+    /// (the exact name: `toolhost:plugin/tool@0.1.1` is no served version).
     pub fn from_export(name: &str) -> Option<WorldVersion> {
         WorldVersion::ALL
             .iter()
             .copied()
             .find(|v| v.tool_export() == name)
+    }
+
+    /// Every served version's number, for messages: `0.1.0, 0.2.0`.
+    pub fn served() -> String {
+        WorldVersion::ALL
+            .iter()
+            .map(|v| v.version())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl std::fmt::Display for WorldVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.world_name())
+    }
+}
+
+/// A component linked and type-checked against its world version, ready to
+/// instantiate.
+#[derive(Clone)]
+pub(crate) enum PluginPre {
+    V0_1_0(v0_1_0::PluginPre<SandboxState>),
+    V0_2_0(v0_2_0::PluginPre<SandboxState>),
+}
+
+impl PluginPre {
+    /// Type-checks `pre`'s exports against `version`'s world.
+    pub(crate) fn new(version: WorldVersion, pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
+        Ok(match version {
+            WorldVersion::V0_1_0 => PluginPre::V0_1_0(v0_1_0::PluginPre::new(pre)?),
+            WorldVersion::V0_2_0 => PluginPre::V0_2_0(v0_2_0::PluginPre::new(pre)?),
+        })
+    }
+
+    /// The linked component.
+    pub(crate) fn instance_pre(&self) -> &InstancePre<SandboxState> {
+        match self {
+            PluginPre::V0_1_0(pre) => pre.instance_pre(),
+            PluginPre::V0_2_0(pre) => pre.instance_pre(),
+        }
+    }
+
+    /// A fresh instance in `store`.
+    pub(crate) async fn instantiate_async(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Plugin> {
+        Ok(match self {
+            PluginPre::V0_1_0(pre) => Plugin::V0_1_0(pre.instantiate_async(store).await?),
+            PluginPre::V0_2_0(pre) => Plugin::V0_2_0(pre.instantiate_async(store).await?),
+        })
+    }
+}
+
+/// An instance of a plugin of any served version, whose exports answer in
+/// the newest version's types.
+pub(crate) enum Plugin {
+    V0_1_0(v0_1_0::Plugin),
+    V0_2_0(v0_2_0::Plugin),
+}
+
+impl Plugin {
+    /// `list-tools`.
+    pub(crate) async fn list_tools(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Vec<latest::ToolSpec>> {
+        Ok(match self {
+            Plugin::V0_1_0(p) => {
+                let specs = p.toolhost_plugin_tool().call_list_tools(store).await?;
+                specs.into_iter().map(Into::into).collect()
+            }
+            Plugin::V0_2_0(p) => p.toolhost_plugin_tool().call_list_tools(store).await?,
+        })
+    }
+
+    /// `declare`: `None` for a version that has none (0.1.0 declares in its
+    /// custom section only).
+    pub(crate) async fn declare(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Option<latest::Capabilities>> {
+        Ok(match self {
+            Plugin::V0_1_0(_) => None,
+            Plugin::V0_2_0(p) => Some(p.toolhost_plugin_tool().call_declare(store).await?),
+        })
+    }
+
+    /// `call-tool`.
+    pub(crate) async fn call_tool(
+        &self,
+        store: &mut Store<SandboxState>,
+        name: &str,
+        arguments: &str,
+    ) -> wasmtime::Result<Result<latest::ToolOutput, latest::ToolError>> {
+        Ok(match self {
+            Plugin::V0_1_0(p) => p
+                .toolhost_plugin_tool()
+                .call_call_tool(store, name, arguments)
+                .await?
+                .map(|json| latest::ToolOutput { json, text: None })
+                .map_err(Into::into),
+            Plugin::V0_2_0(p) => {
+                p.toolhost_plugin_tool()
+                    .call_call_tool(store, name, arguments)
+                    .await?
+            }
+        })
+    }
+}
+
+/// Adds every served version's `toolhost:plugin` imports to `linker`.
+pub(crate) fn add_to_linker(linker: &mut wasmtime::component::Linker<SandboxState>) -> wasmtime::Result<()> {
+    use wasmtime::component::HasSelf;
+    v0_1_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
+    v0_2_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_found_by_their_exact_export() {
+        assert_eq!(
+            WorldVersion::from_export("toolhost:plugin/tool@0.1.0"),
+            Some(WorldVersion::V0_1_0)
+        );
+        assert_eq!(
+            WorldVersion::from_export("toolhost:plugin/tool@0.2.0"),
+            Some(WorldVersion::V0_2_0)
+        );
+        for unknown in [
+            "toolhost:plugin/tool@0.1.1",
+            "toolhost:plugin/tool@0.3.0",
+            "toolhost:plugin/tool",
+        ] {
+            assert_eq!(WorldVersion::from_export(unknown), None, "{unknown}");
+        }
+        assert_eq!(WorldVersion::served(), "0.1.0, 0.2.0");
+        assert_eq!(*WorldVersion::ALL.last().unwrap(), WorldVersion::LATEST);
     }
 }

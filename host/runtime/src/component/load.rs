@@ -5,17 +5,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use wasmtime::component::Component;
-use wasmtime::component::types::ComponentItem;
 
-use super::LoadedComponent;
-use crate::bindings::{WorldVersion, v0_1_0};
+use super::shape::Shape;
+use super::{ComponentProbe, LoadedComponent};
+use crate::bindings::{PluginPre, WorldVersion, latest};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective, Grants};
 use crate::engine::Engine;
-use crate::sandbox;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::identity::ComponentHash;
-use toolhost_core::limits::{LimitsOverride, MetadataLimits};
+use toolhost_core::limits::{LimitsOverride, MetadataLimits, ToolClaim};
 use toolhost_core::registry::names::is_valid_tool_name;
 use toolhost_core::registry::{ToolHints, ToolSpec};
 
@@ -28,6 +27,31 @@ pub struct LoadOptions {
     pub limits: LimitsOverride,
     /// What the operator grants this component (see [`crate::capabilities`]).
     pub grants: Grants,
+    /// Which tools it may call (default: those declared and granted).
+    pub tool_calls: ToolCalls,
+    /// Whether its stdout goes back to the caller, in
+    /// [`SandboxedCall::stdout`](super::SandboxedCall::stdout), instead of
+    /// into the log (for a component whose output is its caller's business,
+    /// such as a script's printed text).
+    pub keep_stdout: bool,
+}
+
+/// Which tools a component may call through `toolhost:plugin/tools`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolCalls {
+    /// Those it declares and the operator grants by name: every plugin a
+    /// config loads.
+    #[default]
+    Granted,
+    /// Any tool the [`ToolCaller`](toolhost_core::registry::ToolCaller) of
+    /// each call accepts. Only for a host's own component that a built-in
+    /// calls with a caller enforcing its own rules (codemode's
+    /// `run_tools_script` passes one that admits the session's visible tools
+    /// minus its exclusions, and counts them). No config grant can ask for
+    /// it, and the component loaded this way is never registered, so no
+    /// other plugin and no ordinary dispatch reaches it.
+    Caller,
 }
 
 impl Engine {
@@ -63,6 +87,19 @@ impl Engine {
     ///   stack limit is out of range or one size too many;
     /// - a call error if `list-tools` itself traps or runs out of a limit.
     pub async fn load(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
+        self.probe(bytes, options).await?.load().await
+    }
+
+    /// Runs every check of [`Engine::load`] up to the tool list: the
+    /// component is compiled, linked and granted, but `list-tools` (and
+    /// `declare`) are not called yet. For reviewing a component
+    /// ([`ComponentProbe`]); serving it takes [`ComponentProbe::load`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::load`], but for the tool list's and the `declare`
+    /// answer's.
+    pub async fn probe(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<ComponentProbe> {
         let hash = ComponentHash::of(&bytes);
         if let Some(expected) = options.expected_hash
             && expected != hash
@@ -74,9 +111,14 @@ impl Engine {
                 ),
             ));
         }
-        check_header(&bytes)?;
-        let declared = Declared::from_component(&bytes)?;
-        let capabilities = Effective::resolve(&declared, &options.grants)?;
+        // Everything the bytes alone can tell is checked before compiling.
+        let shape = Shape::read(&bytes)?;
+        // Bad grants (a missing folder) fail now too; the effective
+        // capabilities are resolved again if `declare()` adds to them.
+        let sectioned = Effective::resolve(&shape.declared, &options.grants)?;
+        if !shape.http_imports().is_empty() && options.grants.http.is_empty() {
+            return Err(http_not_granted(&shape, &shape.declared));
+        }
         let ceiling = self.config().max_memory_bytes;
         if let Some(mb) = options.limits.memory_mb
             && mb.saturating_mul(1 << 20) > ceiling
@@ -101,15 +143,14 @@ impl Engine {
             .await
             .map_err(|e| Error::internal(format!("the compile task failed: {e}")))??;
 
-        let (world, imports) = self.check_world(&component)?;
-        check_granted(&imports, &declared, &capabilities)?;
         let instance_pre = self.inner.linker.instantiate_pre(&component).map_err(|e| {
             Error::new(
                 ErrorCode::MissingImports,
                 format!("the component cannot be linked: {e:#}"),
             )
         })?;
-        let pre = v0_1_0::PluginPre::new(instance_pre).map_err(|e| {
+        let world = shape.world;
+        let pre = PluginPre::new(world, instance_pre).map_err(|e| {
             Error::new(
                 ErrorCode::UnsupportedWorld,
                 format!(
@@ -118,16 +159,24 @@ impl Engine {
                 ),
             )
         })?;
-        let mut loaded = LoadedComponent {
+        let loaded = LoadedComponent {
             engine: self.clone(),
             hash,
             size_bytes,
             world,
-            imports,
+            imports: shape.imports.clone(),
             tools: Vec::new(),
+            output_validators: Vec::new(),
             limits: options.limits,
-            declared,
-            capabilities,
+            keep_stdout: options.keep_stdout,
+            tool_calls: options.tool_calls,
+            declared: Declared::default(),
+            // 0.2.0's `list-tools` and `declare` run with no capabilities;
+            // 0.1.0's `list-tools` always ran with its granted ones.
+            capabilities: match world {
+                WorldVersion::V0_1_0 => sectioned.clone(),
+                _ => Effective::default(),
+            },
             cache,
             pre,
             tier_pres: Default::default(),
@@ -135,20 +184,7 @@ impl Engine {
                 &self.config().default_limits.apply(&options.limits),
             )),
         };
-        let specs = loaded
-            .list_tools()
-            .await
-            .map_err(|e| e.context("listing the component's tools failed"))?;
-        let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
-        loaded.tools = check_tools(specs, &claims)?;
-        tracing::info!(
-            component = %hash,
-            tools = loaded.tools.len(),
-            cache = ?cache,
-            granted = ?loaded.capabilities,
-            "component loaded"
-        );
-        Ok(Arc::new(loaded))
+        Ok(ComponentProbe::new(loaded, shape, options.grants, sectioned))
     }
 
     fn compile(&self, hash: &ComponentHash, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
@@ -166,60 +202,68 @@ impl Engine {
             None => Ok((compile()?, CacheOutcome::Compiled)),
         }
     }
+}
 
-    fn check_world(&self, component: &Component) -> Result<(WorldVersion, Vec<String>)> {
-        let wasmtime = &self.inner.wasmtime;
-        let ty = component.component_type();
-        let exports: Vec<String> = ty.exports(wasmtime).map(|(name, _)| name.to_string()).collect();
-        let world = exports.iter().find_map(|name| WorldVersion::from_export(name)).ok_or_else(|| {
-            let served: Vec<&str> = WorldVersion::ALL.iter().map(|v| v.tool_export()).collect();
-            Error::new(
-                ErrorCode::UnsupportedWorld,
-                format!(
-                    "the component does not implement a toolhost plugin world: it exports [{}], but a plugin must export {}; build it against wit/ (for Rust, with toolhost-sdk)",
-                    exports.join(", "),
-                    served.join(" or ")
-                ),
-            )
-        })?;
-        let mut imports = Vec::new();
-        let mut missing = Vec::new();
-        for (name, item) in ty.imports(wasmtime) {
-            imports.push(name.to_string());
-            let is_interface = matches!(item.ty, ComponentItem::ComponentInstance(_));
-            if !is_interface || !sandbox::is_provided(name) {
-                missing.push(name.to_string());
+impl ComponentProbe {
+    /// Lists the component's tools (and asks what it declares, for a version
+    /// that can say), checks them as [`Engine::load`] does, and returns the
+    /// component ready to serve.
+    ///
+    /// # Errors
+    ///
+    /// A call error if `list-tools` or `declare` traps or runs out of a
+    /// limit; `invalid_component` if the list or the declaration breaks a
+    /// rule; `capability_not_granted` if `declare` leaves an import
+    /// ungranted (see [`Engine::load`]).
+    pub async fn load(self) -> Result<Arc<LoadedComponent>> {
+        let (mut loaded, shape, grants, sectioned) = self.into_parts();
+        let (hash, world, cache) = (loaded.hash, loaded.world, loaded.cache);
+        let (specs, answer) = loaded
+            .list_and_declare()
+            .await
+            .result
+            .map_err(|e| e.context("listing the component's tools failed"))?;
+        let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
+        let (tools, output_validators) = check_tools(specs, &claims)?;
+        let mut declared = shape.declared.clone();
+        let mut capabilities = match answer {
+            Some(answer) => {
+                let answer = Declared::from(answer);
+                answer.check()?;
+                declared.merge(answer);
+                Effective::resolve(&declared, &grants)?
             }
+            None => sectioned,
+        };
+        capabilities.tools_from_caller = loaded.tool_calls == ToolCalls::Caller;
+        if !shape.http_imports().is_empty() && !capabilities.http.is_usable() {
+            return Err(http_not_granted(&shape, &declared));
         }
-        if !missing.is_empty() {
-            return Err(Error::new(
-                ErrorCode::MissingImports,
-                format!(
-                    "the component imports interfaces this host does not provide: {}; remove those imports or ask for a host that provides them",
-                    missing.join(", ")
-                ),
-            ));
-        }
-        Ok((world, imports))
+        loaded.tools = tools;
+        loaded.output_validators = output_validators;
+        loaded.declared = declared;
+        loaded.capabilities = capabilities;
+        tracing::info!(
+            component = %hash,
+            world = world.version(),
+            tools = loaded.tools.len(),
+            cache = ?cache,
+            granted = ?loaded.capabilities,
+            "component loaded"
+        );
+        Ok(Arc::new(loaded))
     }
 }
 
-/// Refuses a component that imports an interface it may not use: today,
-/// `wasi:http/outgoing-handler` without a declared and granted `http` host.
-fn check_granted(imports: &[String], declared: &Declared, capabilities: &Effective) -> Result<()> {
-    let needs_http: Vec<&str> = imports
-        .iter()
-        .map(String::as_str)
-        .filter(|i| i.split('@').next() == Some(crate::http::OUTGOING_HANDLER))
-        .collect();
-    if needs_http.is_empty() || capabilities.http.is_usable() {
-        return Ok(());
-    }
+/// The refusal of a component that imports `wasi:http/outgoing-handler`
+/// without an `http` host both declared and granted, with the fix for each
+/// side: the author declares, the operator grants.
+fn http_not_granted(shape: &Shape, declared: &Declared) -> Error {
     let why = if declared.http.is_empty() {
-        "it declares no `http` hosts (toolhost_sdk::capabilities! { http: [...] })".to_string()
+        "it declares no `http` hosts".to_string()
     } else {
         format!(
-            "it declares {} but its grants have no `http` hosts",
+            "it declares {} but its grants have no matching `http` hosts",
             declared
                 .http
                 .iter()
@@ -228,37 +272,25 @@ fn check_granted(imports: &[String], declared: &Declared, capabilities: &Effecti
                 .join(", ")
         )
     };
-    Err(Error::new(
+    Error::new(
         ErrorCode::CapabilityNotGranted,
         format!(
-            "the component imports {} (outbound HTTP), which is not granted to it: {why}; grant hosts in its [plugins.grants], e.g. http = [\"https://api.example.com\"], or remove the import",
-            needs_http.join(", ")
+            "the component imports {} (outbound HTTP), which is not granted to it: {why}. To use HTTP, its author declares the hosts (Rust: toolhost_sdk::capabilities! {{ http: [\"api.example.com\"] }}; any language: return them from declare() in world {}, or run `toolhost declare IN OUT --http api.example.com` on the built component) and the operator grants them in its [plugins.grants], e.g. http = [\"https://api.example.com\"]. If it does not need HTTP, build it without the import (jco: `jco componentize -d http`; componentize-py: target a world that does not import wasi:http)",
+            shape.http_imports().join(", "),
+            WorldVersion::LATEST.world_name(),
         ),
-    ))
+    )
 }
 
-fn check_header(bytes: &[u8]) -> Result<()> {
-    if wasmparser::Parser::is_component(bytes) {
-        return Ok(());
-    }
-    let message = if wasmparser::Parser::is_core_wasm(bytes) {
-        "this is a core WebAssembly module, not a component; build the plugin for the wasm32-wasip2 target (or wrap it with `wasm-tools component new`)".to_string()
-    } else {
-        let shown = bytes.len().min(8);
-        format!(
-            "these bytes are not WebAssembly: they start with {:02x?} instead of the `\\0asm` magic number",
-            &bytes[..shown]
-        )
-    };
-    Err(Error::new(ErrorCode::InvalidComponent, message))
-}
+/// The compiled output schemas of a component's tools, by tool index.
+type OutputValidators = Vec<Option<Arc<jsonschema::Validator>>>;
 
 /// Checks the listed tools in one pass: sizes first (before any JSON is
 /// parsed), then each name and schema; a `HashSet` finds duplicates.
 fn check_tools(
-    specs: Vec<v0_1_0::exports::toolhost::plugin::tool::ToolSpec>,
+    specs: Vec<latest::ToolSpec>,
     claims: &MetadataLimits,
-) -> Result<Vec<ToolSpec>> {
+) -> Result<(Vec<ToolSpec>, OutputValidators)> {
     let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
     if specs.is_empty() {
         return Err(invalid("the component lists no tools".into()));
@@ -266,13 +298,17 @@ fn check_tools(
     claims
         .check(
             "the component",
-            specs
-                .iter()
-                .map(|s| (s.name.as_str(), s.description.as_str(), s.parameters.as_str())),
+            specs.iter().map(|s| ToolClaim {
+                name: &s.name,
+                description: &s.description,
+                parameters: &s.parameters,
+                output_schema: s.output_schema.as_deref(),
+            }),
         )
         .map_err(invalid)?;
     let mut seen = std::collections::HashSet::with_capacity(specs.len());
     let mut tools: Vec<ToolSpec> = Vec::with_capacity(specs.len());
+    let mut validators = Vec::with_capacity(specs.len());
     for spec in specs {
         if !is_valid_tool_name(&spec.name) {
             return Err(invalid(format!(
@@ -286,29 +322,26 @@ fn check_tools(
                 spec.name
             )));
         }
-        let parameters: serde_json::Value = serde_json::from_str(&spec.parameters).map_err(|e| {
-            invalid(format!(
-                "the parameters of tool `{}` are not JSON: {e}",
-                spec.name
-            ))
-        })?;
-        if parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
-            return Err(invalid(format!(
-                "the parameters of tool `{}` must be a JSON Schema with \"type\": \"object\"",
-                spec.name
-            )));
-        }
-        if let Err(e) = jsonschema::meta::validate(&parameters) {
-            return Err(invalid(format!(
-                "the parameters of tool `{}` are not a valid JSON Schema: {e}",
-                spec.name
-            )));
-        }
+        let parameters = object_schema(&spec.name, "parameters", &spec.parameters)?;
+        let (output_schema, validator) = match &spec.output_schema {
+            None => (None, None),
+            Some(text) => {
+                let schema = object_schema(&spec.name, "output schema", text)?;
+                let validator = jsonschema::validator_for(&schema).map_err(|e| {
+                    invalid(format!(
+                        "the output schema of tool `{}` cannot be compiled: {e}",
+                        spec.name
+                    ))
+                })?;
+                (Some(schema), Some(Arc::new(validator)))
+            }
+        };
         let h = spec.hints;
         tools.push(ToolSpec {
             name: spec.name,
             description: spec.description,
             parameters,
+            output_schema,
             hints: ToolHints {
                 read_only: h.read_only,
                 destructive: h.destructive,
@@ -316,27 +349,27 @@ fn check_tools(
                 open_world: h.open_world,
             },
         });
+        validators.push(validator);
     }
-    Ok(tools)
+    Ok((tools, validators))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_are_checked_before_compiling() {
-        assert_eq!(
-            check_header(b"garbage!").unwrap_err().code(),
-            ErrorCode::InvalidComponent
-        );
-        let core = check_header(b"\0asm\x01\0\0\0").unwrap_err();
-        assert!(
-            core.message().contains("core WebAssembly module"),
-            "{}",
-            core.message()
-        );
-        assert!(check_header(b"\0asm\x0d\0\x01\0").is_ok());
-        assert!(check_header(b"").is_err());
+/// Parses `text`, tool `tool`'s `which` schema (`parameters` or `output
+/// schema`), and checks that it is a valid JSON Schema describing an object.
+fn object_schema(tool: &str, which: &str, text: &str) -> Result<serde_json::Value> {
+    let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
+    let are = if which.ends_with('s') { "are" } else { "is" };
+    let schema: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| invalid(format!("the {which} of tool `{tool}` {are} not JSON: {e}")))?;
+    if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+        return Err(invalid(format!(
+            "the {which} of tool `{tool}` must be a JSON Schema with \"type\": \"object\""
+        )));
     }
+    if let Err(e) = jsonschema::meta::validate(&schema) {
+        return Err(invalid(format!(
+            "the {which} of tool `{tool}` {are} not a valid JSON Schema: {e}"
+        )));
+    }
+    Ok(schema)
 }

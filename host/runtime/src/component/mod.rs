@@ -8,10 +8,16 @@
 //! afresh, so no state survives between calls.
 //!
 //! [`WasmTool`] is one of its tools as a registry [`Tool`](toolhost_core::registry::Tool).
+//!
+//! [`ComponentProbe`] ([`Engine::probe`]) is a component that passed every
+//! check but those of its tool list, whose `list-tools` can be asked for as
+//! it is, in fresh instances: what the conformance suite judges.
 
 mod call;
 mod load;
+mod probe;
 mod register;
+mod shape;
 mod tool;
 
 use std::borrow::Cow;
@@ -19,19 +25,20 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use crate::bindings::{WorldVersion, v0_1_0};
+use crate::bindings::{PluginPre, WorldVersion};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective};
 use crate::engine::Engine;
-use crate::sandbox::SandboxState;
 use toolhost_core::error::{Error, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::ToolSpec;
 
-pub use call::SandboxedCall;
-pub use load::LoadOptions;
+pub use call::{NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
+pub use load::{LoadOptions, ToolCalls};
+pub use probe::{ComponentProbe, ListedTool, Listing};
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
+pub use shape::check_header;
 pub use tool::WasmTool;
 
 /// A component loaded, checked and ready to call. Cheap to share (`Arc`).
@@ -42,15 +49,20 @@ pub struct LoadedComponent {
     world: WorldVersion,
     imports: Vec<String>,
     tools: Vec<ToolSpec>,
+    /// Each tool's compiled output schema, when it states one (by index).
+    output_validators: Vec<Option<Arc<jsonschema::Validator>>>,
     limits: LimitsOverride,
+    keep_stdout: bool,
+    /// Which tools it may call (see [`ToolCalls`]).
+    tool_calls: ToolCalls,
     declared: Declared,
     capabilities: Effective,
     cache: CacheOutcome,
     /// Linked against the primary engine (the default stack limit).
-    pre: v0_1_0::PluginPre<SandboxState>,
+    pre: PluginPre,
     /// Linked against the engine's stack tiers, by stack size, built on
     /// first use.
-    tier_pres: Mutex<Vec<(usize, v0_1_0::PluginPre<SandboxState>)>>,
+    tier_pres: Mutex<Vec<(usize, PluginPre)>>,
     /// Its log budget over time, shared by all its calls.
     log_budget: Arc<toolhost_core::limits::LogBudget>,
 }
@@ -150,7 +162,7 @@ impl LoadedComponent {
     /// against the engine's tier for that size (see
     /// [`engine`](crate::engine#stack-tiers)), made on first use without
     /// recompiling.
-    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, v0_1_0::PluginPre<SandboxState>>> {
+    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, PluginPre>> {
         let Some(tier) = self.engine.stack_tier(stack_bytes)? else {
             return Ok(Cow::Borrowed(&self.pre));
         };
@@ -172,7 +184,7 @@ impl LoadedComponent {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| Error::internal(format!("cannot link the component in a stack tier: {e:#}")))?;
-        let pre = v0_1_0::PluginPre::new(instance_pre).map_err(|e| {
+        let pre = PluginPre::new(self.world, instance_pre).map_err(|e| {
             Error::internal(format!("cannot type-check the component in a stack tier: {e:#}"))
         })?;
         pres.push((stack_bytes, pre.clone()));

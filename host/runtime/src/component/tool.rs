@@ -34,11 +34,10 @@ impl Tool for WasmTool {
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move {
             let args = arguments.to_string();
-            let outcome = self.component.call_with(&self.spec().name, &args, &ctx).await;
-            outcome.result.map(|content| ToolOutput {
-                usage: Some(outcome.usage),
-                ..ToolOutput::text(content)
-            })
+            self.component
+                .call_with(&self.spec().name, &args, &ctx)
+                .await
+                .result
         })
     }
 }

@@ -4,10 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::{ComponentHash, Error, ErrorCode, LimitsOverride, LoadOptions};
 
-use super::args::EngineArgs;
+use super::args::{EngineArgs, GrantArgs, LimitArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
@@ -18,32 +17,10 @@ pub(crate) struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(default_value = "{}")]
     json_args: String,
-    /// Fuel for the call (roughly, instructions).
-    #[arg(long)]
-    fuel: Option<u64>,
-    /// The memory limit, in MiB.
-    #[arg(long)]
-    memory_mb: Option<u64>,
-    /// The wall-clock limit, in milliseconds.
-    #[arg(long)]
-    timeout_ms: Option<u64>,
-    /// The WebAssembly stack limit, in KiB (default 1024; from 16 up to the
-    /// engine's ceiling, 8192).
-    #[arg(long)]
-    stack_kb: Option<u64>,
-    /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).
-    /// The component must also declare it.
-    #[arg(long = "dir", value_name = "HOST:GUEST[:rw]")]
-    dirs: Vec<String>,
-    /// Grant an environment variable (its value is taken from this process).
-    /// The component must also declare it.
-    #[arg(long = "env", value_name = "NAME")]
-    env: Vec<String>,
-    /// Grant outbound HTTP to a destination: `[scheme://]host[:port]`
-    /// (https and the default port unless given). The component must also
-    /// declare the host.
-    #[arg(long = "http", value_name = "URL")]
-    http: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    grants: GrantArgs,
     /// Refuse the component unless its hash is this (`blake3:...`).
     #[arg(long)]
     expect_hash: Option<String>,
@@ -72,31 +49,13 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
         .engine
         .engine()
         .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
-    let grants = Grants {
-        dirs: args.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
-        env: args.env.clone(),
-        http: args
-            .http
-            .iter()
-            .cloned()
-            .map(toolhost::http::HttpGrant::Url)
-            .collect(),
-        secrets: Vec::new(),
-        ..Default::default()
-    };
     // The limits apply from the start: `list-tools` at load runs under
     // them too (a component may need more memory just to start).
-    let limits = LimitsOverride {
-        fuel: args.fuel,
-        memory_mb: args.memory_mb,
-        timeout_ms: args.timeout_ms,
-        wasm_stack_kb: args.stack_kb,
-        ..Default::default()
-    };
     let options = LoadOptions {
         expected_hash,
-        grants,
-        limits,
+        grants: args.grants.grants()?,
+        limits: args.limits.overrides(),
+        ..LoadOptions::default()
     };
     let component = engine.load_file(&args.file, options).await?;
     let outcome = component
@@ -108,27 +67,5 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
             1,
         )
         .await;
-    outcome.result
-}
-
-fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
-    let bad = || {
-        Error::new(
-            ErrorCode::Config,
-            format!("--dir {spec:?}: expected HOST_DIR:GUEST_PATH or HOST_DIR:GUEST_PATH:rw"),
-        )
-    };
-    let (rest, mode) = match spec.strip_suffix(":rw") {
-        Some(rest) => (rest, DirMode::Rw),
-        None => (spec.strip_suffix(":ro").unwrap_or(spec), DirMode::Ro),
-    };
-    let (host, guest) = rest.rsplit_once(':').ok_or_else(bad)?;
-    if host.is_empty() || guest.is_empty() {
-        return Err(bad());
-    }
-    Ok(DirGrant {
-        host: host.into(),
-        guest: guest.into(),
-        mode,
-    })
+    outcome.result.map(|output| output.content)
 }

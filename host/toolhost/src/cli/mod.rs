@@ -4,8 +4,10 @@ mod args;
 mod call;
 mod call_tool;
 mod check_command;
+mod conformance;
 mod hash;
 mod inspect;
+mod new;
 mod serve;
 mod tools;
 
@@ -39,6 +41,12 @@ enum Command {
     CallTool(call_tool::CallToolArgs),
     /// Serve components' tools as an MCP server, over stdio or streamable HTTP.
     Serve(serve::ServeArgs),
+    /// Check that components are good plugins: run the conformance suite on
+    /// each and print its report (exit code 1 if any check failed).
+    Conformance(conformance::ConformanceArgs),
+    /// Create a new Rust plugin crate that builds and passes conformance as
+    /// it is.
+    New(new::NewArgs),
 }
 
 /// Parses the command line, runs the command, and maps its outcome to an
@@ -63,6 +71,8 @@ pub fn main() -> ExitCode {
             Command::Tools(args) => tools::run(args).await,
             Command::CallTool(args) => call_tool::run(args).await,
             Command::Serve(args) => serve::run(args).await,
+            Command::Conformance(args) => conformance::run(args).await,
+            Command::New(args) => new::run(args),
         }
     });
     match result {
