@@ -47,6 +47,7 @@ export const tool = definePlugin({
           top: { type: "array", items: { type: "string" } },
         },
         required: ["lines", "words", "top"],
+        additionalProperties: false,
       },
       hints: { readOnly: true, idempotent: true },
       run({ path, top = 3 }) {

@@ -3,7 +3,6 @@ and word statistics over a folder the operator grants."""
 
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +47,11 @@ def word_stats(path: str, top: int = 3) -> Output[Stats]:
         raise ValueError("`top` must be between 1 and 20")
     text = (WORKSPACE / path).read_text(encoding="utf-8")
     words = re.findall(r"\w+", text.lower())
-    common = [w for w, _ in Counter(words).most_common(top)]
+    counts: dict[str, int] = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    # Most common first; ties in order of first appearance (sorted is stable).
+    common = sorted(counts, key=lambda w: -counts[w])[:top]
     stats = Stats(lines=len(text.splitlines()), words=len(words), top=common)
     summary = f"{path}: {stats.lines} lines, {stats.words} words; most common: {', '.join(common) or 'none'}"
     return Output(stats, text=summary)

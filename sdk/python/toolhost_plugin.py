@@ -439,13 +439,18 @@ def _to_json(value: Any) -> Any:
     return value
 
 
+def _dumps(value: Any) -> str:
+    """Compact JSON, UTF-8 as it is; NaN and infinities are refused (they are not JSON)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def _output(value: Any) -> _wit.ToolOutput:
     text = None
     if isinstance(value, Output):
         value, text = value.value, value.text
         if text is not None and not isinstance(text, str):
             raise TypeError(f"Output.text must be a string or None, not {type(text).__name__}")
-    return _wit.ToolOutput(json=json.dumps(_to_json(value), ensure_ascii=False, allow_nan=False), text=text)
+    return _wit.ToolOutput(json=_dumps(_to_json(value)), text=text)
 
 
 # --- tools ------------------------------------------------------------------
@@ -515,8 +520,8 @@ def tool(
         spec = _wit.ToolSpec(
             name=tool_name,
             description=desc,
-            parameters=json.dumps(parameters),
-            output_schema=None if out_schema is None else json.dumps(out_schema),
+            parameters=_dumps(parameters),
+            output_schema=None if out_schema is None else _dumps(out_schema),
             hints=_wit.Hints(read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world),
         )
         _TOOLS[tool_name] = _Spec(tool_name, f, fields, spec)
@@ -525,7 +530,7 @@ def tool(
     return register(func) if func is not None else register
 
 
-def _failure(e: BaseException, tool_name: str) -> Err:
+def _failure(e: BaseException) -> Err:
     if isinstance(e, ValueError):
         return Err(_wit.ToolError_InvalidArguments(str(e) or type(e).__name__))
     traceback.print_exception(e, file=sys.stderr)
@@ -556,10 +561,13 @@ class Tool:
                 args = json.loads(arguments)
             except json.JSONDecodeError as e:
                 raise InvalidArguments(f"the arguments are not JSON: {e}") from None
-            kwargs = _convert_object(args, entry.fields, "")
-            return _output(entry.func(**kwargs))
+            result = entry.func(**_convert_object(args, entry.fields, ""))
         except Exception as e:  # every exception is the tool's answer, never a trap
-            raise _failure(e, name) from None
+            raise _failure(e) from None
+        try:
+            return _output(result)
+        except (TypeError, ValueError) as e:
+            raise Err(_wit.ToolError_Failed(f"the result of {name} cannot be sent as JSON: {e}")) from None
 
 
 # --- host services --------------------------------------------------------------
@@ -582,7 +590,7 @@ def call(name: str, arguments: Optional[dict] = None, /, **kwargs: Any) -> Any:
     """
     payload = dict(arguments or {}, **kwargs)
     try:
-        return _decoded(name, _tools.call(name, json.dumps(_to_json(payload))))
+        return _decoded(name, _tools.call(name, _dumps(_to_json(payload))))
     except Err as e:
         raise CallError(name, e.value.code, e.value.message) from None
 
@@ -594,7 +602,7 @@ def call_many(calls: typing.Iterable[tuple[str, dict]]) -> list[Any]:
     others' results are kept.
     """
     calls = list(calls)
-    batch = [_tools.ToolCall(name=n, arguments=json.dumps(_to_json(a or {}))) for n, a in calls]
+    batch = [_tools.ToolCall(name=n, arguments=_dumps(_to_json(a or {}))) for n, a in calls]
     results = []
     for (name, _), result in zip(calls, _tools.call_many(batch)):
         if isinstance(result, Ok):
@@ -619,4 +627,4 @@ def log(level: str, message: str, **fields: Any) -> None:
     """Writes a record into the host's log: ``level`` is trace, debug, info, warn or error."""
     if level not in _LEVELS:
         raise ValueError(f"log level {level!r} is not one of {', '.join(_LEVELS)}")
-    _host.log(_LEVELS[level], message, [(k, v if isinstance(v, str) else json.dumps(_to_json(v))) for k, v in fields.items()])
+    _host.log(_LEVELS[level], message, [(k, v if isinstance(v, str) else _dumps(_to_json(v))) for k, v in fields.items()])

@@ -31,6 +31,7 @@ mod nested;
 mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
+mod polyglot;
 mod progress;
 mod protected;
 mod registry;
