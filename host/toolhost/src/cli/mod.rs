@@ -8,8 +8,12 @@ mod conformance;
 mod hash;
 mod inspect;
 mod new;
+mod pull;
+mod push;
 mod serve;
+mod sign;
 mod tools;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -41,6 +45,15 @@ enum Command {
     CallTool(call_tool::CallToolArgs),
     /// Serve components' tools as an MCP server, over stdio or streamable HTTP.
     Serve(serve::ServeArgs),
+    /// Push a component to an OCI registry (CNCF Wasm artifact layout),
+    /// with its signature FILE.minisig when present.
+    Push(push::PushArgs),
+    /// Pull a component from an OCI registry, with its signature.
+    Pull(pull::PullArgs),
+    /// Sign a file with a minisign secret key: writes FILE.minisig.
+    Sign(sign::SignArgs),
+    /// Verify FILE.minisig with a minisign public key and say which key signed.
+    Verify(verify::VerifyArgs),
     /// Check that components are good plugins: run the conformance suite on
     /// each and print its report (exit code 1 if any check failed).
     Conformance(conformance::ConformanceArgs),
@@ -71,6 +84,10 @@ pub fn main() -> ExitCode {
             Command::Tools(args) => tools::run(args).await,
             Command::CallTool(args) => call_tool::run(args).await,
             Command::Serve(args) => serve::run(args).await,
+            Command::Push(args) => push::run(args).await,
+            Command::Pull(args) => pull::run(args).await,
+            Command::Sign(args) => sign::run(args),
+            Command::Verify(args) => verify::run(args),
             Command::Conformance(args) => conformance::run(args).await,
             Command::New(args) => new::run(args),
         }
