@@ -36,6 +36,7 @@ mod plugin_files;
 mod plugin_memory;
 mod plugin_time;
 mod plugins_dir;
+mod polyglot;
 mod progress;
 mod protected;
 mod registry;

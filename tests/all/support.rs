@@ -157,3 +157,118 @@ pub fn toolhost_bin() -> PathBuf {
 pub fn cache_dir() -> PathBuf {
     workspace_root().join("target").join("test-compile-cache")
 }
+
+/// A plugin written in Python or JavaScript, and how to build it.
+#[derive(Debug)]
+pub struct Polyglot {
+    /// Its name, which names the built file.
+    pub name: &'static str,
+    /// The command that builds it (relative to the workspace root) and its
+    /// arguments; the output path is appended.
+    pub build: &'static [&'static str],
+    /// The files and folders (relative to the workspace root) whose contents
+    /// make the component: sources, helper library, WIT, and the script that
+    /// pins the toolchain's version.
+    pub inputs: &'static [&'static str],
+}
+
+/// The Python example plugin (`examples/python-plugin`), built with its build script.
+pub const PYTHON_EXAMPLE: Polyglot = Polyglot {
+    name: "python-plugin",
+    build: &["examples/python-plugin/build"],
+    inputs: &[
+        "examples/python-plugin",
+        "sdk/python",
+        "wit/0.2.0",
+        "tests/peers/install-plugin-toolchains",
+    ],
+};
+
+/// The JavaScript example plugin (`examples/js-plugin`), built with its build script.
+pub const JS_EXAMPLE: Polyglot = Polyglot {
+    name: "js-plugin",
+    build: &["examples/js-plugin/build"],
+    inputs: &[
+        "examples/js-plugin",
+        "sdk/js",
+        "wit/0.2.0",
+        "tests/peers/install-plugin-toolchains",
+    ],
+};
+
+/// The blake3 hash of `inputs` (every file under them, by relative path and
+/// contents, in a fixed order), as 16 hex digits.
+fn inputs_hash(inputs: &[&str]) -> String {
+    fn add(hasher: &mut blake3::Hasher, root: &Path, path: &Path) {
+        let relative = path.strip_prefix(root).unwrap_or(path);
+        if path.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+                .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+                .map(|e| e.expect("a directory entry").path())
+                .filter(|p| p.file_name().is_none_or(|n| n != "__pycache__"))
+                .collect();
+            entries.sort();
+            for entry in entries {
+                add(hasher, root, &entry);
+            }
+        } else {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+            hasher.update(relative.to_string_lossy().as_bytes());
+            hasher.update(&[0]);
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+    }
+    let root = workspace_root();
+    let mut hasher = blake3::Hasher::new();
+    for input in inputs {
+        add(&mut hasher, &root, &root.join(input));
+    }
+    hasher.finalize().to_hex()[..16].to_string()
+}
+
+/// Builds `plugin` (once per process, and only when its inputs changed since
+/// the last build on this machine: the component is kept under
+/// `target/polyglot/`, named by the hash of its inputs, since componentize-py
+/// and jco take 10-40 s) and returns its path. Panics with the build's output
+/// if it fails: a test must never run without the plugins it needs.
+pub fn polyglot(plugin: &Polyglot) -> PathBuf {
+    // One build at a time: each toolchain takes hundreds of MB and a core.
+    static BUILT: std::sync::Mutex<Vec<(&'static str, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, path)) = built.iter().find(|(name, _)| *name == plugin.name) {
+        return path.clone();
+    }
+    let dir = workspace_root().join("target").join("polyglot");
+    let path = dir.join(format!("{}-{}.wasm", plugin.name, inputs_hash(plugin.inputs)));
+    if !path.exists() {
+        std::fs::create_dir_all(&dir).expect("create target/polyglot");
+        // Built beside, then renamed: another process building the same
+        // plugin at once never sees half a file.
+        let partial = dir.join(format!("{}.{}.partial.wasm", plugin.name, std::process::id()));
+        let out = Command::new(workspace_root().join(plugin.build[0]))
+            .args(&plugin.build[1..])
+            .arg(&partial)
+            .current_dir(workspace_root())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", plugin.build[0]));
+        assert!(
+            out.status.success() && partial.exists(),
+            "building {} failed (are the toolchains installed? tests/setup installs them):\nstdout: {}\nstderr: {}",
+            plugin.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::rename(&partial, &path).expect("move the built component into place");
+        // Earlier builds of the same plugin are stale now.
+        let prefix = format!("{}-", plugin.name);
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&prefix) && name.ends_with(".wasm") && entry.path() != path {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    built.push((plugin.name, path.clone()));
+    path
+}

@@ -1,0 +1,297 @@
+//! Plugins in Python and JavaScript, as their authors build them: the two
+//! examples (written with the helper libraries in `sdk/python` and `sdk/js`),
+//! built by the test set-up with the real toolchains (`support::polyglot`), then loaded and called the way a user
+//! would: `toolhost inspect`, `toolhost call`, `toolhost call-tool` through a
+//! config that grants them, and `toolhost serve` driven by an MCP client.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::mcp_server::{python_client, stdio_mode};
+use crate::support::{self, JS_EXAMPLE, PYTHON_EXAMPLE, Polyglot};
+
+/// What `toolhost` printed: whether it exited 0, its stdout as JSON, its stderr.
+struct Run {
+    ok: bool,
+    json: Value,
+    stderr: String,
+}
+
+/// Runs `toolhost ARGS` in `dir` with `env` added, with the shared compile
+/// cache (so an 18 MB component is compiled once per machine, not per test).
+fn toolhost(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out = Command::new(support::toolhost_bin())
+        .current_dir(dir)
+        .args(args)
+        .env("TOOLHOST_CACHE_DIR", support::cache_dir())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run toolhost");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("toolhost {args:?} printed no JSON ({e}):\n{stdout}\nstderr: {stderr}"));
+    Run {
+        ok: out.status.success(),
+        json,
+        stderr,
+    }
+}
+
+/// `plugin`, built, and its `toolhost inspect` description. Inspecting it
+/// once (under a lock) also compiles it into the shared cache before any
+/// test loads it, so concurrent tests never compile it side by side.
+fn built(plugin: &Polyglot) -> (PathBuf, Value) {
+    static INSPECTED: Mutex<Vec<(&'static str, PathBuf, Value)>> = Mutex::new(Vec::new());
+    let path = support::polyglot(plugin);
+    let mut seen = INSPECTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, p, v)) = seen
+        .iter()
+        .find(|(name, p, _)| *name == plugin.name && *p == path)
+    {
+        return (p.clone(), v.clone());
+    }
+    let run = toolhost(
+        &support::workspace_root(),
+        &["inspect", path.to_str().unwrap()],
+        &[],
+    );
+    assert!(run.ok, "inspect {}: {}\n{}", plugin.name, run.json, run.stderr);
+    seen.push((plugin.name, path.clone(), run.json.clone()));
+    (path, run.json)
+}
+
+fn path_of(plugin: &Polyglot) -> String {
+    built(plugin).0.display().to_string()
+}
+
+/// A folder holding a `toolhost.toml` that serves `plugins` (path, grants as
+/// TOML lines) and a `workspace/` folder with `notes.txt`.
+fn setup(plugins: &[(&Polyglot, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("workspace")).unwrap();
+    std::fs::write(dir.path().join("workspace/notes.txt"), NOTES).unwrap();
+    let mut config = String::new();
+    for (plugin, grants) in plugins {
+        config.push_str(&format!("[[plugins]]\npath = {:?}\n", path_of(plugin)));
+        if !grants.is_empty() {
+            config.push_str(&format!("[plugins.grants]\n{grants}\n"));
+        }
+    }
+    std::fs::write(dir.path().join("toolhost.toml"), config).unwrap();
+    dir
+}
+
+const NOTES: &str = "the cat and the dog\nthe end\n";
+const GRANTS: &str = r#"env = ["GREETING"]
+dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]"#;
+const EXAMPLES: [&Polyglot; 2] = [&PYTHON_EXAMPLE, &JS_EXAMPLE];
+
+fn stats() -> Value {
+    json!({"lines": 2, "words": 7, "top": ["the", "cat", "and"]})
+}
+
+/// Both examples describe the same two tools: the Python one from type hints
+/// and docstrings, the JavaScript one from its definitions. Both declare the
+/// environment variable and the folder they use, through `tool.declare`.
+#[test]
+fn the_examples_describe_their_tools_and_declare_their_capabilities() {
+    for plugin in EXAMPLES {
+        let (_, info) = built(plugin);
+        let name = plugin.name;
+        assert_eq!(info["world"]["version"], "0.2.0", "{name}");
+        assert_eq!(
+            info["capabilities"]["declared"],
+            json!({"dirs": ["/workspace"], "env": ["GREETING"], "http": [], "secrets": [], "tools": []}),
+            "{name}"
+        );
+        let tools = info["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["greet", "word_stats"], "{name}");
+        assert_eq!(
+            tools[0]["parameters"],
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "Who to greet."}},
+                "required": ["name"],
+                "additionalProperties": false,
+            }),
+            "{name}"
+        );
+        assert!(
+            tools[0]["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("Greets someone"),
+            "{name}: {}",
+            tools[0]["description"]
+        );
+        assert_eq!(
+            tools[0]["hints"],
+            json!({"readOnlyHint": true, "idempotentHint": true}),
+            "{name}"
+        );
+        assert_eq!(
+            tools[1]["parameters"],
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The file, relative to the workspace folder."},
+                    "top": {
+                        "type": "integer",
+                        "description": "How many of the most common words to list (1 to 20).",
+                        "default": 3,
+                    },
+                },
+                "required": ["path"],
+                "additionalProperties": false,
+            }),
+            "{name}"
+        );
+        assert_eq!(
+            tools[1]["output_schema"],
+            json!({
+                "type": "object",
+                "properties": {
+                    "lines": {"type": "integer"},
+                    "words": {"type": "integer"},
+                    "top": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["lines", "words", "top"],
+                "additionalProperties": false,
+            }),
+            "{name}"
+        );
+    }
+}
+
+/// Through the registry, with a config that grants what they declare, the
+/// examples read the granted variable and the granted folder; without the
+/// grants they still load and answer, and a call that needed a capability
+/// fails naming what was not granted.
+#[test]
+fn the_examples_answer_through_the_registry_with_their_grants() {
+    for plugin in EXAMPLES {
+        let name = plugin.name;
+        let granted = setup(&[(plugin, GRANTS)]);
+        let env = [("GREETING", "Ahoy")];
+        let run = toolhost(granted.path(), &["call-tool", "greet", r#"{"name":"Ada"}"#], &env);
+        assert!(run.ok, "{name}: {}", run.json);
+        assert_eq!(run.json, json!("Ahoy, Ada!"), "{name}");
+        let run = toolhost(
+            granted.path(),
+            &["call-tool", "word_stats", r#"{"path":"notes.txt"}"#],
+            &env,
+        );
+        assert!(run.ok, "{name}: {}", run.json);
+        assert_eq!(run.json, stats(), "{name}");
+        let run = toolhost(
+            granted.path(),
+            &["call-tool", "word_stats", r#"{"path":"notes.txt","top":1}"#],
+            &env,
+        );
+        assert_eq!(run.json["top"], json!(["the"]), "{name}");
+
+        let bare = setup(&[(plugin, "")]);
+        let run = toolhost(bare.path(), &["call-tool", "greet", r#"{"name":"Ada"}"#], &env);
+        assert!(run.ok, "{name}: {}", run.json);
+        assert_eq!(run.json, json!("Hello, Ada!"), "{name}: GREETING is not granted");
+        let run = toolhost(
+            bare.path(),
+            &["call-tool", "word_stats", r#"{"path":"notes.txt"}"#],
+            &env,
+        );
+        assert!(!run.ok, "{name}: {}", run.json);
+        assert_eq!(run.json["error_code"], "tool_failed", "{name}: {}", run.json);
+        let error = run.json["error"].as_str().unwrap();
+        assert!(error.contains("dir /workspace"), "{name}: {error}");
+    }
+}
+
+/// Over MCP, a result with a text for the model reaches the client as that
+/// text plus the structured JSON its output schema describes; a plain string
+/// result is its text without quotes.
+#[test]
+fn the_examples_answer_over_mcp() {
+    for plugin in EXAMPLES {
+        let name = plugin.name;
+        let dir = setup(&[(plugin, GRANTS)]);
+        let config = dir.path().join("toolhost.toml");
+        let out = python_client(
+            &stdio_mode(&["--stdio", "--config", config.to_str().unwrap()]),
+            json!([
+                {"list": true},
+                {"call": "greet", "args": {"name": "Ada"}},
+                {"call": "word_stats", "args": {"path": "notes.txt"}},
+                {"call": "word_stats", "args": {"path": "nope.txt"}},
+            ]),
+        );
+        let steps = out["steps"].as_array().unwrap();
+        let tools = steps[0]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 2, "{name}: {tools:?}");
+        assert_eq!(
+            tools[1]["output_schema"]["required"],
+            json!(["lines", "words", "top"]),
+            "{name}"
+        );
+        // The MCP client starts the server with a minimal environment, so
+        // GREETING has no value there: the default greeting.
+        assert_eq!(steps[1]["is_error"], false, "{name}: {}", steps[1]);
+        assert_eq!(steps[1]["text"], "Hello, Ada!", "{name}");
+        assert_eq!(steps[2]["is_error"], false, "{name}: {}", steps[2]);
+        assert_eq!(
+            steps[2]["text"], "notes.txt: 2 lines, 7 words; most common: the, cat, and",
+            "{name}"
+        );
+        assert_eq!(steps[2]["structured"], stats(), "{name}");
+        assert_eq!(steps[3]["is_error"], true, "{name}: {}", steps[3]);
+        let err: Value = serde_json::from_str(steps[3]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(err["error_code"], "tool_failed", "{name}: {err}");
+    }
+}
+
+/// An exception raised by a tool written with a helper library reaches the
+/// caller as a tool error with the guest's own message: `ValueError` /
+/// `InvalidArguments` as `invalid_arguments`, anything else as
+/// `tool_failed`, never a trap.
+#[test]
+fn a_helpers_exceptions_are_tool_errors_with_the_guests_message() {
+    let dir = setup(&[]);
+    let ws = format!("{}:/workspace", dir.path().join("workspace").display());
+    for (plugin, not_found) in [(&PYTHON_EXAMPLE, "FileNotFoundError"), (&JS_EXAMPLE, "no-entry")] {
+        let name = plugin.name;
+        let path = path_of(plugin);
+        let cases = [
+            (
+                "greet",
+                r#"{"name":"  "}"#,
+                "invalid_arguments",
+                "`name` must not be empty",
+            ),
+            (
+                "word_stats",
+                r#"{"path":"notes.txt","top":99}"#,
+                "invalid_arguments",
+                "between 1 and 20",
+            ),
+            (
+                "word_stats",
+                r#"{"path":"missing.txt"}"#,
+                "tool_failed",
+                not_found,
+            ),
+        ];
+        for (tool, args, code, message) in cases {
+            let run = toolhost(dir.path(), &["call", &path, tool, args, "--dir", &ws], &[]);
+            assert!(!run.ok, "{name} {tool} {args}: {}", run.json);
+            assert_eq!(run.json["error_code"], code, "{name} {tool} {args}: {}", run.json);
+            let error = run.json["error"].as_str().unwrap();
+            assert!(error.contains(message), "{name} {tool} {args}: {error}");
+        }
+    }
+}
