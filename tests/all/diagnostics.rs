@@ -77,6 +77,27 @@ async fn a_trap_quotes_the_end_of_the_guests_stderr_redacted() {
     );
 }
 
+/// A real Python exception that escapes to componentize-py's runtime: the
+/// runtime panics with its own message (`Python function threw an
+/// unexpected exception (at runtime/src/lib.rs:…)`), and the error goes on
+/// with the guest's traceback, ending with the exception itself.
+#[tokio::test]
+async fn a_python_exception_that_traps_names_its_traceback() {
+    let path = support::polyglot(&support::PYTHON_TRAP);
+    let component = crate::engine()
+        .load_file(&path, LoadOptions::default())
+        .await
+        .unwrap();
+    let err = crate::call_err(&component, "crash", json!({"what": "W1"})).await;
+    assert_eq!(err.code(), ErrorCode::Trap);
+    let message = err.message();
+    assert!(
+        message.contains("the plugin's stderr ends with:\nTraceback (most recent call last):"),
+        "{message}"
+    );
+    assert!(message.ends_with("app.Boom: the widget W1 broke"), "{message}");
+}
+
 fn toolhost(args: &[&str]) -> (Value, i32) {
     let out = Command::new(support::toolhost_bin())
         .args(args)

@@ -184,6 +184,19 @@ pub const PYTHON_EXAMPLE: Polyglot = Polyglot {
     ],
 };
 
+/// A Python plugin whose tool raises past the helper and traps
+/// (`tests/data/python-trap`).
+pub const PYTHON_TRAP: Polyglot = Polyglot {
+    name: "python-trap",
+    build: &["sdk/python/componentize", "tests/data/python-trap", "app"],
+    inputs: &[
+        "tests/data/python-trap",
+        "sdk/python",
+        "wit/0.2.0",
+        "tests/peers/install-plugin-toolchains",
+    ],
+};
+
 /// The JavaScript example plugin (`examples/js-plugin`), built with its build script.
 pub const JS_EXAMPLE: Polyglot = Polyglot {
     name: "js-plugin",
