@@ -1,6 +1,8 @@
 //! Plugins in Python and JavaScript, as their authors build them: the two
-//! examples (written with the helper libraries in `sdk/python` and `sdk/js`),
-//! built by the test set-up with the real toolchains (`support::polyglot`), then loaded and called the way a user
+//! examples (written with the helper libraries in `sdk/python` and `sdk/js`)
+//! and two plugins written against the bindings alone
+//! (`tests/data/polyglot`), built by the test set-up with the real
+//! toolchains (`support::polyglot`), then loaded and called the way a user
 //! would: `toolhost inspect`, `toolhost call`, `toolhost call-tool` through a
 //! config that grants them, and `toolhost serve` driven by an MCP client.
 
@@ -11,7 +13,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use crate::mcp_server::{python_client, stdio_mode};
-use crate::support::{self, JS_EXAMPLE, PYTHON_EXAMPLE, Polyglot};
+use crate::support::{self, JS_EXAMPLE, JS_RAW, PYTHON_EXAMPLE, PYTHON_RAW, Polyglot};
 
 /// What `toolhost` printed: whether it exited 0, its stdout as JSON, its stderr.
 struct Run {
@@ -91,6 +93,7 @@ const NOTES: &str = "the cat and the dog\nthe end\n";
 const GRANTS: &str = r#"env = ["GREETING"]
 dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]"#;
 const EXAMPLES: [&Polyglot; 2] = [&PYTHON_EXAMPLE, &JS_EXAMPLE];
+const RAW: [&Polyglot; 2] = [&PYTHON_RAW, &JS_RAW];
 
 fn stats() -> Value {
     json!({"lines": 2, "words": 7, "top": ["the", "cat", "and"]})
@@ -293,5 +296,102 @@ fn a_helpers_exceptions_are_tool_errors_with_the_guests_message() {
             let error = run.json["error"].as_str().unwrap();
             assert!(error.contains(message), "{name} {tool} {args}: {error}");
         }
+    }
+}
+
+/// An exception a plugin does not catch (no helper library) traps the
+/// instance; the caller's `trap` error still carries the guest's own message
+/// (from its captured stderr: the Python traceback, the JS error).
+#[test]
+fn an_uncaught_exception_is_a_trap_naming_the_guests_message() {
+    let dir = setup(&[]);
+    for (plugin, message) in [
+        (&PYTHON_RAW, "ZeroDivisionError"),
+        (&JS_RAW, "cannot divide by zero"),
+    ] {
+        let name = plugin.name;
+        let path = path_of(plugin);
+        let run = toolhost(dir.path(), &["call", &path, "divide", r#"{"a":1,"b":4}"#], &[]);
+        assert!(run.ok, "{name}: {}", run.json);
+        assert_eq!(run.json, json!(0.25), "{name}");
+        let run = toolhost(dir.path(), &["call", &path, "divide", r#"{"a":1,"b":0}"#], &[]);
+        assert!(!run.ok, "{name}");
+        assert_eq!(run.json["error_code"], "trap", "{name}: {}", run.json);
+        let error = run.json["error"].as_str().unwrap();
+        assert!(
+            error.contains(message),
+            "{name}: the trap should name {message:?}: {error}"
+        );
+    }
+}
+
+/// Arguments that do not fit a tool's schema are refused with
+/// `invalid_arguments` before the guest runs, on every path: `toolhost call`,
+/// the registry (`call-tool`) and MCP. The plugins without helpers read
+/// their arguments unchecked, so a call that reached them would trap instead.
+#[test]
+fn arguments_are_checked_before_the_guest_runs_on_every_path() {
+    let bad = [r#"{"a":1}"#, r#"{"a":1,"b":"2"}"#, r#"{"a":1,"b":2,"c":3}"#];
+    let dir = setup(&[]);
+    for plugin in RAW {
+        let name = plugin.name;
+        let path = path_of(plugin);
+        for args in bad {
+            let run = toolhost(dir.path(), &["call", &path, "divide", args], &[]);
+            assert_eq!(
+                run.json["error_code"], "invalid_arguments",
+                "{name} call {args}: {}",
+                run.json
+            );
+        }
+    }
+    // Both plugins name their tool `divide`: one registry each.
+    for plugin in RAW {
+        let name = plugin.name;
+        let dir = setup(&[(plugin, "")]);
+        for args in bad {
+            let run = toolhost(dir.path(), &["call-tool", "divide", args], &[]);
+            assert_eq!(
+                run.json["error_code"], "invalid_arguments",
+                "{name} call-tool {args}: {}",
+                run.json
+            );
+        }
+        let config = dir.path().join("toolhost.toml");
+        let steps: Vec<Value> = bad
+            .iter()
+            .map(|a| json!({"call": "divide", "args": serde_json::from_str::<Value>(a).unwrap()}))
+            .collect();
+        let out = python_client(
+            &stdio_mode(&["--stdio", "--config", config.to_str().unwrap()]),
+            Value::Array(steps),
+        );
+        for (step, args) in out["steps"].as_array().unwrap().iter().zip(bad) {
+            assert_eq!(step["is_error"], true, "{name} MCP {args}: {step}");
+            let err: Value = serde_json::from_str(step["text"].as_str().unwrap()).unwrap();
+            assert_eq!(err["error_code"], "invalid_arguments", "{name} MCP {args}: {err}");
+        }
+    }
+}
+
+/// A grant for a capability the plugin did not declare is not given, and
+/// the host says so when it loads the plugin.
+#[test]
+fn a_grant_the_plugin_did_not_declare_warns() {
+    for plugin in EXAMPLES {
+        let name = plugin.name;
+        let dir = setup(&[(plugin, r#"env = ["GREETING", "UNDECLARED_VARIABLE"]"#)]);
+        let run = toolhost(
+            dir.path(),
+            &["call-tool", "greet", r#"{"name":"Ada"}"#],
+            &[("GREETING", "Ahoy"), ("UNDECLARED_VARIABLE", "x")],
+        );
+        assert!(run.ok, "{name}: {}", run.json);
+        assert_eq!(run.json, json!("Ahoy, Ada!"), "{name}");
+        assert!(
+            run.stderr.contains("UNDECLARED_VARIABLE"),
+            "{name}: no warning names the undeclared grant:\n{}",
+            run.stderr
+        );
     }
 }

@@ -209,6 +209,31 @@ pub const JS_EXAMPLE: Polyglot = Polyglot {
     ],
 };
 
+/// A Python plugin without the helper library (`tests/data/polyglot/python-raw`).
+pub const PYTHON_RAW: Polyglot = Polyglot {
+    name: "python-raw",
+    build: &["sdk/python/componentize", "tests/data/polyglot/python-raw", "app"],
+    inputs: &[
+        "tests/data/polyglot/python-raw",
+        "sdk/python",
+        "wit/0.2.0",
+        "tests/peers/install-plugin-toolchains",
+    ],
+};
+
+/// A JavaScript plugin without the helper library, in the `plugin` world
+/// (`tests/data/polyglot/js-raw`).
+pub const JS_RAW: Polyglot = Polyglot {
+    name: "js-raw",
+    build: &["sdk/js/componentize", "tests/data/polyglot/js-raw/plugin.js"],
+    inputs: &[
+        "tests/data/polyglot/js-raw",
+        "sdk/js",
+        "wit/0.2.0",
+        "tests/peers/install-plugin-toolchains",
+    ],
+};
+
 /// The blake3 hash of `inputs` (every file under them, by relative path and
 /// contents, in a fixed order), as 16 hex digits.
 fn inputs_hash(inputs: &[&str]) -> String {
