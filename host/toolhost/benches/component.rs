@@ -167,7 +167,9 @@ fn benches(c: &mut Criterion) {
     });
     let mut registry = toolhost::registry::Registry::new();
     for component in [&hello, &caller, &sleepy] {
-        registry.register_component(component, &Default::default()).unwrap();
+        registry
+            .register_component(component, &Default::default())
+            .unwrap();
     }
     let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
     let eight = |name: &str, arguments: serde_json::Value| {
@@ -185,7 +187,11 @@ fn benches(c: &mut Criterion) {
                 b.iter(|| {
                     rt.block_on(async {
                         let out = dispatcher.dispatch(tool, calls.clone(), &ctx).await;
-                        assert!(!out.is_error() && !out.content.contains("error"), "{}", out.content);
+                        assert!(
+                            !out.is_error() && !out.content.contains("error"),
+                            "{}",
+                            out.content
+                        );
                     })
                 })
             });
