@@ -18,6 +18,46 @@ pub(crate) struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(default_value = "{}")]
     json_args: String,
+    #[command(flatten)]
+    component: ComponentArgs,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+    match call(&args).await {
+        Ok(json) => {
+            println!("{json}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Ok(super::print_error(&e)),
+    }
+}
+
+async fn call(args: &CallArgs) -> Result<String, Error> {
+    let arguments = super::args::json_object(&args.json_args)?;
+    let options = args.component.load_options()?;
+    let engine = args
+        .engine
+        .engine()
+        .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
+    let component = engine.load_file(&args.file, options).await?;
+    let outcome = component
+        .call(
+            &args.tool,
+            &arguments.to_string(),
+            &LimitsOverride::default(),
+            None,
+            1,
+        )
+        .await;
+    outcome.result.map(|output| output.content)
+}
+
+/// How a component given on the command line is loaded: its limits, its
+/// grants, a pin (`call` and `bench` share them).
+#[derive(Debug, Args)]
+pub(crate) struct ComponentArgs {
     /// Fuel for the call (roughly, instructions).
     #[arg(long)]
     fuel: Option<u64>,
@@ -47,68 +87,43 @@ pub(crate) struct CallArgs {
     /// Refuse the component unless its hash is this (`blake3:...`).
     #[arg(long)]
     expect_hash: Option<String>,
-    #[command(flatten)]
-    engine: EngineArgs,
 }
 
-pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
-    match call(&args).await {
-        Ok(json) => {
-            println!("{json}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(super::print_error(&e)),
+impl ComponentArgs {
+    /// The load options the flags describe. The limits apply from the
+    /// start: `list-tools` at load runs under them too (a component may
+    /// need more memory just to start).
+    pub(crate) fn load_options(&self) -> Result<LoadOptions, Error> {
+        let expected_hash = self
+            .expect_hash
+            .as_deref()
+            .map(str::parse::<ComponentHash>)
+            .transpose()?;
+        let grants = Grants {
+            dirs: self.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
+            env: self.env.clone(),
+            http: self
+                .http
+                .iter()
+                .cloned()
+                .map(toolhost::http::HttpGrant::Url)
+                .collect(),
+            secrets: Vec::new(),
+            ..Default::default()
+        };
+        let limits = LimitsOverride {
+            fuel: self.fuel,
+            memory_mb: self.memory_mb,
+            timeout_ms: self.timeout_ms,
+            wasm_stack_kb: self.stack_kb,
+            ..Default::default()
+        };
+        Ok(LoadOptions {
+            expected_hash,
+            grants,
+            limits,
+        })
     }
-}
-
-async fn call(args: &CallArgs) -> Result<String, Error> {
-    let expected_hash = args
-        .expect_hash
-        .as_deref()
-        .map(str::parse::<ComponentHash>)
-        .transpose()?;
-    let arguments = super::args::json_object(&args.json_args)?;
-    let engine = args
-        .engine
-        .engine()
-        .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
-    let grants = Grants {
-        dirs: args.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
-        env: args.env.clone(),
-        http: args
-            .http
-            .iter()
-            .cloned()
-            .map(toolhost::http::HttpGrant::Url)
-            .collect(),
-        secrets: Vec::new(),
-        ..Default::default()
-    };
-    // The limits apply from the start: `list-tools` at load runs under
-    // them too (a component may need more memory just to start).
-    let limits = LimitsOverride {
-        fuel: args.fuel,
-        memory_mb: args.memory_mb,
-        timeout_ms: args.timeout_ms,
-        wasm_stack_kb: args.stack_kb,
-        ..Default::default()
-    };
-    let options = LoadOptions {
-        expected_hash,
-        grants,
-        limits,
-    };
-    let component = engine.load_file(&args.file, options).await?;
-    let outcome = component
-        .call(
-            &args.tool,
-            &arguments.to_string(),
-            &LimitsOverride::default(),
-            None,
-            1,
-        )
-        .await;
-    outcome.result.map(|output| output.content)
 }
 
 fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
