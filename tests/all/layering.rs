@@ -44,6 +44,7 @@ const RULES: &[(&str, &[&str])] = &[
             "toolhost-exec",
             "toolhost-detector",
             "toolhost-mcp",
+            "toolhost-conformance",
             "clap",
             "tracing-subscriber",
         ],
@@ -63,6 +64,33 @@ const RULES: &[(&str, &[&str])] = &[
     (
         "toolhost-mcp",
         &["wasmtime", "toolhost-runtime", "clap", "tracing-subscriber"],
+    ),
+    (
+        "toolhost-codemode",
+        &[
+            "rmcp",
+            "axum",
+            "toolhost-exec",
+            "toolhost-detector",
+            "toolhost-mcp",
+            "toolhost",
+            "monty",
+            "clap",
+            "tracing-subscriber",
+        ],
+    ),
+    (
+        "toolhost-conformance",
+        &[
+            "rmcp",
+            "axum",
+            "toolhost-exec",
+            "toolhost-detector",
+            "toolhost-mcp",
+            "toolhost",
+            "clap",
+            "tracing-subscriber",
+        ],
     ),
 ];
 

@@ -31,6 +31,14 @@ pub const PLUGINS: &[&str] = &[
     "claims",
     "handmade",
     "stepper",
+    "fickle",
+    "bad-schema",
+    "mismatch",
+    "needs-grant",
+    "wrong-error",
+    "liar",
+    "bad-output",
+    "codemode",
 ];
 
 /// The workspace root.
@@ -60,8 +68,10 @@ pub fn build_plugins() -> &'static Path {
         cmd.current_dir(workspace_root())
             .env("CARGO_TARGET_DIR", plugin_target_dir())
             .args(["build", "--quiet", "--target", "wasm32-wasip2", "--profile", "plugin"]);
+        // Qualified by version: a crates.io package may share a plugin's
+        // name (codemode's dependencies bring in `spin`).
         for p in PLUGINS {
-            cmd.args(["-p", p]);
+            cmd.args(["-p", &format!("{p}@{}", env!("CARGO_PKG_VERSION"))]);
         }
         let out = cmd.output().expect("cannot run cargo to build the plugins");
         assert!(

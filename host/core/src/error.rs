@@ -63,6 +63,12 @@ pub enum ErrorCode {
     ApprovalRequired,
     /// The call was cancelled before it finished.
     Cancelled,
+    /// A caller's cap on how many tool calls it may make was reached (a
+    /// codemode script's `max_tool_calls`).
+    ToolCallLimit,
+    /// A codemode script failed; its result says how (`codemode:timeout`,
+    /// `codemode:script_error`, …).
+    ScriptFailed,
     /// The tool exists but is unavailable right now (its check failed).
     Unavailable,
     /// Lazy mode: the tool exists but is not active in this session yet
@@ -99,6 +105,8 @@ impl ErrorCode {
             ErrorCode::Blocked => "blocked",
             ErrorCode::ApprovalRequired => "approval_required",
             ErrorCode::Cancelled => "cancelled",
+            ErrorCode::ToolCallLimit => "tool_call_limit",
+            ErrorCode::ScriptFailed => "script_failed",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::NotActive => "not_active",
             ErrorCode::Config => "config",

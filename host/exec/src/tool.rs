@@ -138,7 +138,7 @@ impl ExecTool {
         let cwd_text = cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
         let decision = self
             .gate
-            .check_command_in(&session, &args.command, cwd_text.as_deref())
+            .check_command_with(&session, &args.command, cwd_text.as_deref(), &ctx.waiting)
             .await;
         if let Decision::Block(blocked) = decision {
             return Ok(blocked.into_output());

@@ -259,6 +259,11 @@ pub struct Effective {
     pub env: Vec<(String, String)>,
     /// Tools it may call.
     pub tools: Vec<String>,
+    /// Whether it may call any tool its caller accepts instead (see
+    /// [`ToolCalls::Caller`](crate::component::ToolCalls::Caller)); never
+    /// set by a grant.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tools_from_caller: bool,
     /// Outbound HTTP: declared hosts, granted rules, and secrets.
     pub http: HttpAccess,
     /// Declared capabilities that were not granted (for the load log).

@@ -37,6 +37,7 @@ pub mod http;
 pub mod sandbox;
 
 pub use component::{
-    ComponentRegistration, LoadComponent, LoadOptions, LoadedComponent, RegisterComponent, WasmTool,
+    ComponentProbe, ComponentRegistration, LoadComponent, LoadOptions, LoadedComponent, RegisterComponent,
+    ToolCalls, WasmTool,
 };
 pub use engine::{Engine, EngineConfig};

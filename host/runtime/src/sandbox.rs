@@ -52,6 +52,8 @@ pub struct SandboxState {
     pub(crate) ctx: CallContext,
     /// The tools it may call: declared and granted.
     pub(crate) callable: Vec<String>,
+    /// Whether the caller decides instead (see `ToolCalls::Caller`).
+    pub(crate) callable_by_caller: bool,
     pub(crate) call_depth: u32,
     /// How many more nested calls this call may start.
     pub(crate) nested_left: u32,
@@ -69,6 +71,9 @@ pub struct SandboxState {
     pub(crate) ticks_left: u64,
     /// Set when the epoch callback stopped the call at its deadline.
     pub(crate) timed_out: bool,
+    /// Set when the epoch callback stopped the call because its caller
+    /// cancelled it.
+    pub(crate) stopped: bool,
 }
 
 impl SandboxState {
@@ -125,6 +130,7 @@ impl SandboxState {
             call_id: ctx.call_id,
             ctx: ctx.clone(),
             callable: capabilities.tools.clone(),
+            callable_by_caller: capabilities.tools_from_caller,
             call_depth: limits.call_depth,
             nested_left: limits.nested_calls,
             nested_limit: limits.nested_calls,
@@ -135,6 +141,7 @@ impl SandboxState {
             log_budget,
             ticks_left: 0,
             timed_out: false,
+            stopped: false,
         })
     }
 }
@@ -237,8 +244,9 @@ pub(crate) const PROVIDED_WASI: &[&str] = &[
 /// Whether the import `name` (`ns:pkg/iface@version`) is one the linker
 /// provides to a component of world `world`: a WASI interface in a
 /// version semver-compatible with what wasmtime serves (`0.2.x`), or one of
-/// `world`'s own `toolhost:plugin` imports in exactly its version.
-pub(crate) fn is_provided(name: &str, world: WorldVersion) -> bool {
+/// `world`'s own `toolhost:plugin` imports in exactly its version. A
+/// component importing anything else is refused at load (`missing_imports`).
+pub fn is_provided(name: &str, world: WorldVersion) -> bool {
     let (iface, version) = name.split_once('@').unwrap_or((name, ""));
     if let Some(own) = iface.strip_prefix("toolhost:plugin/") {
         return version == world.version() && world.imports().contains(&own);
@@ -333,6 +341,12 @@ impl CappedPipe {
         }
     }
 
+    /// How many bytes were written, kept or dropped.
+    pub(crate) fn written(&self) -> u64 {
+        let buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        (buf.data.len() as u64).saturating_add(buf.dropped)
+    }
+
     /// The captured text (lossily decoded) and how many bytes were dropped.
     pub(crate) fn take(&self) -> (String, u64) {
         let mut buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -377,6 +391,12 @@ impl tokio::io::AsyncWrite for CappedPipe {
 /// the epoch callback's records first, then wasmtime's trap codes.
 pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Limits, stderr: &str) -> Error {
     use wasmtime::Trap;
+    if state.stopped {
+        return Error::new(
+            ErrorCode::Cancelled,
+            "the call was stopped: its caller cancelled it",
+        );
+    }
     if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return timeout_error(limits);
     }

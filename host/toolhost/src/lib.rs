@@ -11,6 +11,7 @@
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
+//! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary | [`config`], [`admin`], [`bench`] |
 //!
 //! ```no_run
@@ -29,6 +30,7 @@ pub mod admin;
 pub mod bench;
 pub mod config;
 
+pub use toolhost_codemode as codemode;
 pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, toolsets};
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use serde_json::{Value, json};
-//! use toolhost_core::dispatch::{CallGate, Dispatcher, GateDecision};
+//! use toolhost_core::dispatch::{CallGate, Dispatcher, GateDecision, Waiting};
 //! use toolhost_core::registry::{BoxFuture, Registry, ToolOutput};
 //!
 //! /// Lets nothing through on Fridays; every other day, everything.
@@ -16,7 +16,7 @@
 //! struct NotOnFriday(bool);
 //!
 //! impl CallGate for NotOnFriday {
-//!     fn check_call<'a>(&'a self, _session: &'a str, tool: &'a str, _args: &'a Value) -> BoxFuture<'a, GateDecision> {
+//!     fn check_call<'a>(&'a self, _session: &'a str, tool: &'a str, _args: &'a Value, _waiting: &'a Waiting) -> BoxFuture<'a, GateDecision> {
 //!         Box::pin(async move {
 //!             if self.0 {
 //!                 let refusal = json!({"error": format!("no {tool} on Fridays"), "error_code": "blocked"});
@@ -32,6 +32,7 @@
 
 use serde_json::Value;
 
+use super::Waiting;
 use crate::registry::{BoxFuture, ToolOutput};
 
 /// What a [`CallGate`] decided.
@@ -49,11 +50,14 @@ pub enum GateDecision {
 pub trait CallGate: Send + Sync + std::fmt::Debug {
     /// Whether the call of `tool` with `arguments` (exactly as the tool will
     /// get them) in session `session` may run. May wait (for a person's
-    /// answer); the call's deadline and cancellation still apply.
+    /// answer); the call's deadline and cancellation still apply. While it
+    /// waits for a person, it holds [`Waiting::person`] of `waiting`, so
+    /// that the clock of a script the call belongs to stops meanwhile.
     fn check_call<'a>(
         &'a self,
         session: &'a str,
         tool: &'a str,
         arguments: &'a Value,
+        waiting: &'a Waiting,
     ) -> BoxFuture<'a, GateDecision>;
 }

@@ -48,6 +48,7 @@ mod hooks;
 mod nested;
 mod pipeline;
 mod session;
+mod waiting;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicU64;
@@ -64,6 +65,7 @@ pub use events::{CallOutcome, ToolCallEvent};
 pub use gate::{CallGate, GateDecision};
 pub use hooks::{CallInfo, PostHook, PreDecision, PreHook};
 pub use session::{Session, new_session_id};
+pub use waiting::{PausingClock, PersonWait, WaitListener, Waiting};
 
 use crate::error::{ErrorCode, Result};
 use crate::identity::ComponentHash;
@@ -90,6 +92,9 @@ pub struct DispatchContext {
     pub limits: LimitsOverride,
     /// How many calls enclose this one (0 for the model's own calls).
     pub depth: u32,
+    /// Where the call reports waits for a person (an approval), so that
+    /// whoever keeps time for it can stop its clock (see [`Waiting`]).
+    pub waiting: Waiting,
     /// Where the tool's progress reports go, if the caller wants them.
     pub progress: Option<crate::progress::ProgressSink>,
 }
@@ -104,6 +109,7 @@ impl DispatchContext {
             cancel: CancellationToken::new(),
             limits: LimitsOverride::default(),
             depth: 0,
+            waiting: Waiting::none(),
             progress: None,
         }
     }

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use super::{DispatchContext, Dispatcher, Session};
 use crate::error::{Error, Result};
-use crate::registry::{BoxFuture, CallContext, ToolCaller, ToolCallerHandle, ToolOutput};
+use crate::registry::{
+    BoxFuture, CallContext, NestedResult, ToolCaller, ToolCallerHandle, ToolOutput, ToolSpec,
+};
 
 /// The [`ToolCaller`] a dispatched call hands to its tool.
 struct NestedCaller {
@@ -18,6 +20,29 @@ struct NestedCaller {
 
 impl ToolCaller for NestedCaller {
     fn call_tool(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
+        let whole = self.call_tool_whole(name, arguments, ctx);
+        Box::pin(async move {
+            let result = whole.await;
+            match result.error {
+                Some(error) => Err(error),
+                None => Ok(ToolOutput {
+                    text: result.text,
+                    ..ToolOutput::json_text(result.content)
+                }),
+            }
+        })
+    }
+
+    fn visible_tools(&self) -> Vec<ToolSpec> {
+        let registry = self.dispatcher.registry();
+        self.dispatcher
+            .searchable(&registry, self.session.audience())
+            .iter()
+            .map(|e| e.spec().clone())
+            .collect()
+    }
+
+    fn call_tool_whole(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, NestedResult> {
         let name = name.to_string();
         Box::pin(async move {
             let dispatch_ctx = DispatchContext {
@@ -27,16 +52,19 @@ impl ToolCaller for NestedCaller {
                 cancel: ctx.cancel,
                 limits: ctx.limits,
                 depth: ctx.depth,
+                waiting: ctx.waiting,
                 progress: ctx.progress,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
-            match (result.error, result.error_code) {
-                (Some(error), _) => Err(error),
-                (None, Some(code)) => Err(Error::new(code, result.content)),
-                (None, None) => Ok(ToolOutput {
-                    text: result.text,
-                    ..ToolOutput::json_text(result.content)
-                }),
+            let error = match (result.error, result.error_code) {
+                (Some(error), _) => Some(error),
+                (None, Some(code)) => Some(Error::new(code, result.content.clone())),
+                (None, None) => None,
+            };
+            NestedResult {
+                content: result.content,
+                text: result.text,
+                error,
             }
         })
     }

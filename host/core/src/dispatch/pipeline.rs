@@ -112,7 +112,7 @@ impl Dispatcher {
         if let Err(e) = entry.validate(&arguments) {
             return (Err(Failure::Pipeline(e)), source);
         }
-        if let Err(refused) = self.approve(info, &arguments).await {
+        if let Err(refused) = self.approve(info, &arguments, &ctx.waiting).await {
             return (Ok(refused), source);
         }
         (
@@ -131,11 +131,19 @@ impl Dispatcher {
     /// The approval gate's `require_approval` check, on the arguments exactly
     /// as the tool will get them (after the pre-call hooks and validation).
     /// `Err` is the seed's `BLOCKED: …` result, to return instead of running.
-    async fn approve(&self, info: &CallInfo, arguments: &Value) -> std::result::Result<(), ToolOutput> {
+    async fn approve(
+        &self,
+        info: &CallInfo,
+        arguments: &Value,
+        waiting: &super::Waiting,
+    ) -> std::result::Result<(), ToolOutput> {
         let Some(gate) = &self.inner.gate else {
             return Ok(());
         };
-        match gate.check_call(&info.session_id, &info.name, arguments).await {
+        match gate
+            .check_call(&info.session_id, &info.name, arguments, waiting)
+            .await
+        {
             GateDecision::Allow => Ok(()),
             GateDecision::Refuse(output) => Err(output),
         }
@@ -163,7 +171,9 @@ impl Dispatcher {
         if !selected.contains(name) {
             return Err((self.unknown(registry, name, session.audience()), source));
         }
-        if lazy && !session.is_active(name) {
+        // Lazy mode keeps tools out of the model's context until it
+        // activates them; a tool's nested calls do not enter that context.
+        if lazy && ctx.depth == 0 && !session.is_active(name) {
             return Err((errors::not_active(name), source));
         }
         if let Some(check) = entry.check()
@@ -191,7 +201,7 @@ impl Dispatcher {
     }
 
     /// The tools a session could use: visible, selected, available.
-    fn searchable<'r>(
+    pub(super) fn searchable<'r>(
         &self,
         registry: &'r Registry,
         audience: crate::registry::ToolAudience,
@@ -221,7 +231,7 @@ impl Dispatcher {
                 )));
             };
             ctx.session.activate(name);
-            let visible: Vec<String> = candidates.iter().map(|e| e.name().to_string()).collect();
+            let visible: Vec<&crate::registry::ToolSpec> = candidates.iter().map(|e| e.spec()).collect();
             let schema = openai_definition(&entry.patched_spec(&visible));
             return Ok(ToolOutput::json(&json!({ "activated": name, "schema": schema })));
         }
@@ -283,6 +293,7 @@ async fn execute(
         limits: ctx.limits,
         depth: ctx.depth,
         caller: Some(caller),
+        waiting: ctx.waiting.clone(),
         progress: ctx.progress.clone(),
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();

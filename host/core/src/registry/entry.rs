@@ -102,9 +102,10 @@ impl ToolAudience {
     }
 }
 
-/// Rewrites a tool's schema after filtering, given the names of the tools
-/// that passed it (for tools whose schema lists other tools).
-pub type SchemaPatch = Arc<dyn Fn(&ToolSpec, &[String]) -> ToolSpec + Send + Sync>;
+/// Rewrites a tool's schema after filtering, given the specs of the tools
+/// that passed it, itself included (for tools whose schema lists other
+/// tools, such as `run_tools_script`'s signatures).
+pub type SchemaPatch = Arc<dyn Fn(&ToolSpec, &[&ToolSpec]) -> ToolSpec + Send + Sync>;
 
 /// What a registration says about a tool besides its handler, source,
 /// audience and toolset, kept as is in its [`ToolEntry`].
@@ -190,7 +191,7 @@ impl Registration {
     /// A patch applied to the schema after filtering (see [`SchemaPatch`]).
     pub fn patch_schema(
         mut self,
-        patch: impl Fn(&ToolSpec, &[String]) -> ToolSpec + Send + Sync + 'static,
+        patch: impl Fn(&ToolSpec, &[&ToolSpec]) -> ToolSpec + Send + Sync + 'static,
     ) -> Self {
         self.meta.patch = Some(Arc::new(patch));
         self
@@ -329,9 +330,9 @@ impl ToolEntry {
         Err(Error::new(ErrorCode::InvalidArguments, message))
     }
 
-    /// The spec after the entry's schema patch, given the names of the tools
+    /// The spec after the entry's schema patch, given the specs of the tools
     /// that passed filtering.
-    pub(crate) fn patched_spec(&self, visible: &[String]) -> ToolSpec {
+    pub(crate) fn patched_spec(&self, visible: &[&ToolSpec]) -> ToolSpec {
         match &self.meta.patch {
             Some(patch) => patch(self.spec(), visible),
             None => self.spec().clone(),

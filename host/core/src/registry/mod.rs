@@ -49,8 +49,8 @@ pub use availability::{Check, CheckCache};
 pub use entry::{Registration, SchemaPatch, ToolAudience, ToolEntry, ToolSource};
 pub use schemas::openai_definition;
 pub use tool::{
-    BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, Tool, ToolCaller, ToolCallerHandle, ToolHints,
-    ToolOutput, ToolSpec, Usage, model_text,
+    BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, NestedResult, Tool, ToolCaller, ToolCallerHandle,
+    ToolHints, ToolOutput, ToolSpec, Usage, model_text,
 };
 
 use crate::error::{Error, ErrorCode, Result};

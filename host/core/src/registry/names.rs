@@ -6,8 +6,8 @@
 //!
 //! Some names are **reserved** ([`reserved`]): the dispatcher's own
 //! `tool_search` (lazy mode), which no source may register, and the names
-//! of toolhost's built-ins (`exec`, `process`, the `toolhost__` admin
-//! tools), which only a built-in may take, whether or not that built-in is
+//! of toolhost's built-ins (`exec`, `process`, `run_tools_script`, the
+//! `toolhost__` admin tools), which only a built-in may take, whether or not that built-in is
 //! enabled: a component or MCP server listing one is refused, never served
 //! next to or instead of the real one, and `allow_tool_override` does not
 //! lift this.
@@ -19,7 +19,7 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 pub const ADMIN_PREFIX: &str = "toolhost__";
 
 /// Names of toolhost's built-ins besides `tool_search`.
-const BUILTIN_NAMES: [&str; 2] = ["exec", "process"];
+const BUILTIN_NAMES: [&str; 3] = ["exec", "process", "run_tools_script"];
 
 /// Whether `name` obeys the tool-name rule `^[A-Za-z0-9_-]{1,64}$`.
 pub fn is_valid_tool_name(name: &str) -> bool {

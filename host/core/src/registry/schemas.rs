@@ -74,7 +74,7 @@ impl Registry {
         selection: Option<&BTreeSet<String>>,
     ) -> Vec<ToolSpec> {
         let entries = self.available_entries(audience, selection);
-        let visible: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+        let visible: Vec<&ToolSpec> = entries.iter().map(|e| e.spec()).collect();
         entries.iter().map(|e| e.patched_spec(&visible)).collect()
     }
 }

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::dispatch::Waiting;
 use crate::error::Result;
 use crate::limits::LimitsOverride;
 pub use crate::limits::Usage;
@@ -136,6 +137,10 @@ pub struct CallContext {
     /// Where a tool that calls other tools sends those calls (the dispatch
     /// pipeline sets itself here); `None` means nested calls are refused.
     pub caller: Option<ToolCallerHandle>,
+    /// Where the call reports waits for a person (a tool that asks for an
+    /// approval itself, such as `exec`, holds [`Waiting::person`] while it
+    /// asks), passed on to its nested calls.
+    pub waiting: Waiting,
     /// Where the tool's progress reports go, when the caller asked for them
     /// (see [`crate::progress`]).
     pub progress: Option<crate::progress::ProgressSink>,
@@ -147,6 +152,47 @@ pub trait ToolCaller: Send + Sync + 'static {
     /// Calls `name` with `arguments` on behalf of the call described by `ctx`
     /// (whose `call_id` becomes the nested call's parent).
     fn call_tool(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>>;
+
+    /// As [`ToolCaller::call_tool`], with the result whole: on failure, the
+    /// JSON a direct call of the tool would have returned (an approval
+    /// gate's `BLOCKED: …` object with all its fields, say) besides the
+    /// typed error. Default: made from [`ToolCaller::call_tool`].
+    fn call_tool_whole(&self, name: &str, arguments: Value, ctx: CallContext) -> BoxFuture<'_, NestedResult> {
+        let call = self.call_tool(name, arguments, ctx);
+        Box::pin(async move {
+            match call.await {
+                Ok(output) => NestedResult {
+                    content: output.content,
+                    text: output.text,
+                    error: None,
+                },
+                Err(error) => NestedResult {
+                    content: error.to_json().to_string(),
+                    text: None,
+                    error: Some(error),
+                },
+            }
+        })
+    }
+
+    /// The tools a call through this caller may name: those the calling
+    /// session sees after its filtering (audience, toolsets, availability),
+    /// in name order, in either registry mode (lazy mode's activation
+    /// concerns the model's own calls, not nested ones). Default: none.
+    fn visible_tools(&self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+}
+
+/// A nested call's result, whole (see [`ToolCaller::call_tool_whole`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedResult {
+    /// The tool's JSON result, or the pipeline's error JSON.
+    pub content: String,
+    /// The text for the model, when the tool gave one besides its JSON.
+    pub text: Option<String>,
+    /// Why it failed, when it did.
+    pub error: Option<crate::Error>,
 }
 
 /// A shared [`ToolCaller`], as carried in a [`CallContext`].

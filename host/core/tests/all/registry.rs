@@ -136,7 +136,8 @@ fn schemas_listing_tools_are_patched_to_the_tools_that_passed() {
     let mut r = Registry::new();
     let codemode = Registration::new(echo("execute_code")).patch_schema(|spec, visible| {
         let mut spec: ToolSpec = spec.clone();
-        spec.description = format!("Run code that may call: {}", visible.join(", "));
+        let names: Vec<&str> = visible.iter().map(|s| s.name.as_str()).collect();
+        spec.description = format!("Run code that may call: {}", names.join(", "));
         spec
     });
     r.register(codemode).unwrap();

@@ -15,6 +15,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use toolhost_core::dispatch::Waiting;
+
 use crate::approval::Verdict;
 use crate::approval::allowlist::{Allowlist, AllowlistError, pattern_for};
 use crate::approval::callback::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice, Subject};
@@ -201,6 +203,20 @@ impl ApprovalGate {
     /// working directory `cwd`: its relative paths are judged where they
     /// point, and the person asked sees the directory.
     pub async fn check_command_in(&self, session: &str, command: &str, cwd: Option<&str>) -> Decision {
+        self.check_command_with(session, command, cwd, &Waiting::none())
+            .await
+    }
+
+    /// As [`ApprovalGate::check_command_in`], holding [`Waiting::person`]
+    /// of `waiting` while a person is asked (so that the clock of a script
+    /// the call belongs to stops meanwhile).
+    pub async fn check_command_with(
+        &self,
+        session: &str,
+        command: &str,
+        cwd: Option<&str>,
+        waiting: &Waiting,
+    ) -> Decision {
         let Evaluation { verdict, rule } = self.evaluate(command, cwd);
         match rule {
             RuleOutcome::NotFlagged => return Decision::Allow(AllowedBy::NotFlagged),
@@ -244,7 +260,8 @@ impl ApprovalGate {
                 verdict: verdict.clone(),
             },
         };
-        self.ask(session, &request, &verdict, "this command").await
+        self.ask(session, &request, &verdict, "this command", waiting)
+            .await
     }
 
     /// What the operator's rules alone say about `command` run in `cwd`:
@@ -276,6 +293,19 @@ impl ApprovalGate {
     /// Decides whether a call of `tool` with `arguments` may run, by the
     /// `require_approval` patterns and the tool deny rules.
     pub async fn check_tool(&self, session: &str, tool: &str, arguments: &serde_json::Value) -> Decision {
+        self.check_tool_with(session, tool, arguments, &Waiting::none())
+            .await
+    }
+
+    /// As [`ApprovalGate::check_tool`], holding [`Waiting::person`] of
+    /// `waiting` while a person is asked.
+    pub async fn check_tool_with(
+        &self,
+        session: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+        waiting: &Waiting,
+    ) -> Decision {
         let Some(request) = self.policy.tools.request(session, tool, arguments) else {
             return Decision::Allow(AllowedBy::NotFlagged);
         };
@@ -286,10 +316,18 @@ impl ApprovalGate {
             return Decision::Allow(AllowedBy::Session);
         }
         let what = format!("the tool call `{tool}`");
-        self.ask(session, &request, &Verdict::default(), &what).await
+        self.ask(session, &request, &Verdict::default(), &what, waiting)
+            .await
     }
 
-    async fn ask(&self, session: &str, request: &ApprovalRequest, verdict: &Verdict, what: &str) -> Decision {
+    async fn ask(
+        &self,
+        session: &str,
+        request: &ApprovalRequest,
+        verdict: &Verdict,
+        what: &str,
+        waiting: &Waiting,
+    ) -> Decision {
         let block = |reason: BlockReason| {
             let n = if reason == BlockReason::Pending {
                 0
@@ -301,7 +339,10 @@ impl ApprovalGate {
         let Some(callback) = &self.callback else {
             return Decision::Block(block(BlockReason::NoApprover));
         };
-        let outcome = match tokio::time::timeout(self.policy.timeout, callback.request(request)).await {
+        let asking = waiting.person();
+        let outcome = tokio::time::timeout(self.policy.timeout, callback.request(request)).await;
+        drop(asking);
+        let outcome = match outcome {
             Ok(o) => o,
             Err(_) => return Decision::Block(block(BlockReason::TimedOut)),
         };
@@ -405,10 +446,11 @@ impl toolhost_core::dispatch::CallGate for ApprovalGate {
         session: &'a str,
         tool: &'a str,
         arguments: &'a serde_json::Value,
+        waiting: &'a Waiting,
     ) -> toolhost_core::registry::BoxFuture<'a, toolhost_core::dispatch::GateDecision> {
         use toolhost_core::dispatch::GateDecision;
         Box::pin(async move {
-            match self.check_tool(session, tool, arguments).await {
+            match self.check_tool_with(session, tool, arguments, waiting).await {
                 Decision::Allow(_) => GateDecision::Allow,
                 Decision::Block(blocked) => GateDecision::Refuse(blocked.into_output()),
             }

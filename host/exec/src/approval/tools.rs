@@ -92,35 +92,7 @@ impl ToolApprovalRules {
     }
 }
 
-/// Glob matching with `*` and `?` (no character classes), in time
-/// proportional to the product of the lengths at worst.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || Some(&c) == t.get(ti) => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p.get(pi..).unwrap_or_default().iter().all(|c| *c == '*')
-}
+pub use toolhost_core::text::glob_match;
 
 #[cfg(test)]
 mod tests {

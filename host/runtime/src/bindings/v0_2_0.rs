@@ -162,7 +162,7 @@ impl SandboxState {
     /// the call's `nested_calls`; `invalid_arguments` (only) when
     /// `arguments` is not JSON.
     pub(crate) fn prepare_nested(&mut self, name: String, arguments: &str) -> Result<NestedCall, Error> {
-        if !self.callable.contains(&name) {
+        if !self.callable_by_caller && !self.callable.contains(&name) {
             return Err(Error::new(
                 ErrorCode::CapabilityNotGranted,
                 format!(
@@ -212,6 +212,7 @@ impl SandboxState {
             depth: self.ctx.depth + 1,
             caller: Some(caller.clone()),
             progress: None,
+            waiting: self.ctx.waiting.clone(),
         };
         Ok(NestedCall {
             name,

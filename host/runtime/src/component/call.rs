@@ -18,15 +18,57 @@ use toolhost_core::registry::{CallContext, ToolOutput, Usage};
 /// by the epoch ticker at the deadline itself.
 const HOST_BLOCK_GRACE: Duration = Duration::from_millis(20);
 
-/// The result of one sandboxed call, with what it used.
+/// The start of the `tool_failed` message for a tool whose result is not
+/// JSON (the message goes on with the parser's error).
+pub const NOT_JSON: &str = "the tool returned text that is not JSON";
+
+/// The start of the `tool_failed` message for a tool whose result does not
+/// fit its output schema (the message goes on with where and why).
+pub const OUTPUT_MISFIT: &str = "the tool's result does not fit its output schema";
+
+/// What running guest code once, in a fresh sandbox, gave and used.
 #[derive(Debug)]
-pub struct SandboxedCall {
-    /// The tool's result (its JSON, checked to be JSON within the output
-    /// limit and to fit its output schema, and its text for the model, if
-    /// any; with its usage), or why there is none.
-    pub result: Result<ToolOutput>,
+pub struct Sandboxed<T> {
+    /// The value, or why there is none.
+    pub result: Result<T>,
     /// Fuel consumed and peak memory.
     pub usage: Usage,
+    /// How many bytes the guest wrote to its stdout (captured, never shown to
+    /// a caller; counted past the capture cap too). A plugin should write
+    /// nothing there.
+    pub stdout_bytes: u64,
+    /// What the guest wrote to its stdout (up to the `stderr_bytes` limit),
+    /// for a component loaded with
+    /// [`keep_stdout`](super::LoadOptions::keep_stdout); empty otherwise.
+    /// Kept whatever the call's outcome: a trap, an exhausted limit, a stop.
+    pub stdout: String,
+}
+
+/// The result of one sandboxed call: the tool's result (its JSON, checked to
+/// be JSON within the output limit and to fit its output schema, and its
+/// text for the model, if any; with its usage), or why there is none.
+pub type SandboxedCall = Sandboxed<ToolOutput>;
+
+/// What [`LoadedComponent::run`] gives: the value, what it used, what it
+/// wrote on stdout, and the outbound requests the host refused.
+struct Ran<R> {
+    result: Result<R>,
+    usage: Usage,
+    stdout_bytes: u64,
+    stdout: String,
+    http_notes: Vec<String>,
+}
+
+impl<R> Ran<R> {
+    fn failed(error: Error) -> Self {
+        Ran {
+            result: Err(error),
+            usage: Usage::default(),
+            stdout_bytes: 0,
+            stdout: String::new(),
+            http_notes: Vec::new(),
+        }
+    }
 }
 
 impl LoadedComponent {
@@ -69,10 +111,18 @@ impl LoadedComponent {
                     ),
                 )),
                 usage: Usage::default(),
+                stdout_bytes: 0,
+                stdout: String::new(),
             };
         };
         let limits = self.effective_limits(&ctx.limits);
-        let (result, usage, http_notes) = self
+        let Ran {
+            result,
+            usage,
+            stdout_bytes,
+            stdout,
+            http_notes,
+        } = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
                 plugin.call_tool(store, name, arguments).await
             })
@@ -98,6 +148,8 @@ impl LoadedComponent {
                 Err(e) => Err(e),
             },
             usage,
+            stdout_bytes,
+            stdout,
         }
     }
 
@@ -115,12 +167,7 @@ impl LoadedComponent {
                 ),
             ));
         }
-        let not_json = |e: serde_json::Error| {
-            Error::new(
-                ErrorCode::ToolFailed,
-                format!("the tool returned text that is not JSON: {e}"),
-            )
-        };
+        let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
         match self.output_validators.get(index).and_then(Option::as_ref) {
             None => {
                 serde_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
@@ -136,7 +183,7 @@ impl LoadedComponent {
                     };
                     return Err(Error::new(
                         ErrorCode::ToolFailed,
-                        format!("the tool's result does not fit its output schema{at}: {error}"),
+                        format!("{OUTPUT_MISFIT}{at}: {error}"),
                     ));
                 }
             }
@@ -168,19 +215,24 @@ impl LoadedComponent {
     }
 
     /// Runs `list-tools`, then `declare` (for a version that has it), in
-    /// one instance with the component's limits and no capabilities.
+    /// one fresh instance with the component's limits and no capabilities.
     pub(super) async fn list_and_declare(
         &self,
-    ) -> Result<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
+    ) -> Sandboxed<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
         let limits = self.effective_limits(&LimitsOverride::default());
-        let (result, _, _) = self
+        let ran = self
             .run(limits, None, &CallContext::default(), async |store, plugin| {
                 let specs = plugin.list_tools(store).await?;
                 let declared = plugin.declare(store).await?;
                 Ok((specs, declared))
             })
             .await;
-        result
+        Sandboxed {
+            result: ran.result,
+            usage: ran.usage,
+            stdout_bytes: ran.stdout_bytes,
+            stdout: ran.stdout,
+        }
     }
 
     /// The limits a call with `overrides` runs under.
@@ -192,13 +244,17 @@ impl LoadedComponent {
     }
 
     /// Instantiates afresh and runs `f` under `limits`, classifying failures.
+    /// Cancelling `ctx.cancel` stops the guest at its next epoch tick (its
+    /// nested calls are cancelled too, so it cannot stay blocked in one for
+    /// long), keeping what it wrote; one that does not come back within
+    /// [`HOST_BLOCK_GRACE`] is dropped.
     async fn run<R>(
         &self,
         limits: Limits,
         tool: Option<String>,
         ctx: &CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R>,
-    ) -> (Result<R>, Usage, Vec<String>) {
+    ) -> Ran<R> {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
         if let Some(d) = ctx.deadline {
@@ -215,20 +271,16 @@ impl LoadedComponent {
             std::sync::Arc::clone(&self.log_budget),
         ) {
             Ok(state) => state,
-            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+            Err(e) => return Ran::failed(e),
         };
         let pre = match self.pre_for(limits.wasm_stack_bytes) {
             Ok(pre) => pre,
-            Err(e) => return (Err(e), Usage::default(), Vec::new()),
+            Err(e) => return Ran::failed(e),
         };
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(limits.fuel) {
-            return (
-                Err(Error::internal(format!("cannot set fuel: {e:#}"))),
-                Usage::default(),
-                Vec::new(),
-            );
+            return Ran::failed(Error::internal(format!("cannot set fuel: {e:#}")));
         }
         // The deadline in epoch ticks. Each tick the callback yields to tokio
         // (so a spinning guest never monopolizes a worker thread) and counts
@@ -237,8 +289,13 @@ impl LoadedComponent {
         let remaining = deadline_at.saturating_duration_since(started);
         store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
+        let stop = ctx.cancel.clone();
+        store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
+            if stop.is_cancelled() {
+                state.stopped = true;
+                return Ok(UpdateDeadline::Interrupt);
+            }
             state.ticks_left = state.ticks_left.saturating_sub(1);
             if state.ticks_left == 0 {
                 state.timed_out = true;
@@ -252,7 +309,14 @@ impl LoadedComponent {
             let plugin = pre.instantiate_async(&mut store).await?;
             f(&mut store, &plugin).await
         };
-        let outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work).await;
+        let stopped = async {
+            ctx.cancel.cancelled().await;
+            tokio::time::sleep(HOST_BLOCK_GRACE).await;
+        };
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work) => outcome.map_err(|_| None),
+            _ = stopped => Err(Some(())),
+        };
         let fuel_left = store.get_fuel().unwrap_or(0);
         let state = store.data();
         let usage = Usage {
@@ -261,13 +325,14 @@ impl LoadedComponent {
             wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
         let (stderr, stderr_dropped) = state.stderr.take();
+        let stdout_bytes = state.stdout.written();
         let (stdout, stdout_dropped) = state.stdout.take();
         let component = self.hash.short();
         for (stream, text, dropped) in [
             ("stderr", &stderr, stderr_dropped),
             ("stdout", &stdout, stdout_dropped),
         ] {
-            if text.is_empty() && dropped == 0 {
+            if (text.is_empty() && dropped == 0) || (stream == "stdout" && self.keep_stdout) {
                 continue;
             }
             if state.log_budget.take(text.len()) {
@@ -281,10 +346,21 @@ impl LoadedComponent {
             tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
         }
         let result = match outcome {
-            Err(_elapsed) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
+            Err(Some(())) => Err(Error::new(
+                ErrorCode::Cancelled,
+                "the call was stopped: its caller cancelled it, and it did not come back in time",
+            )
+            .with_usage(usage)),
+            Err(None) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
         };
-        (result, usage, state.http.notes())
+        Ran {
+            result,
+            usage,
+            stdout_bytes,
+            stdout: if self.keep_stdout { stdout } else { String::new() },
+            http_notes: state.http.notes(),
+        }
     }
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use wasmtime::component::Component;
 
-use super::LoadedComponent;
 use super::shape::Shape;
+use super::{ComponentProbe, LoadedComponent};
 use crate::bindings::{PluginPre, WorldVersion, latest};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective, Grants};
@@ -27,6 +27,31 @@ pub struct LoadOptions {
     pub limits: LimitsOverride,
     /// What the operator grants this component (see [`crate::capabilities`]).
     pub grants: Grants,
+    /// Which tools it may call (default: those declared and granted).
+    pub tool_calls: ToolCalls,
+    /// Whether its stdout goes back to the caller, in
+    /// [`SandboxedCall::stdout`](super::SandboxedCall::stdout), instead of
+    /// into the log (for a component whose output is its caller's business,
+    /// such as a script's printed text).
+    pub keep_stdout: bool,
+}
+
+/// Which tools a component may call through `toolhost:plugin/tools`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolCalls {
+    /// Those it declares and the operator grants by name: every plugin a
+    /// config loads.
+    #[default]
+    Granted,
+    /// Any tool the [`ToolCaller`](toolhost_core::registry::ToolCaller) of
+    /// each call accepts. Only for a host's own component that a built-in
+    /// calls with a caller enforcing its own rules (codemode's
+    /// `run_tools_script` passes one that admits the session's visible tools
+    /// minus its exclusions, and counts them). No config grant can ask for
+    /// it, and the component loaded this way is never registered, so no
+    /// other plugin and no ordinary dispatch reaches it.
+    Caller,
 }
 
 impl Engine {
@@ -62,6 +87,19 @@ impl Engine {
     ///   stack limit is out of range or one size too many;
     /// - a call error if `list-tools` itself traps or runs out of a limit.
     pub async fn load(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
+        self.probe(bytes, options).await?.load().await
+    }
+
+    /// Runs every check of [`Engine::load`] up to the tool list: the
+    /// component is compiled, linked and granted, but `list-tools` (and
+    /// `declare`) are not called yet. For reviewing a component
+    /// ([`ComponentProbe`]); serving it takes [`ComponentProbe::load`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::load`], but for the tool list's and the `declare`
+    /// answer's.
+    pub async fn probe(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<ComponentProbe> {
         let hash = ComponentHash::of(&bytes);
         if let Some(expected) = options.expected_hash
             && expected != hash
@@ -121,7 +159,7 @@ impl Engine {
                 ),
             )
         })?;
-        let mut loaded = LoadedComponent {
+        let loaded = LoadedComponent {
             engine: self.clone(),
             hash,
             size_bytes,
@@ -130,6 +168,8 @@ impl Engine {
             tools: Vec::new(),
             output_validators: Vec::new(),
             limits: options.limits,
+            keep_stdout: options.keep_stdout,
+            tool_calls: options.tool_calls,
             declared: Declared::default(),
             // 0.2.0's `list-tools` and `declare` run with no capabilities;
             // 0.1.0's `list-tools` always ran with its granted ones.
@@ -144,38 +184,7 @@ impl Engine {
                 &self.config().default_limits.apply(&options.limits),
             )),
         };
-        let (specs, answer) = loaded
-            .list_and_declare()
-            .await
-            .map_err(|e| e.context("listing the component's tools failed"))?;
-        let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
-        let (tools, output_validators) = check_tools(specs, &claims)?;
-        let mut declared = shape.declared.clone();
-        let capabilities = match answer {
-            Some(answer) => {
-                let answer = Declared::from(answer);
-                answer.check()?;
-                declared.merge(answer);
-                Effective::resolve(&declared, &options.grants)?
-            }
-            None => sectioned,
-        };
-        if !shape.http_imports().is_empty() && !capabilities.http.is_usable() {
-            return Err(http_not_granted(&shape, &declared));
-        }
-        loaded.tools = tools;
-        loaded.output_validators = output_validators;
-        loaded.declared = declared;
-        loaded.capabilities = capabilities;
-        tracing::info!(
-            component = %hash,
-            world = world.version(),
-            tools = loaded.tools.len(),
-            cache = ?cache,
-            granted = ?loaded.capabilities,
-            "component loaded"
-        );
-        Ok(Arc::new(loaded))
+        Ok(ComponentProbe::new(loaded, shape, options.grants, sectioned))
     }
 
     fn compile(&self, hash: &ComponentHash, bytes: &[u8]) -> Result<(Component, CacheOutcome)> {
@@ -192,6 +201,57 @@ impl Engine {
             Some(cache) => cache.get_or_compile(wasmtime, hash, compile),
             None => Ok((compile()?, CacheOutcome::Compiled)),
         }
+    }
+}
+
+impl ComponentProbe {
+    /// Lists the component's tools (and asks what it declares, for a version
+    /// that can say), checks them as [`Engine::load`] does, and returns the
+    /// component ready to serve.
+    ///
+    /// # Errors
+    ///
+    /// A call error if `list-tools` or `declare` traps or runs out of a
+    /// limit; `invalid_component` if the list or the declaration breaks a
+    /// rule; `capability_not_granted` if `declare` leaves an import
+    /// ungranted (see [`Engine::load`]).
+    pub async fn load(self) -> Result<Arc<LoadedComponent>> {
+        let (mut loaded, shape, grants, sectioned) = self.into_parts();
+        let (hash, world, cache) = (loaded.hash, loaded.world, loaded.cache);
+        let (specs, answer) = loaded
+            .list_and_declare()
+            .await
+            .result
+            .map_err(|e| e.context("listing the component's tools failed"))?;
+        let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
+        let (tools, output_validators) = check_tools(specs, &claims)?;
+        let mut declared = shape.declared.clone();
+        let mut capabilities = match answer {
+            Some(answer) => {
+                let answer = Declared::from(answer);
+                answer.check()?;
+                declared.merge(answer);
+                Effective::resolve(&declared, &grants)?
+            }
+            None => sectioned,
+        };
+        capabilities.tools_from_caller = loaded.tool_calls == ToolCalls::Caller;
+        if !shape.http_imports().is_empty() && !capabilities.http.is_usable() {
+            return Err(http_not_granted(&shape, &declared));
+        }
+        loaded.tools = tools;
+        loaded.output_validators = output_validators;
+        loaded.declared = declared;
+        loaded.capabilities = capabilities;
+        tracing::info!(
+            component = %hash,
+            world = world.version(),
+            tools = loaded.tools.len(),
+            cache = ?cache,
+            granted = ?loaded.capabilities,
+            "component loaded"
+        );
+        Ok(Arc::new(loaded))
     }
 }
 

@@ -8,9 +8,14 @@
 //! afresh, so no state survives between calls.
 //!
 //! [`WasmTool`] is one of its tools as a registry [`Tool`](toolhost_core::registry::Tool).
+//!
+//! [`ComponentProbe`] ([`Engine::probe`]) is a component that passed every
+//! check but those of its tool list, whose `list-tools` can be asked for as
+//! it is, in fresh instances: what the conformance suite judges.
 
 mod call;
 mod load;
+mod probe;
 mod register;
 mod shape;
 mod tool;
@@ -29,9 +34,11 @@ use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::ToolSpec;
 
-pub use call::SandboxedCall;
-pub use load::LoadOptions;
+pub use call::{NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
+pub use load::{LoadOptions, ToolCalls};
+pub use probe::{ComponentProbe, ListedTool, Listing};
 pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
+pub use shape::check_header;
 pub use tool::WasmTool;
 
 /// A component loaded, checked and ready to call. Cheap to share (`Arc`).
@@ -45,6 +52,9 @@ pub struct LoadedComponent {
     /// Each tool's compiled output schema, when it states one (by index).
     output_validators: Vec<Option<Arc<jsonschema::Validator>>>,
     limits: LimitsOverride,
+    keep_stdout: bool,
+    /// Which tools it may call (see [`ToolCalls`]).
+    tool_calls: ToolCalls,
     declared: Declared,
     capabilities: Effective,
     cache: CacheOutcome,

@@ -150,7 +150,14 @@ fn check_imports(world: WorldVersion, imports: &[String]) -> Result<()> {
     ))
 }
 
-fn check_header(bytes: &[u8]) -> Result<()> {
+/// Checks that `bytes` are a WebAssembly component, before anything is
+/// compiled.
+///
+/// # Errors
+///
+/// `invalid_component`, saying whether the bytes are a core module (and how
+/// to make a component of it) or not WebAssembly at all.
+pub fn check_header(bytes: &[u8]) -> Result<()> {
     if wasmparser::Parser::is_component(bytes) {
         return Ok(());
     }

@@ -1,6 +1,8 @@
 //! The options and arguments several subcommands share: the engine
 //! (`--cache-dir`, `--no-cache`), the configured registry (`--config`,
-//! `--audience`), and JSON arguments, read by one rule with one message.
+//! `--audience`), a component's limits (`--fuel`, `--memory-mb`, ...) and
+//! grants (`--dir`, `--env`, `--http`), and JSON arguments, read by one rule
+//! with one message.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,10 +10,11 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use toolhost::approval::ApprovalCallback;
+use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::config::{Config, Started};
 use toolhost::dispatch::{Dispatcher, McpDispatcher, Session};
 use toolhost::registry::{Registry, ToolAudience};
-use toolhost::{Engine, EngineConfig, Error, ErrorCode};
+use toolhost::{Engine, EngineConfig, Error, ErrorCode, LimitsOverride};
 
 /// The default config file, used when present in the current folder.
 const DEFAULT_CONFIG: &str = "toolhost.toml";
@@ -147,4 +150,124 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
         ));
     }
     Ok(value)
+}
+
+/// The limits a component runs under, as a plugin's `[plugins.limits]`.
+#[derive(Debug, Args)]
+pub(crate) struct LimitArgs {
+    /// Fuel for a call (roughly, instructions).
+    #[arg(long)]
+    fuel: Option<u64>,
+    /// The memory limit, in MiB.
+    #[arg(long)]
+    memory_mb: Option<u64>,
+    /// The wall-clock limit of a call, in milliseconds.
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// The WebAssembly stack limit, in KiB (default 1024; from 16 up to the
+    /// engine's ceiling, 8192).
+    #[arg(long)]
+    stack_kb: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits given, over the defaults.
+    pub(crate) fn overrides(&self) -> LimitsOverride {
+        LimitsOverride {
+            fuel: self.fuel,
+            memory_mb: self.memory_mb,
+            timeout_ms: self.timeout_ms,
+            wasm_stack_kb: self.stack_kb,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a component is granted, as a plugin's `[plugins.grants]`.
+#[derive(Debug, Args)]
+pub(crate) struct GrantArgs {
+    /// Grant a directory: HOST_DIR:GUEST_PATH[:rw] (read-only unless `:rw`).
+    /// The component must also declare it.
+    #[arg(long = "dir", value_name = "HOST:GUEST[:rw]")]
+    dirs: Vec<String>,
+    /// Grant an environment variable (its value is taken from this process).
+    /// The component must also declare it.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+    /// Grant outbound HTTP to a destination: `[scheme://]host[:port]`
+    /// (https and the default port unless given). The component must also
+    /// declare the host.
+    #[arg(long = "http", value_name = "URL")]
+    http: Vec<String>,
+}
+
+impl GrantArgs {
+    /// The grants given.
+    pub(crate) fn grants(&self) -> Result<Grants, Error> {
+        Ok(Grants {
+            dirs: self.dirs.iter().map(|d| parse_dir(d)).collect::<Result<_, _>>()?,
+            env: self.env.clone(),
+            http: self
+                .http
+                .iter()
+                .cloned()
+                .map(toolhost::http::HttpGrant::Url)
+                .collect(),
+            ..Default::default()
+        })
+    }
+}
+
+fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
+    let bad = || {
+        Error::new(
+            ErrorCode::Config,
+            format!("--dir {spec:?}: expected HOST_DIR:GUEST_PATH or HOST_DIR:GUEST_PATH:rw"),
+        )
+    };
+    let (rest, mode) = match spec.strip_suffix(":rw") {
+        Some(rest) => (rest, DirMode::Rw),
+        None => (spec.strip_suffix(":ro").unwrap_or(spec), DirMode::Ro),
+    };
+    let (host, guest) = rest.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || guest.is_empty() {
+        return Err(bad());
+    }
+    Ok(DirGrant {
+        host: host.into(),
+        guest: guest.into(),
+        mode,
+    })
+}
+
+/// How a component given on the command line is loaded: its limits, its
+/// grants, a pin (`call` and `bench` share them).
+#[derive(Debug, Args)]
+pub(crate) struct ComponentArgs {
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    grants: GrantArgs,
+    /// Refuse the component unless its hash is this (`blake3:...`).
+    #[arg(long)]
+    expect_hash: Option<String>,
+}
+
+impl ComponentArgs {
+    /// The load options the flags describe. The limits apply from the
+    /// start: `list-tools` at load runs under them too (a component may
+    /// need more memory just to start).
+    pub(crate) fn load_options(&self) -> Result<toolhost::LoadOptions, Error> {
+        let expected_hash = self
+            .expect_hash
+            .as_deref()
+            .map(str::parse::<toolhost::ComponentHash>)
+            .transpose()?;
+        Ok(toolhost::LoadOptions {
+            expected_hash,
+            grants: self.grants.grants()?,
+            limits: self.limits.overrides(),
+            ..toolhost::LoadOptions::default()
+        })
+    }
 }

@@ -10,7 +10,7 @@ use clap::Args;
 use toolhost::bench::{BenchOptions, BenchReport, Beside, CallStats, Progress};
 use toolhost::{EngineConfig, Error};
 
-use super::call::ComponentArgs;
+use super::args::ComponentArgs;
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {

@@ -5,8 +5,10 @@ mod bench;
 mod call;
 mod call_tool;
 mod check_command;
+mod conformance;
 mod hash;
 mod inspect;
+mod new;
 mod serve;
 mod tools;
 
@@ -43,6 +45,12 @@ enum Command {
     /// Measure a tool's calls and loads as the host runs them, each beside
     /// the bare-wasmtime floor for the same component, in the same run.
     Bench(bench::BenchArgs),
+    /// Check that components are good plugins: run the conformance suite on
+    /// each and print its report (exit code 1 if any check failed).
+    Conformance(conformance::ConformanceArgs),
+    /// Create a new Rust plugin crate that builds and passes conformance as
+    /// it is.
+    New(new::NewArgs),
 }
 
 /// Parses the command line, runs the command, and maps its outcome to an
@@ -68,6 +76,8 @@ pub fn main() -> ExitCode {
             Command::CallTool(args) => call_tool::run(args).await,
             Command::Serve(args) => serve::run(args).await,
             Command::Bench(args) => bench::run(args).await,
+            Command::Conformance(args) => conformance::run(args).await,
+            Command::New(args) => new::run(args),
         }
     });
     match result {

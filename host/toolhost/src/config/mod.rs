@@ -150,6 +150,9 @@ pub struct ToolsConfig {
     pub disabled_toolsets: Vec<String>,
     /// How many calls of a batch run at once (default 8).
     pub batch_concurrency: Option<usize>,
+    /// `[tools.codemode]`: the `run_tools_script` built-in (off by default).
+    #[serde(default)]
+    pub codemode: crate::codemode::CodemodeConfig,
 }
 
 impl Config {
@@ -256,8 +259,11 @@ impl Config {
         if let Some(spill) = self.spill_config() {
             // Errors are never spilled; a spill that cannot be written leaves
             // the result as it is rather than lose it.
+            // A nested call's result goes to the tool (or script) that made
+            // it, which cannot read a spill file back: only results for the
+            // model are spilled.
             builder = builder.post_hook(move |info, result| {
-                if result.is_error() {
+                if result.is_error() || info.parent_call_id.is_some() {
                     return;
                 }
                 match spill.spill(&info.name, info.call_id, &result.content) {
@@ -328,6 +334,7 @@ impl Config {
         self.prepare_storage()?;
         let gate = self.approval_gate(approver)?;
         let exec_backend = self.register_builtins(&mut registry, &gate)?;
+        self.register_codemode(engine, &mut registry).await?;
         let plugins = self.load_plugins(engine, &mut registry).await;
         let mut warnings = Vec::new();
         if exec_backend.as_deref() == Some("local") {
@@ -359,6 +366,24 @@ impl Config {
             exec_backend,
             warnings,
         })
+    }
+
+    /// Registers `run_tools_script` when `[tools.codemode] enabled = true`,
+    /// loading its interpreter component (relative to the config file).
+    ///
+    /// # Errors
+    ///
+    /// `config` for invalid `[tools.codemode]` values; when the interpreter
+    /// cannot be loaded, its error, saying how to build it. Enabled but
+    /// unavailable stops start-up, rather than serve without it.
+    pub async fn register_codemode(&self, engine: &Engine, registry: &mut Registry) -> Result<()> {
+        let codemode = &self.tools.codemode;
+        if !codemode.enabled {
+            return Ok(());
+        }
+        let path = self.base_dir.join(&codemode.plugin);
+        let tool = crate::codemode::RunToolsScript::load(engine, &path, codemode.clone()).await?;
+        registry.register(tool.registration())
     }
 
     /// The managed storage folder, resolved against the config file's folder.

@@ -141,6 +141,7 @@ impl Config {
             expected_hash: plugin.hash,
             limits: plugin.limits,
             grants,
+            ..LoadOptions::default()
         };
         let component = engine
             .load_file(&path, load)

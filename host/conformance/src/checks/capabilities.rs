@@ -1,0 +1,153 @@
+//! The capabilities family: `capabilities`, the component's declaration
+//! (its `toolhost:capabilities` section) against its imports. A capability
+//! is usable only through an import, and some imports are refused or
+//! useless without a declaration; a mismatch either way is a plugin that
+//! cannot do what it says, or says less than it does.
+
+use toolhost_runtime::capabilities::Declared;
+
+use super::CheckId;
+use super::artifact::Artifact;
+use crate::report::{CheckReport, Problem, count};
+
+/// The interface outbound HTTP goes through.
+const HTTP: &str = "wasi:http/outgoing-handler";
+/// The interface nested tool calls go through.
+const TOOLS: &str = "toolhost:plugin/tools";
+/// The interface granted directories are reached through.
+const PREOPENS: &str = "wasi:filesystem/preopens";
+/// The interface granted variables are read through.
+const ENVIRONMENT: &str = "wasi:cli/environment";
+
+/// `capabilities`: the declaration (its sections, with what `declare`
+/// answered for a 0.2.0 component) matches the imports.
+pub(crate) fn check(
+    bytes: &[u8],
+    artifact: Option<&Artifact>,
+    answer: Option<&Declared>,
+) -> (CheckReport, Option<Declared>) {
+    let Some(artifact) = artifact else {
+        return (
+            CheckReport::skipped(CheckId::Capabilities, "the file is not a readable component"),
+            None,
+        );
+    };
+    let mut declared = match Declared::from_component(bytes) {
+        Ok(declared) => declared,
+        Err(e) => {
+            let problem = Problem::component(
+                e.message().to_string(),
+                "write the declaration with toolhost_sdk::capabilities! (Rust): one `dir`, `env`, `http`, `secret` or `tool` line each",
+            );
+            return (
+                CheckReport::ran(
+                    CheckId::Capabilities,
+                    "read its toolhost:capabilities section",
+                    vec![problem],
+                ),
+                None,
+            );
+        }
+    };
+    let from = match answer {
+        Some(answer) => {
+            declared.merge(answer.clone());
+            "its capability sections and declare()"
+        }
+        None => "its capability sections",
+    };
+    let tried = format!(
+        "compared what {from} declare ({}) with its {}",
+        describe(&declared),
+        count(artifact.imports.len(), "import")
+    );
+    let problems = mismatches(&declared, artifact);
+    (
+        CheckReport::ran(CheckId::Capabilities, tried, problems),
+        Some(declared),
+    )
+}
+
+/// The declaration in a few words: `dir /data, env TZ` or `nothing`.
+fn describe(declared: &Declared) -> String {
+    let mut parts = Vec::new();
+    for (kind, values) in [
+        ("dir", &declared.dirs),
+        ("env", &declared.env),
+        ("http", &declared.http),
+        ("secret", &declared.secrets),
+        ("tool", &declared.tools),
+    ] {
+        parts.extend(values.iter().map(|v| format!("{kind} {v}")));
+    }
+    if parts.is_empty() {
+        "nothing declared".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let list = |values: &[String]| values.join(", ");
+    let imports_http = artifact.imports_interface(HTTP);
+    if imports_http && declared.http.is_empty() {
+        problems.push(Problem::component(
+            format!("it imports {HTTP} but declares no `http` host, so the host refuses to load it"),
+            "declare the hosts it sends requests to (Rust: toolhost_sdk::capabilities! { http: [\"api.example.com\"] }; a 0.2.0 component in any language: return them from declare()), or drop the import (a JavaScript build: `jco componentize --disable http`)",
+        ));
+    }
+    if !declared.http.is_empty() && !imports_http {
+        problems.push(Problem::component(
+            format!(
+                "it declares `http {}` but does not import {HTTP}, so it can never send a request",
+                list(&declared.http)
+            ),
+            "remove the `http` declaration, or send the requests through wasi:http (Rust: the wasip2 crate)",
+        ));
+    }
+    if !declared.secrets.is_empty() && declared.http.is_empty() {
+        problems.push(Problem::component(
+            format!(
+                "it declares `secret {}` but no `http` host: secrets are only ever sent with outbound requests",
+                list(&declared.secrets)
+            ),
+            "declare the `http` hosts the secrets are for, or remove the `secret` declaration",
+        ));
+    }
+    let imports_tools = artifact.imports_interface(TOOLS);
+    if !declared.tools.is_empty() && !imports_tools {
+        problems.push(Problem::component(
+            format!(
+                "it declares `tool {}` but does not import {TOOLS}, so it can never call them",
+                list(&declared.tools)
+            ),
+            "remove the `tool` declaration, or call the tools (Rust: toolhost_sdk::tools::call)",
+        ));
+    }
+    if imports_tools && declared.tools.is_empty() {
+        problems.push(Problem::component(
+            format!("it imports {TOOLS} but declares no tool to call, so every nested call is refused"),
+            "declare the tools it calls (Rust: toolhost_sdk::capabilities! { tools: [\"name\"] }; 0.2.0: return them from declare())",
+        ));
+    }
+    if !declared.dirs.is_empty() && !artifact.imports_interface(PREOPENS) {
+        problems.push(Problem::component(
+            format!(
+                "it declares `dir {}` but does not import {PREOPENS}, so it can never open the directory",
+                list(&declared.dirs)
+            ),
+            "remove the `dir` declaration, or read the directory through WASI (Rust: std::fs)",
+        ));
+    }
+    if !declared.env.is_empty() && !artifact.imports_interface(ENVIRONMENT) {
+        problems.push(Problem::component(
+            format!(
+                "it declares `env {}` but does not import {ENVIRONMENT}, so it can never read the variable",
+                list(&declared.env)
+            ),
+            "remove the `env` declaration, or read the variable through WASI (Rust: std::env::var)",
+        ));
+    }
+    problems
+}
