@@ -39,6 +39,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use crate::cache::CompileCache;
+use crate::gate::{InstanceGate, InstancePlace};
 use crate::sandbox::SandboxState;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::Limits;
@@ -52,8 +53,13 @@ pub struct EngineConfig {
     /// back to on-demand allocation and logs a warning.
     pub pooling: bool,
     /// How many component instances may be alive at once in the pool, that is,
-    /// how many calls can run concurrently (default 128).
+    /// how many calls can run concurrently (default 128). Calls past it wait
+    /// (see [`crate::gate`]).
     pub max_concurrent_instances: u32,
+    /// How many calls may wait for an instance when all are in use
+    /// (default 1024); past that, a call is refused at once with
+    /// `unavailable`.
+    pub max_waiting_calls: usize,
     /// The ceiling for any plugin's memory limit, in bytes (default 1 GiB):
     /// the size of one pool slot. A plugin asking for more is refused at load.
     pub max_memory_bytes: u64,
@@ -77,6 +83,7 @@ impl Default for EngineConfig {
         EngineConfig {
             pooling: true,
             max_concurrent_instances: 128,
+            max_waiting_calls: 1024,
             max_memory_bytes: 1 << 30,
             max_wasm_stack: 8 << 20,
             epoch_tick: Duration::from_millis(10),
@@ -102,6 +109,8 @@ pub const MAX_STACK_TIERS: usize = 4;
 pub(crate) struct EngineInner {
     /// The primary wasmtime engine, whose stack limit is the default one.
     pub(crate) wasmtime: wasmtime::Engine,
+    /// Admission to its instance pool.
+    pub(crate) gate: InstanceGate,
     pub(crate) linker: Linker<SandboxState>,
     pub(crate) config: EngineConfig,
     pub(crate) cache: Option<CompileCache>,
@@ -114,6 +123,8 @@ pub(crate) struct EngineInner {
 pub(crate) struct StackTier {
     pub(crate) stack_bytes: usize,
     pub(crate) wasmtime: wasmtime::Engine,
+    /// Admission to its instance pool.
+    pub(crate) gate: InstanceGate,
     pub(crate) linker: Linker<SandboxState>,
 }
 
@@ -178,8 +189,10 @@ impl Engine {
             None => None,
         };
         let ticker = Ticker::start(wasmtime.clone(), config.epoch_tick)?;
+        let gate = InstanceGate::new(config.max_concurrent_instances as usize, config.max_waiting_calls);
         Ok(Engine {
             inner: Arc::new(EngineInner {
+                gate,
                 wasmtime,
                 linker,
                 config,
@@ -239,6 +252,10 @@ impl Engine {
         }
         let tier = Arc::new(StackTier {
             stack_bytes,
+            gate: InstanceGate::new(
+                inner.config.max_concurrent_instances as usize,
+                inner.config.max_waiting_calls,
+            ),
             linker: crate::sandbox::linker(&wasmtime)?,
             wasmtime: wasmtime.clone(),
         });
@@ -250,6 +267,15 @@ impl Engine {
             "built a stack tier"
         );
         Ok(Some(tier))
+    }
+
+    /// A place in the pool of the engine for `stack_bytes` (see
+    /// [`crate::gate`]), for a call nested `depth` deep.
+    pub(crate) async fn instance_place(&self, stack_bytes: usize, depth: u32) -> Result<InstancePlace> {
+        match self.stack_tier(stack_bytes)? {
+            None => self.inner.gate.enter(depth).await,
+            Some(tier) => tier.gate.enter(depth).await,
+        }
     }
 
     /// The stack sizes served besides the default one, in bytes, in the
@@ -272,6 +298,18 @@ impl Engine {
     /// The underlying wasmtime engine (for benchmarks and advanced embedding).
     pub fn wasmtime(&self) -> &wasmtime::Engine {
         &self.inner.wasmtime
+    }
+
+    /// How many calls wait for an instance now (every stack size), and how
+    /// many instances are in use.
+    pub fn instance_queue(&self) -> (usize, usize) {
+        let inner = &self.inner;
+        let tiers = inner.tiers.lock().unwrap_or_else(PoisonError::into_inner);
+        tiers
+            .iter()
+            .map(|t| &t.gate)
+            .chain([&inner.gate])
+            .fold((0, 0), |(w, u), g| (w + g.waiting(), u + g.in_use()))
     }
 
     /// The number of ticks the ticker has produced so far.

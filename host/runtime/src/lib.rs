@@ -33,6 +33,7 @@ pub mod capabilities;
 pub mod component;
 pub mod engine;
 pub mod floor;
+mod gate;
 pub mod http;
 pub mod sandbox;
 
