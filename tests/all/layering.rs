@@ -66,6 +66,22 @@ const RULES: &[(&str, &[&str])] = &[
         &["wasmtime", "toolhost-runtime", "clap", "tracing-subscriber"],
     ),
     (
+        "toolhost-distribution",
+        &[
+            "wasmtime",
+            "rmcp",
+            "axum",
+            "toolhost-runtime",
+            "toolhost-exec",
+            "toolhost-mcp",
+            "toolhost-detector",
+            "toolhost",
+            "clap",
+            "anyhow",
+            "tracing-subscriber",
+        ],
+    ),
+    (
         "toolhost-codemode",
         &[
             "rmcp",

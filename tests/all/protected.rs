@@ -54,7 +54,11 @@ fn failed_because(started: &Started, plugin: &str) -> String {
     let status = started
         .plugins
         .iter()
-        .find(|p| p.path.to_string_lossy().contains(plugin))
+        .find(|p| {
+            p.path
+                .as_ref()
+                .is_some_and(|p| p.to_string_lossy().contains(plugin))
+        })
         .unwrap_or_else(|| panic!("no entry for {plugin}"));
     assert_eq!(status.status, "failed", "{status:?}");
     assert_eq!(status.error_code, Some(ErrorCode::Config), "{status:?}");

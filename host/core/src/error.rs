@@ -51,8 +51,12 @@ pub enum ErrorCode {
     UnsupportedWorld,
     /// The component imports interfaces the host does not provide.
     MissingImports,
-    /// The component's bytes do not have the pinned hash.
+    /// The component's bytes do not have the pinned hash (or an OCI
+    /// artifact does not have the digest its reference names).
     HashMismatch,
+    /// The component's signature is missing where one is required, made by
+    /// a key the operator does not trust, or does not verify.
+    Untrusted,
     /// A tool name is registered already.
     DuplicateTool,
     /// The caller's audience may not use the tool.
@@ -100,6 +104,7 @@ impl ErrorCode {
             ErrorCode::UnsupportedWorld => "unsupported_world",
             ErrorCode::MissingImports => "missing_imports",
             ErrorCode::HashMismatch => "hash_mismatch",
+            ErrorCode::Untrusted => "untrusted",
             ErrorCode::DuplicateTool => "duplicate_tool",
             ErrorCode::AudienceDenied => "audience_denied",
             ErrorCode::Blocked => "blocked",

@@ -28,7 +28,11 @@
 //! ([`HttpOptions`]), a non-loopback address needs a bearer token, the `Host`
 //! header must be a loopback name unless a token is set, and a request with an
 //! `Origin` header is refused unless that origin is allowed (loopback origins
-//! and those in [`HttpOptions::allowed_origins`]).
+//! and those in [`HttpOptions::allowed_origins`]). `GET /healthz` answers 200
+//! (503 once shutting down) without a token, for load balancers; `GET
+//! /status` answers [`HttpOptions::status`] behind the token. With
+//! [`HttpOptions::stateless`], no session outlives a request, so replicas
+//! behind an ordinary load balancer answer any request.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -172,6 +176,11 @@ impl McpServer {
                 return self.in_flight();
             }
         }
+    }
+
+    /// Whether the server is shutting down (refusing new calls).
+    pub fn is_draining(&self) -> bool {
+        self.state.draining.load(Ordering::Acquire)
     }
 
     fn enter(&self) -> Option<InFlight> {
@@ -419,8 +428,11 @@ async fn finish(server: &McpServer, grace: Duration) {
 /// How long answers get to reach the transport after the last call ends.
 const FLUSH_DELAY: Duration = Duration::from_millis(100);
 
+/// A JSON report served at `GET /status` (behind the bearer token).
+pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
+
 /// How [`serve_http`] listens.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpOptions {
     /// Every request must carry `Authorization: Bearer TOKEN`. Required when
     /// the listener is not on a loopback address.
@@ -430,6 +442,26 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The HTTP path of the endpoint.
     pub path: String,
+    /// Stateless mode: no MCP session is kept between requests (rmcp's
+    /// `legacy_session_mode` off, JSON answers), so any replica behind a
+    /// load balancer answers any request. Each request is a dispatch
+    /// session of its own: lazy-mode activations and session approvals do
+    /// not outlive it, and no `list_changed` notification is sent.
+    pub stateless: bool,
+    /// What `GET /status` answers (behind the bearer token); none: 404.
+    pub status: Option<StatusFn>,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field("allowed_origins", &self.allowed_origins)
+            .field("path", &self.path)
+            .field("stateless", &self.stateless)
+            .field("status", &self.status.is_some())
+            .finish()
+    }
 }
 
 impl Default for HttpOptions {
@@ -438,6 +470,8 @@ impl Default for HttpOptions {
             bearer_token: None,
             allowed_origins: Vec::new(),
             path: "/mcp".into(),
+            stateless: false,
+            status: None,
         }
     }
 }
@@ -483,6 +517,9 @@ pub async fn serve_http(
         // The token, not the Host name, is what protects a public listener.
         config = config.disable_allowed_hosts();
     }
+    if options.stateless {
+        config = config.with_legacy_session_mode(false).with_json_response(true);
+    }
     let factory_server = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(factory_server.new_session()),
@@ -490,14 +527,41 @@ pub async fn serve_http(
         config,
     );
     let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
-    let router = axum::Router::new()
+    let mut router = axum::Router::new()
         .route_service(&options.path, service)
-        .layer(middleware::from_fn(answer_malformed))
+        .layer(middleware::from_fn(answer_malformed));
+    if let Some(status) = options.status.clone() {
+        router = router.route(
+            "/status",
+            axum::routing::get(move || {
+                let body = status().to_string();
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+            }),
+        );
+    }
+    let health = server.clone();
+    let router = router
         .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
         .layer(middleware::from_fn_with_state(
             Arc::new(origin_policy),
             require_origin,
-        ));
+        ))
+        // Readiness for load balancers and orchestrators, without the token:
+        // 200 while serving, 503 once shutting down (so traffic moves away
+        // during the grace period).
+        .route(
+            "/healthz",
+            axum::routing::get(move || {
+                let draining = health.is_draining();
+                async move {
+                    if draining {
+                        (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                    } else {
+                        (StatusCode::OK, "ok")
+                    }
+                }
+            }),
+        );
     let drained = CancellationToken::new();
     let graceful = {
         let (server, shutdown, drained, rmcp_ct) =

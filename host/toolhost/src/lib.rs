@@ -12,6 +12,7 @@
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
 //! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
+//! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
 //! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary | [`config`], [`admin`], [`bench`] |
 //!
 //! ```no_run
@@ -29,9 +30,11 @@
 pub mod admin;
 pub mod bench;
 pub mod config;
+pub mod live;
 
 pub use toolhost_codemode as codemode;
 pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, toolsets};
+pub use toolhost_distribution as distribution;
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;
 pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, floor, http, sandbox};

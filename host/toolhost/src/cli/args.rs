@@ -110,12 +110,16 @@ impl ConfigArgs {
         engine: &Engine,
         approver: Option<Arc<dyn ApprovalCallback>>,
     ) -> Result<Started, Error> {
-        let config = match &self.config {
-            Some(path) => Config::load(path)?,
-            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG))?,
-            None => Config::default(),
-        };
-        config.start(engine, Registry::new(), approver).await
+        self.load()?.start(engine, Registry::new(), approver).await
+    }
+
+    /// The config the options name.
+    pub(crate) fn load(&self) -> Result<Config, Error> {
+        match &self.config {
+            Some(path) => Config::load(path),
+            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
+            None => Ok(Config::default()),
+        }
     }
 
     /// The engine the options describe.
@@ -152,6 +156,25 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
     Ok(value)
 }
 
+/// Options of the commands that talk to an OCI registry. Credentials are
+/// never options: they come from the environment or the Docker config file
+/// (see `toolhost::distribution::auth`).
+#[derive(Debug, Args)]
+pub(crate) struct RegistryArgs {
+    /// A registry (HOST[:PORT]) to speak plain HTTP to (repeatable).
+    /// Loopback registries always may; every other one is HTTPS only.
+    #[arg(long = "insecure", value_name = "REGISTRY")]
+    insecure: Vec<String>,
+}
+
+impl RegistryArgs {
+    /// The client options.
+    pub(crate) fn options(&self) -> toolhost::distribution::ClientOptions {
+        toolhost::distribution::ClientOptions {
+            insecure: self.insecure.clone(),
+        }
+    }
+}
 /// The limits a component runs under, as a plugin's `[plugins.limits]`.
 #[derive(Debug, Args)]
 pub(crate) struct LimitArgs {

@@ -9,8 +9,12 @@ mod conformance;
 mod hash;
 mod inspect;
 mod new;
+mod pull;
+mod push;
 mod serve;
+mod sign;
 mod tools;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -45,6 +49,15 @@ enum Command {
     /// Measure a tool's calls and loads as the host runs them, each beside
     /// the bare-wasmtime floor for the same component, in the same run.
     Bench(bench::BenchArgs),
+    /// Push a component to an OCI registry (CNCF Wasm artifact layout),
+    /// with its signature FILE.minisig when present.
+    Push(push::PushArgs),
+    /// Pull a component from an OCI registry, with its signature.
+    Pull(pull::PullArgs),
+    /// Sign a file with a minisign secret key: writes FILE.minisig.
+    Sign(sign::SignArgs),
+    /// Verify FILE.minisig with a minisign public key and say which key signed.
+    Verify(verify::VerifyArgs),
     /// Check that components are good plugins: run the conformance suite on
     /// each and print its report (exit code 1 if any check failed).
     Conformance(conformance::ConformanceArgs),
@@ -76,6 +89,10 @@ pub fn main() -> ExitCode {
             Command::CallTool(args) => call_tool::run(args).await,
             Command::Serve(args) => serve::run(args).await,
             Command::Bench(args) => bench::run(args).await,
+            Command::Push(args) => push::run(args).await,
+            Command::Pull(args) => pull::run(args).await,
+            Command::Sign(args) => sign::run(args),
+            Command::Verify(args) => verify::run(args),
             Command::Conformance(args) => conformance::run(args).await,
             Command::New(args) => new::run(args),
         }

@@ -1,5 +1,7 @@
-//! `toolhost serve (--stdio | --http ADDR) [--config F] [--plugin PATH]...`:
-//! the configured registry as an MCP server.
+//! `toolhost serve (--stdio | --http ADDR [--stateless]) [--config F]
+//! [--plugin PATH]... [--plugins DIR]`: the configured registry as an MCP
+//! server. `SIGHUP` (and `[oci] poll_interval_s`) reloads the `[[plugins]]`
+//! entries (see `toolhost::live`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,8 +15,12 @@ use tokio_util::sync::CancellationToken;
 use toolhost::admin;
 use toolhost::approval::{ApprovalCallback, CliPrompt};
 use toolhost::component::LoadOptions;
+use toolhost::config::{PluginsDirConfig, Started};
+use toolhost::live::LivePlugins;
 use toolhost::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
 use toolhost::registry::ComponentRegistration;
+use toolhost::registry::Registry;
+use toolhost::registry::lazy::RegistryMode;
 
 use super::args::ConfigArgs;
 use toolhost::dispatch::LoadComponent;
@@ -56,6 +62,17 @@ pub(crate) struct ServeArgs {
     /// one are denied, unless --approve-on-tty.
     #[arg(long)]
     no_elicit: bool,
+    /// Watch this folder of components: a `NAME.wasm` added is loaded, one
+    /// removed unloaded, one replaced swapped (overrides `[plugins_dir]
+    /// path`, keeping its other settings).
+    #[arg(long = "plugins", value_name = "DIR")]
+    plugins_dir: Option<PathBuf>,
+    /// Over HTTP, keep no MCP session between requests, so that replicas
+    /// behind an ordinary load balancer answer any request. Lazy mode and
+    /// approvals asked of the client need sessions: with --stateless, lazy
+    /// mode is refused and approvals are never asked by elicitation.
+    #[arg(long, conflicts_with = "stdio")]
+    stateless: bool,
     /// How long calls in flight may run after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     grace_ms: u64,
@@ -73,17 +90,41 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None
     };
     // Clients that can answer a form are asked (elicitation); the terminal,
-    // if allowed, for the others; otherwise the call is denied.
-    let elicit = (!args.no_elicit).then(|| McpApprover::new(tty.clone()));
+    // if allowed, for the others; otherwise the call is denied. A stateless
+    // server cannot ask: the client's answer would reach another request
+    // (or another replica).
+    let elicit = (!args.no_elicit && !args.stateless).then(|| McpApprover::new(tty.clone()));
     let approver = match &elicit {
         Some(elicit) => Some(Arc::clone(elicit) as Arc<dyn ApprovalCallback>),
         None => tty,
     };
     let engine = args.config.engine()?;
-    let started = args.config.start_with(&engine, approver).await?;
+    let mut config = args.config.load()?;
+    if let Some(dir) = &args.plugins_dir {
+        // Into the config before it starts, so that its protected paths
+        // include the folder (no grant may write components into it).
+        let path = std::path::absolute(dir).with_context(|| format!("--plugins {}", dir.display()))?;
+        config.plugins_dir = Some(PluginsDirConfig {
+            path,
+            ..config
+                .plugins_dir
+                .take()
+                .unwrap_or_else(|| PluginsDirConfig::new(dir))
+        });
+    }
+    let started = config.start(&engine, Registry::new(), approver).await?;
+    if args.stateless {
+        stateless_checks(&started)?;
+    }
     for warning in &started.warnings {
         eprintln!("toolhost: warning: {warning}");
     }
+    let live = Arc::clone(&started.live);
+    let _watch = match live.config().plugins_dir.clone() {
+        Some(folder) => Some(live.watch_folder(folder).await?),
+        None => None,
+    };
+    tokio::spawn(reload_on_signal(Arc::clone(&live)));
     let dispatcher = started.dispatcher;
     for path in &args.plugins {
         let registration = ComponentRegistration::for_file(path, None);
@@ -121,9 +162,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 token
             }
         };
+        let status = Arc::clone(&live);
         let options = HttpOptions {
             bearer_token: Some(token).filter(|t| !t.is_empty()),
             allowed_origins: args.allowed_origins.clone(),
+            stateless: args.stateless,
+            status: Some(Arc::new(move || status.status())),
             ..HttpOptions::default()
         };
         eprintln!("toolhost: serving MCP at http://{local}{}", options.path);
@@ -132,6 +176,58 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         serve_stdio(server, shutdown, grace).await?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What needs MCP sessions, refused or announced in stateless mode.
+fn stateless_checks(started: &Started) -> anyhow::Result<()> {
+    if started.dispatcher.mode() == RegistryMode::Lazy {
+        anyhow::bail!(
+            "--stateless cannot serve registry_mode = \"lazy\": a tool activated by tool_search stays active only in its MCP session, and a stateless server keeps none. Serve lazy mode statefully (without --stateless), with sticky sessions at the load balancer (e.g. haproxy `stick on hdr(mcp-session-id)`)"
+        );
+    }
+    let asks = started.live.config().exec.is_some() || !started.live.config().require_approval.is_empty();
+    if asks {
+        eprintln!(
+            "toolhost: warning: --stateless: approvals cannot be asked of MCP clients (elicitation needs a session), and an approval \"for this session\" lasts one request; calls that need approval are denied unless --approve-on-tty. Serve statefully with sticky sessions to keep session approvals"
+        );
+    }
+    Ok(())
+}
+
+/// Reloads the `[[plugins]]` entries on every SIGHUP and, with `[oci]
+/// poll_interval_s`, that often.
+async fn reload_on_signal(live: Arc<LivePlugins>) {
+    let interval = live
+        .config()
+        .oci
+        .poll_interval_s
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs);
+    #[cfg(unix)]
+    let mut hup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(hup) => hup,
+        Err(e) => {
+            tracing::warn!("cannot listen for SIGHUP: {e}");
+            return;
+        }
+    };
+    loop {
+        let tick = async {
+            match interval {
+                Some(every) => tokio::time::sleep(every).await,
+                None => std::future::pending().await,
+            }
+        };
+        #[cfg(unix)]
+        tokio::select! {
+            received = hup.recv() => if received.is_none() { return },
+            () = tick => {}
+        }
+        #[cfg(not(unix))]
+        tick.await;
+        let report = live.reload().await;
+        eprintln!("toolhost: plugins reloaded: {}", serde_json::json!(report));
+    }
 }
 
 async fn cancel_on_signal(shutdown: CancellationToken) {

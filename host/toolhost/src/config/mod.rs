@@ -16,6 +16,7 @@
 //!
 //! [[plugins]]
 //! path = "plugins/hello.wasm"     # relative to this file's folder
+//!                                 # (or source = "oci://HOST/REPO:TAG", see `distribution`)
 //! hash = "blake3:..."             # optional pin
 //! toolset = "hello"               # default: the file name without `.wasm`
 //! allow_tool_override = false     # may its tools override built-ins?
@@ -45,12 +46,16 @@
 //! assert!(err.message().contains("key `foo`"), "{err}");
 //! ```
 
+pub mod distribution;
 mod exec;
-mod plugins;
+pub(crate) mod plugins;
+pub mod plugins_dir;
 pub mod protected;
 
+pub use distribution::{OciConfig, SignaturesConfig, Sources};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
 pub use plugins::{PluginConfig, PluginStatus};
+pub use plugins_dir::PluginsDirConfig;
 pub use protected::ProtectedPaths;
 
 use std::collections::BTreeMap;
@@ -78,6 +83,14 @@ pub struct Config {
     /// `[[plugins]]`: WebAssembly components to load.
     #[serde(default)]
     pub plugins: Vec<PluginConfig>,
+    /// `[plugins_dir]`: a folder watched while serving (see [`plugins_dir`]).
+    pub plugins_dir: Option<PluginsDirConfig>,
+    /// `[signatures]`: trusted keys, and whether plugins must be signed.
+    #[serde(default)]
+    pub signatures: SignaturesConfig,
+    /// `[oci]`: registries spoken to in plain HTTP, the reload poll interval.
+    #[serde(default)]
+    pub oci: OciConfig,
     /// `[toolsets.NAME]`: defined toolsets.
     #[serde(default)]
     pub toolsets: BTreeMap<String, ToolsetDef>,
@@ -185,6 +198,9 @@ impl Config {
                     origin.display()
                 ),
             ));
+        }
+        for plugin in &config.plugins {
+            plugin.place().map_err(|e| e.context(origin.display()))?;
         }
         config.base_dir = match origin.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -332,6 +348,8 @@ impl Config {
             .validate()
             .map_err(|e| Error::new(ErrorCode::Config, format!("require_approval: {e}")))?;
         self.prepare_storage()?;
+        // Trusted keys that cannot be read are wrong as a whole.
+        self.trusted_keys()?;
         let gate = self.approval_gate(approver)?;
         let exec_backend = self.register_builtins(&mut registry, &gate)?;
         self.register_codemode(engine, &mut registry).await?;
@@ -360,8 +378,11 @@ impl Config {
             .approval(gate)
             .build()?;
         dispatcher.connect_mcp(&mcp)?;
+        warnings.extend(plugins.iter().filter_map(PluginStatus::cache_warning));
+        let live = crate::live::LivePlugins::new(&dispatcher, engine.clone(), self.clone(), plugins.clone())?;
         Ok(Started {
             dispatcher,
+            live,
             plugins,
             exec_backend,
             warnings,
@@ -473,6 +494,9 @@ impl Config {
 pub struct Started {
     /// The dispatcher serving the registry.
     pub dispatcher: Dispatcher,
+    /// The plugins that can change while serving (reloads, the plugins
+    /// folder): [`crate::live`].
+    pub live: Arc<crate::live::LivePlugins>,
     /// Each `[[plugins]]` entry, in order: loaded or why not.
     pub plugins: Vec<PluginStatus>,
     /// The exec backend in use (`None` without `[exec]`).
@@ -482,11 +506,13 @@ pub struct Started {
 }
 
 impl Started {
-    /// The report as JSON (`toolhost tools --status`): `plugins`, `exec`,
-    /// `mcp_servers`, `warnings`.
+    /// The report as JSON (`toolhost tools --status`): `plugins` (as they
+    /// are now: reloads change them), `plugins_dir`, `exec`, `mcp_servers`,
+    /// `warnings`.
     pub fn status(&self) -> serde_json::Value {
         serde_json::json!({
-            "plugins": self.plugins,
+            "plugins": self.live.entries(),
+            "plugins_dir": self.live.folder(),
             "exec": self.exec_backend.as_ref().map(|b| serde_json::json!({ "backend": b })),
             "mcp_servers": self.dispatcher.mcp_status(),
             "warnings": self.warnings,

@@ -8,9 +8,10 @@
 //! | path | why | refused |
 //! |---|---|---|
 //! | the config file (it holds the grants and the `command_allowlist`) | rewriting it grants anything on the next start, or allowlists a command | a read-write grant containing it |
-//! | every file the config makes the host run or trust: plugin components, a stdio MCP server's program, the ssh identity and known-hosts files | replacing one runs another program with the first one's grants | a read-write grant containing it |
+//! | every file the config makes the host run or trust: plugin components and their signatures, the live plugins folder, a stdio MCP server's program, the ssh identity and known-hosts files | replacing one runs another program with the first one's grants | a read-write grant containing it |
 //! | the managed storage folder itself (`[storage] dir`) | it holds every session's receipts and every plugin's storage | any grant containing it |
 //! | the receipts folder (`STORAGE/receipts`) | other sessions' command output | any grant containing it or inside it |
+//! | the pull cache (`STORAGE/oci`) | the components pulled from registries, served when the registry is down | any grant containing it or inside it |
 //! | a plugin's storage (a grant inside the storage folder) | it is that plugin's alone | another plugin's grant overlapping it, when either is read-write |
 //!
 //! Paths are compared after resolving symbolic links (and `..`), so a grant
@@ -70,10 +71,18 @@ impl ProtectedPaths {
             );
         }
         for plugin in &config.plugins {
-            file(
-                config.base_dir.join(&plugin.path),
-                format!("the component of plugin {}", plugin.path.display()),
-            );
+            // A pulled component lives in the storage folder, protected below.
+            if let Some(path) = plugin.file() {
+                for path in [
+                    config.base_dir.join(path),
+                    crate::distribution::signature::signature_path(&config.base_dir.join(path)),
+                ] {
+                    file(
+                        path,
+                        format!("the component of plugin {} (or its signature)", plugin.name()),
+                    );
+                }
+            }
         }
         for server in &config.mcp_config().servers {
             if let McpTransport::Stdio { command, .. } = &server.transport
@@ -95,13 +104,25 @@ impl ProtectedPaths {
                 "the exec ssh known_hosts file".into(),
             );
         }
+        if let Some(dir) = &config.plugins_dir {
+            file(
+                config.base_dir.join(&dir.path),
+                "the live plugins folder ([plugins_dir])".into(),
+            );
+        }
         let storage = resolve(&config.storage_dir());
         ProtectedPaths {
             files,
-            sealed: vec![Protected {
-                path: storage.join("receipts"),
-                what: "the process receipts folder".into(),
-            }],
+            sealed: vec![
+                Protected {
+                    path: storage.join("receipts"),
+                    what: "the process receipts folder".into(),
+                },
+                Protected {
+                    path: storage.join("oci"),
+                    what: "the pull cache of OCI plugins".into(),
+                },
+            ],
             storage: Some(storage),
         }
     }
@@ -176,14 +197,14 @@ impl ProtectedPaths {
             .iter()
             .enumerate()
             .map(|(i, plugin)| {
-                let name = plugin.path.display().to_string();
+                let name = plugin.name();
                 for grant in &grants[i] {
                     self.check_grant(&name, grant)?;
                     // The earlier entry keeps the folder; a later one that
                     // reaches it is refused.
                     for (j, others) in grants.iter().enumerate().take(i) {
                         for other in others {
-                            self.check_storage_overlap(&name, grant, &config.plugins[j].path, other)?;
+                            self.check_storage_overlap(&name, grant, &config.plugins[j].name(), other)?;
                         }
                     }
                 }
@@ -199,7 +220,7 @@ impl ProtectedPaths {
         &self,
         plugin: &str,
         grant: &DirGrant,
-        owner: &Path,
+        owner: &str,
         other: &DirGrant,
     ) -> Result<()> {
         let Some(storage) = &self.storage else {
@@ -216,7 +237,7 @@ impl ProtectedPaths {
                     mode_name(grant.mode),
                     grant.host.display(),
                     other.host.display(),
-                    owner.display(),
+                    owner,
                     mode_name(other.mode),
                 ),
             ));

@@ -1,0 +1,118 @@
+//! The crate's typed error: a [`ErrorKind`] to match on and a message that
+//! says what happened and what to change.
+
+use std::fmt;
+
+/// What went wrong, for code that decides what to do next (serve a cached
+/// copy when the registry is [`ErrorKind::Unreachable`], say).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The `oci://` reference is malformed.
+    Reference,
+    /// Plain HTTP was needed for a registry that is neither on the loopback
+    /// nor in the `insecure` list.
+    Insecure,
+    /// The Docker config or the credential environment is unreadable or
+    /// inconsistent.
+    Credentials,
+    /// The registry could not be reached (connection refused, DNS, timeout).
+    Unreachable,
+    /// The registry refused the credentials (or gave none).
+    Unauthorized,
+    /// No such repository, tag or digest in the registry.
+    NotFound,
+    /// The registry answered something else unexpected.
+    Registry,
+    /// The artifact is not a component in the CNCF Wasm layout.
+    NotWasm,
+    /// The bytes do not have the digest the reference or the manifest names.
+    DigestMismatch,
+    /// The bytes do not have the pinned blake3 identity.
+    HashMismatch,
+    /// No signature where one is required.
+    Unsigned,
+    /// Signed, but only by keys the operator does not trust.
+    UnknownKey,
+    /// A signature does not verify (tampered bytes or signature) or cannot
+    /// be read.
+    BadSignature,
+    /// A key file cannot be read or decrypted.
+    Key,
+    /// Reading or writing a local file failed.
+    Io,
+}
+
+/// An error of the distribution layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistributionError {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl DistributionError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        DistributionError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// An [`ErrorKind::Io`] error: `what` failed with `error`.
+    pub fn io(what: impl fmt::Display, error: std::io::Error) -> Self {
+        DistributionError::new(ErrorKind::Io, format!("{what}: {error}"))
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The same error with `context` in front of its message.
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        DistributionError {
+            kind: self.kind,
+            message: format!("{context}: {}", self.message),
+        }
+    }
+}
+
+impl fmt::Display for DistributionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DistributionError {}
+
+impl From<DistributionError> for toolhost_core::Error {
+    /// The core error with the matching code: `hash_mismatch` for digest
+    /// and hash mismatches, `untrusted` for signature refusals,
+    /// `unavailable` for an unreachable registry, `config` for references,
+    /// plain HTTP and credentials, `io` otherwise.
+    fn from(e: DistributionError) -> Self {
+        use toolhost_core::ErrorCode;
+        let code = match e.kind {
+            ErrorKind::DigestMismatch | ErrorKind::HashMismatch => ErrorCode::HashMismatch,
+            ErrorKind::Unsigned | ErrorKind::UnknownKey | ErrorKind::BadSignature => ErrorCode::Untrusted,
+            ErrorKind::Unreachable | ErrorKind::Unauthorized | ErrorKind::NotFound | ErrorKind::Registry => {
+                ErrorCode::Unavailable
+            }
+            ErrorKind::NotWasm => ErrorCode::InvalidComponent,
+            ErrorKind::Reference | ErrorKind::Insecure | ErrorKind::Credentials | ErrorKind::Key => {
+                ErrorCode::Config
+            }
+            ErrorKind::Io => ErrorCode::Io,
+        };
+        toolhost_core::Error::new(code, e.message)
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = DistributionError> = std::result::Result<T, E>;

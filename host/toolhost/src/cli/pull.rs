@@ -1,0 +1,82 @@
+//! `toolhost pull oci://HOST/REPO(:TAG|@sha256:…) [-o FILE] [--key PUB]`: a
+//! component from an OCI registry, with its signature as `FILE.minisig`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+use toolhost::distribution::signature::signature_path;
+use toolhost::distribution::{OciClient, OciReference, PublicKey, TrustedKeys};
+use toolhost::{ComponentHash, Error};
+
+use super::args::RegistryArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct PullArgs {
+    /// What: oci://HOST[:PORT]/REPOSITORY:TAG or …@sha256:DIGEST (the
+    /// manifest and the component are checked against their digests).
+    reference: String,
+    /// Where to write the component [default: the repository's last part
+    /// with `.wasm`, in this folder]. A signature goes to `FILE.minisig`.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Refuse the component unless one of these public keys signed it
+    /// (repeatable; minisign public key files).
+    #[arg(long = "key", value_name = "PUB")]
+    keys: Vec<PathBuf>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+pub(crate) async fn run(args: PullArgs) -> anyhow::Result<ExitCode> {
+    match pull(&args).await {
+        Ok(out) => {
+            println!("{out}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Ok(super::print_error(&e)),
+    }
+}
+
+async fn pull(args: &PullArgs) -> Result<serde_json::Value, Error> {
+    let reference = OciReference::parse(&args.reference)?;
+    let keys = args
+        .keys
+        .iter()
+        .map(|k| PublicKey::from_file(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let client = OciClient::new(args.registry.options());
+    let pulled = client.pull(&reference).await?;
+    let signature = if keys.is_empty() {
+        None
+    } else {
+        let status = TrustedKeys::from_keys(keys).check(
+            &reference.to_string(),
+            &pulled.bytes,
+            &pulled.signatures,
+            true,
+        )?;
+        Some(status)
+    };
+    let output = args.output.clone().unwrap_or_else(|| {
+        let name = reference.repository().rsplit('/').next().unwrap_or("component");
+        PathBuf::from(format!("{name}.wasm"))
+    });
+    let write = |path: &PathBuf, bytes: &[u8]| {
+        std::fs::write(path, bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    };
+    write(&output, &pulled.bytes)?;
+    if let Some(first) = pulled.signatures.first() {
+        write(&signature_path(&output), first.text().as_bytes())?;
+    }
+    Ok(json!({
+        "reference": reference.to_string(),
+        "digest": pulled.digest,
+        "pinned": reference.with_digest(&pulled.digest).to_string(),
+        "hash": ComponentHash::of(&pulled.bytes),
+        "file": output,
+        "signatures": pulled.signatures.iter().map(|s| s.key_id()).collect::<Vec<_>>(),
+        "verified": signature,
+    }))
+}

@@ -1,0 +1,165 @@
+//! Where plugins come from besides a file: OCI registries (`source =
+//! "oci://…"`, `[oci]`), and who must have signed them (`[signatures]`).
+//!
+//! ```toml
+//! [signatures]
+//! trusted_keys = ["keys/release.pub"]  # minisign public key files (relative to this file) or base64 keys
+//! require_signature = true             # every plugin (or per plugin: require_signature = true)
+//!
+//! [oci]
+//! insecure = ["registry.lan:5000"]     # plain HTTP besides loopback registries
+//! poll_interval_s = 300                # re-pull tags every 5 minutes (also on SIGHUP)
+//!
+//! [[plugins]]
+//! source = "oci://registry.example.com/tools/hello:1.2"
+//! hash = "blake3:..."                  # optional pin, as for a file
+//! ```
+//!
+//! A `source` is pulled at start and on every reload, through the pull
+//! cache under the storage folder (`STORAGE/oci`, by manifest digest and by
+//! blake3 identity): a digest reference already cached is not pulled again,
+//! and when the registry cannot be reached a cached copy is served and the
+//! status says so. A file plugin's signature is `FILE.minisig`; a pulled
+//! one's travels with it in the registry. Credentials come from the
+//! environment or the Docker config file (see
+//! [`crate::distribution::auth`]), never from this file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::Config;
+use crate::distribution::{
+    ClientOptions, OciClient, OciReference, Origin, PublicKey, PullCache, Signature, SignatureStatus,
+    TrustedKeys,
+};
+use crate::error::{Error, ErrorCode, Result};
+
+/// The `[signatures]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignaturesConfig {
+    /// The minisign public keys trusted to sign plugins: key files
+    /// (relative to the config file) or base64 keys (`RW…`).
+    #[serde(default)]
+    pub trusted_keys: Vec<String>,
+    /// Refuse every plugin that no trusted key signed.
+    #[serde(default)]
+    pub require_signature: bool,
+}
+
+/// The `[oci]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OciConfig {
+    /// Registries (`HOST[:PORT]`) spoken to in plain HTTP besides the
+    /// loopback ones.
+    #[serde(default)]
+    pub insecure: Vec<String>,
+    /// While serving, reload the plugins (re-pull every `source`) this often,
+    /// in seconds; default: only on SIGHUP.
+    pub poll_interval_s: Option<u64>,
+}
+
+/// What loading plugins from files and registries needs, made once.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    trusted: TrustedKeys,
+    client: OciClient,
+    cache: PullCache,
+}
+
+/// A component's bytes and what came with them.
+#[derive(Debug, Clone)]
+pub(crate) struct Acquired {
+    pub bytes: Vec<u8>,
+    pub signatures: Vec<Signature>,
+    /// The manifest digest, for a pulled component.
+    pub digest: Option<String>,
+    /// Where a pulled component came from.
+    pub origin: Option<Origin>,
+}
+
+impl Config {
+    /// The trusted keys of `[signatures]`.
+    ///
+    /// # Errors
+    ///
+    /// `config` when an entry is neither a readable key file nor a key.
+    pub fn trusted_keys(&self) -> Result<TrustedKeys> {
+        let keys = self
+            .signatures
+            .trusted_keys
+            .iter()
+            .map(|entry| {
+                let path = self.base_dir.join(entry);
+                if path.exists() {
+                    PublicKey::from_file(&path)
+                } else {
+                    PublicKey::parse(entry, "a key in [signatures] trusted_keys")
+                        .map_err(|e| e.context(format!("{} is not a file and", path.display())))
+                }
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::new(ErrorCode::Config, format!("[signatures] trusted_keys: {e}")))?;
+        Ok(TrustedKeys::from_keys(keys))
+    }
+
+    /// What plugins are loaded with: the trusted keys, the OCI client (with
+    /// `[oci] insecure`) and the pull cache in `STORAGE/oci`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::trusted_keys`].
+    pub fn sources(&self) -> Result<Sources> {
+        Ok(Sources {
+            trusted: self.trusted_keys()?,
+            client: OciClient::new(ClientOptions {
+                insecure: self.oci.insecure.clone(),
+            }),
+            cache: PullCache::new(self.storage_dir().join("oci")),
+        })
+    }
+}
+
+impl Sources {
+    /// The component file at `path` and its `FILE.minisig`.
+    pub(crate) async fn file(&self, path: &Path) -> Result<Acquired> {
+        let bytes = tokio::fs::read(path)
+            .await
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let signatures = Signature::next_to(path)?.into_iter().collect();
+        Ok(Acquired {
+            bytes,
+            signatures,
+            digest: None,
+            origin: None,
+        })
+    }
+
+    /// The component at `reference`, through the pull cache.
+    pub(crate) async fn oci(&self, reference: &OciReference) -> Result<Acquired> {
+        let fetched = self.cache.fetch(&self.client, reference).await?;
+        Ok(Acquired {
+            bytes: fetched.pulled.bytes,
+            signatures: fetched.pulled.signatures,
+            digest: Some(fetched.pulled.digest),
+            origin: Some(fetched.origin),
+        })
+    }
+
+    /// Judges `acquired`'s signatures (see
+    /// [`crate::distribution::signature`] for the policy).
+    pub(crate) fn check(&self, what: &str, acquired: &Acquired, required: bool) -> Result<SignatureStatus> {
+        Ok(self
+            .trusted
+            .check(what, &acquired.bytes, &acquired.signatures, required)?)
+    }
+}
+
+/// A plugin's place: a file (relative to the config file) or an OCI source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    File(PathBuf),
+    Oci(OciReference),
+}
