@@ -225,3 +225,145 @@ dirs = [{{ host = "ws", guest = "/workspace", mode = "rw" }}]
     ]);
     assert!(stdout(&err).contains("error_code"), "{}", stdout(&err));
 }
+
+/// `toolhost bench … --json`: the output a machine reads.
+fn bench_json(plugin_name: &str, tool: &str, args: &str, extra: &[&str]) -> (Output, Value) {
+    let path = plugin(plugin_name);
+    let mut argv = vec![
+        "bench",
+        &path,
+        tool,
+        args,
+        "--calls",
+        "40",
+        "--cold-loads",
+        "1",
+        "--warm-loads",
+        "2",
+        "--json",
+    ];
+    argv.extend_from_slice(extra);
+    let out = toolhost(&argv);
+    let json = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, json)
+}
+
+#[test]
+fn bench_reports_every_figure_beside_its_floor() {
+    let (out, report) = bench_json("hello", "greet", r#"{"name":"Ada"}"#, &["--concurrency", "1,4"]);
+    assert!(out.status.success(), "{report}");
+    // Not a terminal: no progress bar on stderr.
+    assert!(
+        !out.stderr.contains(&b'\r'),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for load in ["cold_ms", "warm_ms"] {
+        let figure = &report["load"][load];
+        let (t, f) = (
+            figure["toolhost"].as_f64().unwrap(),
+            figure["floor"].as_f64().unwrap(),
+        );
+        assert!(t > 0.0 && f > 0.0, "{load}: {figure}");
+        assert!(
+            (figure["ratio"].as_f64().unwrap() - t / f).abs() < 1e-9,
+            "{figure}"
+        );
+    }
+    let levels = report["levels"].as_array().unwrap();
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["concurrency"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 4]
+    );
+    for level in levels {
+        for side in ["toolhost", "floor"] {
+            let stats = &level[side];
+            assert_eq!(stats["calls"], 40, "{side}: {stats}");
+            assert_eq!(stats["errors"], 0, "{side}: {stats}");
+            for key in ["p50_us", "p99_us", "mean_us", "calls_per_sec"] {
+                assert!(stats[key].as_f64().unwrap() > 0.0, "{side} {key}: {stats}");
+            }
+            assert!(stats["p99_us"].as_f64() >= stats["p50_us"].as_f64(), "{stats}");
+            assert!(stats["peak_memory_bytes"].as_u64().unwrap() > 0, "{stats}");
+        }
+        // The same code runs on both sides: the same fuel, the same memory.
+        assert_eq!(
+            level["toolhost"]["fuel_per_call"], level["floor"]["fuel_per_call"],
+            "{level}"
+        );
+        assert!(level["toolhost"]["fuel_per_call"].as_u64().unwrap() > 0);
+        assert_eq!(
+            level["toolhost"]["peak_memory_bytes"],
+            level["floor"]["peak_memory_bytes"]
+        );
+        assert!(level["p50_ratio"].as_f64().unwrap() > 0.0, "{level}");
+    }
+    assert_eq!(report["floor_unavailable"], Value::Null);
+    assert_eq!(report["tool"], "greet");
+}
+
+#[test]
+fn bench_prints_a_table_for_people() {
+    let out = toolhost(&[
+        "bench",
+        &plugin("hello"),
+        "greet",
+        r#"{"name":"Ada"}"#,
+        "--calls",
+        "10",
+        "--concurrency",
+        "2",
+        "--cold-loads",
+        "1",
+        "--warm-loads",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = stdout(&out);
+    for needle in ["bare wasmtime", "cold", "warm", "floor p50", "per call: fuel"] {
+        assert!(table.contains(needle), "{needle} missing:\n{table}");
+    }
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("2 "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.ends_with('x'), "{row}");
+}
+
+#[test]
+fn bench_of_a_tool_that_calls_the_host_has_no_floor() {
+    let (out, report) = bench_json(
+        "chatty",
+        "chatter",
+        r#"{"lines":1,"records":1}"#,
+        &["--concurrency", "2"],
+    );
+    assert!(out.status.success(), "{report}");
+    let why = report["floor_unavailable"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(why.contains("toolhost's imports"), "{why}");
+    assert_eq!(report["levels"][0]["floor"], Value::Null);
+    assert_eq!(report["levels"][0]["toolhost"]["errors"], 0, "{report}");
+}
+
+#[test]
+fn bench_of_a_failing_tool_says_why() {
+    let out = toolhost(&["bench", &plugin("panic"), "explode", r#"{"n":1}"#, "--calls", "4"]);
+    assert_eq!(out.status.code(), Some(1));
+    let error: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(error["error_code"], "trap", "{error}");
+    let out = toolhost(&["bench", &plugin("hello"), "greet", "{}", "--concurrency", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let error: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(error["error_code"], "config", "{error}");
+}

@@ -267,7 +267,13 @@ impl HttpServer {
         }
     }
 
-    fn addr(&self) -> String {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's `HOST:PORT`.
+    pub fn addr(&self) -> String {
         self.url
             .trim_start_matches("http://")
             .trim_end_matches("/mcp")
@@ -416,6 +422,13 @@ impl StdioServer {
     pub fn call(&mut self, id: i64, name: &str, arguments: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
         self.answer(&json!(id))["result"].clone()
+    }
+
+    /// Checks that the server still serves: a `greet` call as request `id`
+    /// succeeds (the server was started with `hello`).
+    pub fn assert_serves(&mut self, id: i64) {
+        let ok = self.call(id, "greet", json!({"name": "Ada"}));
+        assert_eq!(ok["isError"], false, "{ok}");
     }
 
     /// Reads one message (every stdout line must be JSON-RPC).

@@ -17,6 +17,11 @@
 //! Notifications never get answers (JSON-RPC forbids them); a bad one is
 //! logged and dropped. Unknown methods reach rmcp, which answers `-32601`.
 //!
+//! The buffers are bounded: a line is kept up to [`MAX_LINE_BYTES`], and
+//! at most [`MAX_IN_FLIGHT`] requests are read and not yet answered, so a
+//! client that sends faster than it reads its answers (or never reads
+//! them) stalls its own input instead of filling the server's memory.
+//!
 //! Over streamable HTTP the same [`classify`] runs on each POST body, and a
 //! malformed one gets HTTP 400 with the same JSON-RPC error (413 past the
 //! size limit) instead of rmcp's bare 415.
@@ -25,15 +30,16 @@
 //! own parse (so that what passes is exactly what rmcp accepts), and the
 //! answers must share rmcp's writer.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
 
 use rmcp::RoleServer;
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
 /// The longest line read; a longer one is answered with `-32600` and
 /// discarded.
@@ -213,13 +219,32 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// How many requests one stdio session may have outstanding (read but not
+/// yet answered, the answer written out): past it, no more input is read
+/// until an answer has been written. A client that never reads its
+/// answers thus holds at most this many in the server, not one per line it
+/// sends.
+pub const MAX_IN_FLIGHT: usize = 256;
+
 /// An rmcp server transport over a line reader and writer (stdin and
 /// stdout) that answers malformed requests itself (see the module
-/// documentation).
+/// documentation), bounds the requests in flight ([`MAX_IN_FLIGHT`]), and
+/// loses no line when rmcp drops a `receive` half-way (it does, whenever
+/// another event wins its `select!`): a partly read line stays in the
+/// transport, and answers are written by tasks of their own.
 pub struct GuardedStdio<R, W> {
     reader: R,
     writer: Arc<Mutex<W>>,
+    /// The line being read (its head only, once it is past the limit).
     buffer: Vec<u8>,
+    /// Whether the line being read went past [`MAX_LINE_BYTES`].
+    cut: bool,
+    /// A free place among the requests in flight, taken before a line is
+    /// read, held by the request until its answer is written.
+    slot: Option<OwnedSemaphorePermit>,
+    slots: Arc<Semaphore>,
+    /// The places of the requests in flight, by id.
+    outstanding: Arc<std::sync::Mutex<HashMap<RequestId, OwnedSemaphorePermit>>>,
 }
 
 impl<R, W> std::fmt::Debug for GuardedStdio<R, W> {
@@ -239,40 +264,56 @@ where
             reader,
             writer: Arc::new(Mutex::new(writer)),
             buffer: Vec::new(),
+            cut: false,
+            slot: None,
+            slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            outstanding: Arc::default(),
         }
     }
 
-    /// Reads one line into the buffer, at most [`MAX_LINE_BYTES`] of it.
-    /// Returns `None` at the end of input, `Some(true)` for a whole line,
-    /// `Some(false)` for one cut at the limit (the rest discarded; the
-    /// buffer keeps its head).
+    /// Reads the rest of one line into the buffer, at most
+    /// [`MAX_LINE_BYTES`] of it. Returns `None` at the end of input,
+    /// `Some(true)` for a whole line, `Some(false)` for one cut at the limit
+    /// (the rest discarded; the buffer keeps its head). Cancel-safe: what
+    /// was read stays in `self` for the next call.
     async fn read_line(&mut self) -> std::io::Result<Option<bool>> {
-        self.buffer.clear();
-        let mut whole = true;
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                let read_any = !self.buffer.is_empty() || !whole;
-                return Ok(read_any.then_some(whole));
+                let read_any = !self.buffer.is_empty() || self.cut;
+                return Ok(read_any.then_some(!self.cut));
             }
             let newline = available.iter().position(|b| *b == b'\n');
             let take = newline.map_or(available.len(), |p| p + 1);
-            if whole {
+            if !self.cut {
                 let room = MAX_LINE_BYTES.saturating_sub(self.buffer.len());
                 let chunk = &available[..take];
                 let end = chunk.strip_suffix(b"\n").unwrap_or(chunk);
                 if end.len() > room {
                     // Keep the head (to find the id), drop the rest.
-                    self.buffer.extend_from_slice(&end[..room.min(ID_SCAN_BYTES)]);
-                    whole = false;
+                    self.buffer.truncate(ID_SCAN_BYTES);
+                    let fill = ID_SCAN_BYTES.saturating_sub(self.buffer.len()).min(end.len());
+                    self.buffer.extend_from_slice(&end[..fill]);
+                    self.cut = true;
                 } else {
                     self.buffer.extend_from_slice(end);
                 }
             }
             self.reader.consume(take);
             if newline.is_some() {
-                return Ok(Some(whole));
+                return Ok(Some(!self.cut));
             }
+        }
+    }
+
+    /// Starts a new line: the buffer emptied (and given back to the
+    /// allocator after a large line).
+    fn next_line(&mut self) {
+        self.cut = false;
+        if self.buffer.capacity() > LARGE_LINE_BYTES {
+            self.buffer = Vec::new();
+        } else {
+            self.buffer.clear();
         }
     }
 
@@ -284,6 +325,9 @@ where
         w.flush().await
     }
 }
+
+/// A line buffer larger than this is freed after its line.
+const LARGE_LINE_BYTES: usize = 1 << 20;
 
 impl<R, W> Transport<RoleServer> for GuardedStdio<R, W>
 where
@@ -297,11 +341,31 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
-        async move { Self::write(&writer, &item).await }
+        let answered = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            _ => None,
+        };
+        let outstanding = Arc::clone(&self.outstanding);
+        async move {
+            let written = Self::write(&writer, &item).await;
+            if let Some(id) = answered {
+                // Written (or failed): the request's place is free.
+                outstanding
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+            }
+            written
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            if self.slot.is_none() {
+                let slot = Arc::clone(&self.slots).acquire_owned().await.ok()?;
+                self.slot = Some(slot);
+            }
             let whole = match self.read_line().await {
                 Ok(Some(whole)) => whole,
                 Ok(None) => return None,
@@ -310,6 +374,8 @@ where
                     return None;
                 }
             };
+            // From here to the end of the iteration nothing awaits: the
+            // line is handled whole, whatever happens to this future.
             let line = if whole {
                 classify(&self.buffer)
             } else {
@@ -320,14 +386,39 @@ where
                     &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
                 )
             };
+            self.next_line();
+            let slot = self.slot.take();
             match line {
-                Line::Message(message) => return Some(*message),
+                Line::Message(message) => {
+                    let mut outstanding = self.outstanding.lock().unwrap_or_else(PoisonError::into_inner);
+                    match &*message {
+                        JsonRpcMessage::Request(request) => {
+                            if let Some(slot) = slot {
+                                outstanding.insert(request.id.clone(), slot);
+                            }
+                        }
+                        JsonRpcMessage::Notification(notification) => {
+                            // A cancelled request may never be answered.
+                            if let ClientNotification::CancelledNotification(cancel) =
+                                &notification.notification
+                                && let Some(id) = &cancel.params.request_id
+                            {
+                                outstanding.remove(id);
+                            }
+                        }
+                        _ => {}
+                    }
+                    return Some(*message);
+                }
                 Line::Skip => {}
                 Line::Answer(answer) => {
-                    if let Err(e) = Self::write(&self.writer, &answer).await {
-                        tracing::warn!("writing an MCP error answer failed: {e}");
-                        return None;
-                    }
+                    let writer = Arc::clone(&self.writer);
+                    tokio::spawn(async move {
+                        if let Err(e) = Self::write(&writer, &answer).await {
+                            tracing::warn!("writing an MCP error answer failed: {e}");
+                        }
+                        drop(slot);
+                    });
                 }
             }
         }

@@ -39,6 +39,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use crate::cache::CompileCache;
+use crate::gate::{InstanceGate, InstancePlace};
 use crate::sandbox::SandboxState;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::Limits;
@@ -52,8 +53,13 @@ pub struct EngineConfig {
     /// back to on-demand allocation and logs a warning.
     pub pooling: bool,
     /// How many component instances may be alive at once in the pool, that is,
-    /// how many calls can run concurrently (default 128).
+    /// how many calls can run concurrently (default 128). Calls past it wait
+    /// (see [`crate::gate`]).
     pub max_concurrent_instances: u32,
+    /// How many calls may wait for an instance when all are in use
+    /// (default 1024); past that, a call is refused at once with
+    /// `unavailable`.
+    pub max_waiting_calls: usize,
     /// The ceiling for any plugin's memory limit, in bytes (default 1 GiB):
     /// the size of one pool slot. A plugin asking for more is refused at load.
     pub max_memory_bytes: u64,
@@ -77,6 +83,7 @@ impl Default for EngineConfig {
         EngineConfig {
             pooling: true,
             max_concurrent_instances: 128,
+            max_waiting_calls: 1024,
             max_memory_bytes: 1 << 30,
             max_wasm_stack: 8 << 20,
             epoch_tick: Duration::from_millis(10),
@@ -102,6 +109,8 @@ pub const MAX_STACK_TIERS: usize = 4;
 pub(crate) struct EngineInner {
     /// The primary wasmtime engine, whose stack limit is the default one.
     pub(crate) wasmtime: wasmtime::Engine,
+    /// Admission to its instance pool.
+    pub(crate) gate: InstanceGate,
     pub(crate) linker: Linker<SandboxState>,
     pub(crate) config: EngineConfig,
     pub(crate) cache: Option<CompileCache>,
@@ -114,6 +123,8 @@ pub(crate) struct EngineInner {
 pub(crate) struct StackTier {
     pub(crate) stack_bytes: usize,
     pub(crate) wasmtime: wasmtime::Engine,
+    /// Admission to its instance pool.
+    pub(crate) gate: InstanceGate,
     pub(crate) linker: Linker<SandboxState>,
 }
 
@@ -178,8 +189,10 @@ impl Engine {
             None => None,
         };
         let ticker = Ticker::start(wasmtime.clone(), config.epoch_tick)?;
+        let gate = InstanceGate::new(config.max_concurrent_instances as usize, config.max_waiting_calls);
         Ok(Engine {
             inner: Arc::new(EngineInner {
+                gate,
                 wasmtime,
                 linker,
                 config,
@@ -239,6 +252,10 @@ impl Engine {
         }
         let tier = Arc::new(StackTier {
             stack_bytes,
+            gate: InstanceGate::new(
+                inner.config.max_concurrent_instances as usize,
+                inner.config.max_waiting_calls,
+            ),
             linker: crate::sandbox::linker(&wasmtime)?,
             wasmtime: wasmtime.clone(),
         });
@@ -250,6 +267,15 @@ impl Engine {
             "built a stack tier"
         );
         Ok(Some(tier))
+    }
+
+    /// A place in the pool of the engine for `stack_bytes` (see
+    /// [`crate::gate`]), for a call nested `depth` deep.
+    pub(crate) async fn instance_place(&self, stack_bytes: usize, depth: u32) -> Result<InstancePlace> {
+        match self.stack_tier(stack_bytes)? {
+            None => self.inner.gate.enter(depth).await,
+            Some(tier) => tier.gate.enter(depth).await,
+        }
     }
 
     /// The stack sizes served besides the default one, in bytes, in the
@@ -272,6 +298,35 @@ impl Engine {
     /// The underlying wasmtime engine (for benchmarks and advanced embedding).
     pub fn wasmtime(&self) -> &wasmtime::Engine {
         &self.inner.wasmtime
+    }
+
+    /// The most memory the primary engine's instance pool keeps resident
+    /// between calls, in bytes, once every slot has been used: each linear
+    /// memory slot keeps up to [`POOL_MEMORY_KEEP_RESIDENT`] bytes, each
+    /// table slot [`POOL_TABLE_KEEP_RESIDENT`], and each async stack the
+    /// pages a call touched (up to its whole size; stacks are not zeroed).
+    /// A host's resident memory grows towards this as more slots get used:
+    /// that is the pool warming up, not a leak. `None` without pooling.
+    pub fn pool_resident_ceiling(&self) -> Option<u64> {
+        let pool = PoolShape::of(&self.inner.config);
+        self.is_pooling().then(|| {
+            let stack = async_stack_size(self.inner.config.default_limits.wasm_stack_bytes) as u64;
+            u64::from(pool.memories) * POOL_MEMORY_KEEP_RESIDENT as u64
+                + u64::from(pool.tables) * POOL_TABLE_KEEP_RESIDENT as u64
+                + u64::from(pool.stacks) * stack
+        })
+    }
+
+    /// How many calls wait for an instance now (every stack size), and how
+    /// many instances are in use.
+    pub fn instance_queue(&self) -> (usize, usize) {
+        let inner = &self.inner;
+        let tiers = inner.tiers.lock().unwrap_or_else(PoisonError::into_inner);
+        tiers
+            .iter()
+            .map(|t| &t.gate)
+            .chain([&inner.gate])
+            .fold((0, 0), |(w, u), g| (w + g.waiting(), u + g.in_use()))
     }
 
     /// The number of ticks the ticker has produced so far.
@@ -299,18 +354,51 @@ fn check_stack(config: &EngineConfig, stack: usize, what: &str) -> Result<()> {
 /// Head room on a call's fiber stack for the host code wasm calls into.
 const HOST_STACK_HEADROOM: usize = 1 << 20;
 
+/// How much of a linear memory slot the pool keeps resident (and resets)
+/// between calls.
+pub const POOL_MEMORY_KEEP_RESIDENT: usize = 1 << 20;
+
+/// How much of a table slot the pool keeps resident between calls.
+pub const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
+
+/// The async (fiber) stack of a call whose WebAssembly stack limit is
+/// `wasm_stack` bytes.
+fn async_stack_size(wasm_stack: usize) -> usize {
+    wasm_stack.saturating_add(HOST_STACK_HEADROOM).max(2 << 20)
+}
+
+/// How many of each thing the instance pool holds.
+struct PoolShape {
+    instances: u32,
+    memories: u32,
+    tables: u32,
+    stacks: u32,
+}
+
+impl PoolShape {
+    // One call instantiates one component; a component holds a handful of
+    // core instances (a Rust guest: 2-4; an interpreter-based one: ~10).
+    fn of(config: &EngineConfig) -> PoolShape {
+        let n = config.max_concurrent_instances.max(1);
+        PoolShape {
+            instances: n,
+            memories: n.saturating_mul(4),
+            tables: n.saturating_mul(8),
+            stacks: n,
+        }
+    }
+}
+
 fn build_wasmtime(config: &EngineConfig, stack: usize, strategy: Strategy) -> Result<wasmtime::Engine> {
     let allocation = match strategy {
         Strategy::Pooling => {
-            let n = config.max_concurrent_instances.max(1);
+            let shape = PoolShape::of(config);
             let mut pool = PoolingAllocationConfig::default();
-            // One call instantiates one component; a component holds a handful of
-            // core instances (a Rust guest: 2-4; an interpreter-based one: ~10).
-            pool.total_component_instances(n)
-                .total_core_instances(n.saturating_mul(16))
-                .total_memories(n.saturating_mul(4))
-                .total_tables(n.saturating_mul(8))
-                .total_stacks(n)
+            pool.total_component_instances(shape.instances)
+                .total_core_instances(shape.instances.saturating_mul(16))
+                .total_memories(shape.memories)
+                .total_tables(shape.tables)
+                .total_stacks(shape.stacks)
                 .max_core_instances_per_component(64)
                 .max_memories_per_component(8)
                 .max_tables_per_component(16)
@@ -324,8 +412,8 @@ fn build_wasmtime(config: &EngineConfig, stack: usize, strategy: Strategy) -> Re
                 .max_memory_size(usize::try_from(config.max_memory_bytes).unwrap_or(usize::MAX))
                 // Keep recently used slots warm: a fresh instance per call is the
                 // common case, and re-faulting its pages costs more than keeping them.
-                .linear_memory_keep_resident(1 << 20)
-                .table_keep_resident(64 << 10)
+                .linear_memory_keep_resident(POOL_MEMORY_KEEP_RESIDENT)
+                .table_keep_resident(POOL_TABLE_KEEP_RESIDENT)
                 // Where the kernel can say which pages a call dirtied (Linux
                 // 6.7+, PAGEMAP_SCAN), reset only those instead of memsetting
                 // the whole kept-resident region after every call.
@@ -339,7 +427,7 @@ fn build_wasmtime(config: &EngineConfig, stack: usize, strategy: Strategy) -> Re
         .consume_fuel(true)
         .epoch_interruption(true)
         .max_wasm_stack(stack)
-        .async_stack_size(stack.saturating_add(HOST_STACK_HEADROOM).max(2 << 20))
+        .async_stack_size(async_stack_size(stack))
         .cranelift_opt_level(OptLevel::Speed)
         .allocation_strategy(allocation);
     if strategy == Strategy::OnDemandFallback {

@@ -13,6 +13,7 @@
 //! | the per-call sandbox: WASI, limiter, captured output, the linker | [`sandbox`] |
 //! | capabilities: declared by a component, granted by the operator | [`capabilities`] |
 //! | outbound HTTP: host policy, secrets, budgets | [`http`] |
+//! | the bare-wasmtime floor benchmarks compare against | [`floor`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost_core::Result<()> {
@@ -31,6 +32,8 @@ pub mod cache;
 pub mod capabilities;
 pub mod component;
 pub mod engine;
+pub mod floor;
+mod gate;
 pub mod http;
 pub mod sandbox;
 

@@ -11,8 +11,9 @@
 //!   `Component::deserialize` of bytes already in memory;
 //! - `call/toolhost`: one `greet` call in a fresh sandboxed instance (store,
 //!   limiter, fuel, epoch deadline, WASI context with capped pipes, output
-//!   checks) vs. `call/bare`: a bare `InstancePre::instantiate_async` plus the
-//!   same call, with a minimal WASI store;
+//!   checks) vs. `call/bare`: the floor (`toolhost::floor::BareComponent`),
+//!   a bare `InstancePre::instantiate_async` of the same compiled code plus
+//!   the same call, with a minimal WASI store;
 //! - `call/dispatch`: the same call through the whole dispatch pipeline
 //!   (lookup, toolsets, schema validation, execution task, event);
 //! - `nested/*`: a plugin (`caller`) making 8 nested calls through dispatch,
@@ -26,26 +27,9 @@
 mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use toolhost::bindings::latest::PluginPre;
+use toolhost::floor::{self, BareCall, BareComponent};
 use toolhost::registry::RegisterComponent;
 use toolhost::{Engine, EngineConfig, LoadOptions};
-use wasmtime::Store;
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-
-struct Bare {
-    wasi: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for Bare {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
 
 fn benches(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -66,7 +50,7 @@ fn benches(c: &mut Criterion) {
     let mut load = c.benchmark_group("load");
     load.sample_size(10);
     load.bench_function("bare/compile", |b| {
-        b.iter(|| Component::new(uncached.wasmtime(), &bytes).unwrap())
+        b.iter(|| floor::compile(uncached.wasmtime(), &bytes).unwrap())
     });
     load.bench_function("cold", |b| {
         b.iter(|| {
@@ -74,16 +58,9 @@ fn benches(c: &mut Criterion) {
                 .unwrap()
         })
     });
-    let serialized = Component::new(cached.wasmtime(), &bytes)
-        .unwrap()
-        .serialize()
-        .unwrap();
+    let serialized = floor::serialize(&floor::compile(cached.wasmtime(), &bytes).unwrap()).unwrap();
     load.bench_function("bare/deserialize", |b| {
-        b.iter(|| {
-            // SAFETY: `serialized` was produced by `Component::serialize` on
-            // this same engine just above, and is not modified.
-            unsafe { Component::deserialize(cached.wasmtime(), &serialized) }.unwrap()
-        })
+        b.iter(|| floor::deserialize(cached.wasmtime(), &serialized).unwrap())
     });
     load.bench_function("warm", |b| {
         b.iter(|| {
@@ -96,33 +73,15 @@ fn benches(c: &mut Criterion) {
     let hello = rt
         .block_on(cached.load(bytes.clone(), LoadOptions::default()))
         .unwrap();
-    let wasmtime = cached.wasmtime().clone();
-    let component = Component::new(&wasmtime, &bytes).unwrap();
-    let mut linker: Linker<Bare> = Linker::new(&wasmtime);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
-    let bare_pre = PluginPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
+    let bare = BareComponent::new(&hello).unwrap();
     let args = r#"{"name":"Ada"}"#;
 
     let mut call = c.benchmark_group("call");
     call.bench_function("bare", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let mut store = Store::new(
-                    &wasmtime,
-                    Bare {
-                        wasi: WasiCtx::builder().build(),
-                        table: ResourceTable::new(),
-                    },
-                );
-                store.set_fuel(u64::MAX / 2).unwrap();
-                store.set_epoch_deadline(u64::MAX / 2);
-                let plugin = bare_pre.instantiate_async(&mut store).await.unwrap();
-                let out = plugin
-                    .toolhost_plugin_tool()
-                    .call_call_tool(&mut store, "greet", args)
-                    .await
-                    .unwrap();
-                assert!(out.is_ok());
+                let out = bare.call("greet", args).await;
+                assert!(matches!(out, BareCall::Answered { ok: true, .. }), "{out:?}");
             })
         })
     });

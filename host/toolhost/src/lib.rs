@@ -7,13 +7,13 @@
 //! | crate | holds | here as |
 //! |---|---|---|
 //! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, progress, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`spill`], [`redact`] |
-//! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`] |
+//! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP, the bare-wasmtime floor | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`], [`floor`] |
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
 //! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
-//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, the `toolhost` binary | [`config`], [`admin`] |
+//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary | [`config`], [`admin`], [`bench`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost::Result<()> {
@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod admin;
+pub mod bench;
 pub mod config;
 pub mod live;
 
@@ -36,7 +37,7 @@ pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, 
 pub use toolhost_distribution as distribution;
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;
-pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, http, sandbox};
+pub use toolhost_runtime::{bindings, cache, capabilities, component, engine, floor, http, sandbox};
 
 /// The registry (`toolhost_core::registry`), with registering a
 /// component's tools (`toolhost_runtime`).

@@ -292,6 +292,24 @@ impl LoadedComponent {
             deadline_at = deadline_at.min(d);
         }
         let engine = &self.engine.inner;
+        // A place in the pool first (waiting, if need be, until the
+        // deadline); it outlives the store, declared after it.
+        let waited = self.engine.instance_place(limits.wasm_stack_bytes, ctx.depth);
+        let _place = match tokio::time::timeout_at(deadline_at.into(), waited).await {
+            Ok(Ok(place)) => place,
+            Ok(Err(e)) => return Ran::failed(e),
+            Err(_elapsed) => {
+                let e = Error::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "the call waited for a free instance until its deadline ({} ms): all {} were in use; raise max_concurrent_instances, or send fewer calls at once",
+                        limits.timeout.as_millis(),
+                        engine.config.max_concurrent_instances
+                    ),
+                );
+                return Ran::failed(e);
+            }
+        };
         let state = match SandboxState::new(
             &limits,
             &self.capabilities,

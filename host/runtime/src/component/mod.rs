@@ -154,6 +154,11 @@ impl LoadedComponent {
         &self.engine
     }
 
+    /// Its compiled code, on the engine's primary wasmtime engine.
+    pub fn compiled(&self) -> &wasmtime::component::Component {
+        self.pre.instance_pre().component()
+    }
+
     /// Every tool of the component as a registry tool.
     pub fn wasm_tools(self: &Arc<Self>) -> Vec<WasmTool> {
         (0..self.tools.len())

@@ -262,3 +262,35 @@ fn parse_dir(spec: &str) -> Result<DirGrant, Error> {
         mode,
     })
 }
+
+/// How a component given on the command line is loaded: its limits, its
+/// grants, a pin (`call` and `bench` share them).
+#[derive(Debug, Args)]
+pub(crate) struct ComponentArgs {
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    grants: GrantArgs,
+    /// Refuse the component unless its hash is this (`blake3:...`).
+    #[arg(long)]
+    expect_hash: Option<String>,
+}
+
+impl ComponentArgs {
+    /// The load options the flags describe. The limits apply from the
+    /// start: `list-tools` at load runs under them too (a component may
+    /// need more memory just to start).
+    pub(crate) fn load_options(&self) -> Result<toolhost::LoadOptions, Error> {
+        let expected_hash = self
+            .expect_hash
+            .as_deref()
+            .map(str::parse::<toolhost::ComponentHash>)
+            .transpose()?;
+        Ok(toolhost::LoadOptions {
+            expected_hash,
+            grants: self.grants.grants()?,
+            limits: self.limits.overrides(),
+            ..toolhost::LoadOptions::default()
+        })
+    }
+}

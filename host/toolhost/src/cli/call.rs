@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use toolhost::{ComponentHash, Error, ErrorCode, LimitsOverride, LoadOptions};
+use toolhost::{Error, ErrorCode, LimitsOverride};
 
-use super::args::{EngineArgs, GrantArgs, LimitArgs};
+use super::args::{ComponentArgs, EngineArgs};
 
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
@@ -19,12 +19,7 @@ pub(crate) struct CallArgs {
     #[arg(default_value = "{}")]
     json_args: String,
     #[command(flatten)]
-    limits: LimitArgs,
-    #[command(flatten)]
-    grants: GrantArgs,
-    /// Refuse the component unless its hash is this (`blake3:...`).
-    #[arg(long)]
-    expect_hash: Option<String>,
+    component: ComponentArgs,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -40,24 +35,12 @@ pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn call(args: &CallArgs) -> Result<String, Error> {
-    let expected_hash = args
-        .expect_hash
-        .as_deref()
-        .map(str::parse::<ComponentHash>)
-        .transpose()?;
+    let options = args.component.load_options()?;
     let arguments = super::args::json_object(&args.json_args)?;
     let engine = args
         .engine
         .engine()
         .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
-    // The limits apply from the start: `list-tools` at load runs under
-    // them too (a component may need more memory just to start).
-    let options = LoadOptions {
-        expected_hash,
-        grants: args.grants.grants()?,
-        limits: args.limits.overrides(),
-        ..LoadOptions::default()
-    };
     let component = engine.load_file(&args.file, options).await?;
     let outcome = component
         .call(

@@ -1,6 +1,7 @@
 //! The command-line interface: one module per subcommand.
 
 mod args;
+mod bench;
 mod call;
 mod call_tool;
 mod check_command;
@@ -50,6 +51,9 @@ enum Command {
     CallTool(call_tool::CallToolArgs),
     /// Serve components' tools as an MCP server, over stdio or streamable HTTP.
     Serve(serve::ServeArgs),
+    /// Measure a tool's calls and loads as the host runs them, each beside
+    /// the bare-wasmtime floor for the same component, in the same run.
+    Bench(bench::BenchArgs),
     /// Push a component to an OCI registry (CNCF Wasm artifact layout),
     /// with its signature FILE.minisig when present.
     Push(push::PushArgs),
@@ -90,6 +94,7 @@ pub fn main() -> ExitCode {
             Command::Tools(args) => tools::run(args).await,
             Command::CallTool(args) => call_tool::run(args).await,
             Command::Serve(args) => serve::run(args).await,
+            Command::Bench(args) => bench::run(args).await,
             Command::Push(args) => push::run(args).await,
             Command::Pull(args) => pull::run(args).await,
             Command::Sign(args) => sign::run(args),

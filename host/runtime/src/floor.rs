@@ -1,0 +1,226 @@
+//! # The bare-wasmtime floor
+//!
+//! What a call or a load would cost with wasmtime alone, on the same
+//! engine (the same pooling settings, fuel and epoch interruption on) and
+//! the same compiled code: the floor that `toolhost bench` and the
+//! benchmarks put beside every toolhost figure, measured in the same run.
+//!
+//! A [`BareComponent`] call is a fresh instance from an `InstancePre` in a
+//! store holding an empty WASI context and a peak-memory counter, then
+//! `call-tool`: no limits but the engine's, no capabilities, no captured
+//! output, no output checks, no classification of failures. The
+//! `toolhost:plugin` imports (log, nested calls, progress) trap when
+//! called, so a tool that uses them has no floor ([`BareCall::Trapped`]).
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{ResourceLimiter, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::{WorldVersion, v0_1_0, v0_2_0};
+use crate::component::LoadedComponent;
+use toolhost_core::error::{Error, Result};
+
+/// The store of a bare call: an empty WASI context and the peak linear
+/// memory size.
+pub struct BareState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    peak_memory: usize,
+}
+
+impl std::fmt::Debug for BareState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BareState")
+            .field("peak_memory", &self.peak_memory)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WasiView for BareState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl ResourceLimiter for BareState {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.peak_memory = self.peak_memory.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
+}
+
+enum BarePre {
+    V0_1_0(v0_1_0::PluginPre<BareState>),
+    V0_2_0(v0_2_0::PluginPre<BareState>),
+}
+
+/// A loaded component's compiled code, linked for bare calls (see the
+/// module documentation).
+pub struct BareComponent {
+    engine: wasmtime::Engine,
+    pre: BarePre,
+}
+
+impl std::fmt::Debug for BareComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BareComponent")
+    }
+}
+
+/// What one bare call did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BareCall {
+    /// The tool answered (its JSON, or its error message).
+    Answered {
+        /// Whether the tool returned a result rather than an error.
+        ok: bool,
+        /// Fuel consumed, instantiation included.
+        fuel: u64,
+        /// The largest linear memory size reached, in bytes.
+        peak_memory_bytes: u64,
+    },
+    /// The guest trapped, or called a `toolhost:plugin` import (which the
+    /// floor does not provide): the message.
+    Trapped(String),
+}
+
+/// The fuel a bare call starts with: all it could want.
+const BARE_FUEL: u64 = u64::MAX / 2;
+
+impl BareComponent {
+    /// Links `component`'s compiled code, on its engine, for bare calls.
+    ///
+    /// # Errors
+    ///
+    /// `internal` when the code cannot be linked (it was linked once
+    /// already, with more imports, so this does not happen).
+    pub fn new(component: &LoadedComponent) -> Result<BareComponent> {
+        let compiled = component.compiled();
+        let engine = compiled.engine().clone();
+        let mut linker: Linker<BareState> = Linker::new(&engine);
+        let link = |e: wasmtime::Error| Error::internal(format!("linking the bare floor: {e:#}"));
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link)?;
+        linker.define_unknown_imports_as_traps(compiled).map_err(link)?;
+        let pre = linker.instantiate_pre(compiled).map_err(link)?;
+        let pre = match component.world() {
+            WorldVersion::V0_1_0 => BarePre::V0_1_0(v0_1_0::PluginPre::new(pre).map_err(link)?),
+            WorldVersion::V0_2_0 => BarePre::V0_2_0(v0_2_0::PluginPre::new(pre).map_err(link)?),
+        };
+        Ok(BareComponent { engine, pre })
+    }
+
+    /// Calls `tool` with `arguments` in a fresh bare instance.
+    pub async fn call(&self, tool: &str, arguments: &str) -> BareCall {
+        let state = BareState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            peak_memory: 0,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| s);
+        if let Err(e) = store.set_fuel(BARE_FUEL) {
+            return BareCall::Trapped(e.to_string());
+        }
+        store.set_epoch_deadline(u64::MAX / 2);
+        // The two versions' bindings are distinct types with the same calls.
+        macro_rules! call_tool {
+            ($pre:expr) => {
+                match $pre.instantiate_async(&mut store).await {
+                    Ok(plugin) => plugin
+                        .toolhost_plugin_tool()
+                        .call_call_tool(&mut store, tool, arguments)
+                        .await
+                        .map(|r| r.is_ok()),
+                    Err(e) => Err(e),
+                }
+            };
+        }
+        let ok = match &self.pre {
+            BarePre::V0_1_0(pre) => call_tool!(pre),
+            BarePre::V0_2_0(pre) => call_tool!(pre),
+        };
+        match ok {
+            Ok(ok) => BareCall::Answered {
+                ok,
+                fuel: BARE_FUEL.saturating_sub(store.get_fuel().unwrap_or(0)),
+                peak_memory_bytes: store.data().peak_memory as u64,
+            },
+            Err(e) => BareCall::Trapped(format!("{e:#}")),
+        }
+    }
+}
+
+/// Compiles `bytes` with wasmtime alone on `engine` (the cold-load floor).
+///
+/// # Errors
+///
+/// `invalid_component` with wasmtime's message.
+pub fn compile(engine: &wasmtime::Engine, bytes: &[u8]) -> Result<Component> {
+    Component::new(engine, bytes).map_err(|e| {
+        Error::new(
+            toolhost_core::error::ErrorCode::InvalidComponent,
+            format!("{e:#}"),
+        )
+    })
+}
+
+/// A component's compiled code as bytes, made only by [`serialize`] in
+/// this process (so [`deserialize`] can trust it).
+#[derive(Debug, Clone)]
+pub struct Serialized(Vec<u8>);
+
+impl Serialized {
+    /// The size of the compiled code, in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no bytes (never, for real code).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The compiled code of `component` as bytes.
+///
+/// # Errors
+///
+/// `internal` when wasmtime cannot serialize it.
+pub fn serialize(component: &Component) -> Result<Serialized> {
+    component
+        .serialize()
+        .map(Serialized)
+        .map_err(|e| Error::internal(format!("serializing compiled code: {e:#}")))
+}
+
+/// Turns [`serialize`]d code back into a component with wasmtime alone
+/// (the warm-load floor).
+///
+/// # Errors
+///
+/// `internal` when wasmtime refuses the bytes (an engine of another
+/// configuration).
+pub fn deserialize(engine: &wasmtime::Engine, code: &Serialized) -> Result<Component> {
+    // SAFETY: a `Serialized` is only made by `serialize`, from code
+    // wasmtime compiled in this process, and is never modified; wasmtime
+    // checks that `engine`'s configuration is compatible with it.
+    unsafe { Component::deserialize(engine, &code.0) }
+        .map_err(|e| Error::internal(format!("deserializing compiled code: {e:#}")))
+}

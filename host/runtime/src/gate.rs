@@ -1,0 +1,175 @@
+//! # Admission to an instance pool
+//!
+//! Every call runs in an instance of its own, and an engine's pool holds
+//! at most [`EngineConfig::max_concurrent_instances`](crate::engine::EngineConfig::max_concurrent_instances)
+//! at once. An [`InstanceGate`] admits calls to it, so that a burst of
+//! calls past that limit waits its turn instead of failing at random:
+//!
+//! - a call made by a client (depth 0) takes a free place or waits for
+//!   one, first come first served, in a queue of at most
+//!   [`EngineConfig::max_waiting_calls`](crate::engine::EngineConfig::max_waiting_calls);
+//!   past that it is refused at once (`unavailable`, saying so). Such
+//!   calls hold at most three quarters of the places: the rest are kept
+//!   for nested calls;
+//! - a nested call (a tool calling a tool) never waits: it takes a free
+//!   place or is refused (`unavailable`). Its caller holds a place while
+//!   it waits for the nested call, so nested calls that waited for places
+//!   held by their own callers could wait forever.
+//!
+//! Waiting counts against the call's deadline (its caller bounds the
+//! wait).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use toolhost_core::error::{Error, ErrorCode, Result};
+
+/// Admission to one wasmtime engine's pool (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct InstanceGate {
+    capacity: usize,
+    /// Every place in the pool.
+    all: Arc<Semaphore>,
+    /// The places calls from clients may hold.
+    top: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    max_waiting: usize,
+}
+
+/// A place in the pool, held while the call's instance is alive.
+#[derive(Debug)]
+pub(crate) struct InstancePlace {
+    _all: OwnedSemaphorePermit,
+    _top: Option<OwnedSemaphorePermit>,
+}
+
+/// Counts a waiting call while it waits.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl InstanceGate {
+    /// A gate for a pool of `capacity` instances, queueing at most
+    /// `max_waiting` calls.
+    pub(crate) fn new(capacity: usize, max_waiting: usize) -> InstanceGate {
+        let capacity = capacity.max(1);
+        let top = (capacity - capacity / 4).max(1);
+        InstanceGate {
+            capacity,
+            all: Arc::new(Semaphore::new(capacity)),
+            top: Arc::new(Semaphore::new(top)),
+            waiting: AtomicUsize::new(0),
+            max_waiting,
+        }
+    }
+
+    /// A place for a call nested `depth` deep (0: a client's call).
+    ///
+    /// # Errors
+    ///
+    /// `unavailable` when the queue is full (a client's call) or the pool
+    /// is (a nested call).
+    pub(crate) async fn enter(&self, depth: u32) -> Result<InstancePlace> {
+        if depth > 0 {
+            let all = Arc::clone(&self.all).try_acquire_owned().map_err(|_| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "all {} instances of the pool are in use, and a nested call does not wait for one (its caller holds one while it waits); try again, or raise max_concurrent_instances",
+                        self.capacity
+                    ),
+                )
+            })?;
+            return Ok(InstancePlace {
+                _all: all,
+                _top: None,
+            });
+        }
+        let top = match Arc::clone(&self.top).try_acquire_owned() {
+            Ok(top) => top,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
+                    self.waiting.fetch_sub(1, Ordering::AcqRel);
+                    return Err(Error::new(
+                        ErrorCode::Unavailable,
+                        format!(
+                            "the host is at capacity: every instance is in use and {} calls are waiting for one already (the most it queues); try again later, or raise max_concurrent_instances or max_waiting_calls",
+                            self.max_waiting
+                        ),
+                    ));
+                }
+                let _waiting = Waiting(&self.waiting);
+                Arc::clone(&self.top)
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| Error::internal("the instance gate was closed"))?
+            }
+        };
+        // Client calls hold at most `top` places, so one of the others is
+        // held by a nested call, which never waits: it frees up.
+        let all = Arc::clone(&self.all)
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::internal("the instance gate was closed"))?;
+        Ok(InstancePlace {
+            _all: all,
+            _top: Some(top),
+        })
+    }
+
+    /// How many calls wait for a place now.
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Acquire)
+    }
+
+    /// How many places are in use now.
+    pub(crate) fn in_use(&self) -> usize {
+        self.capacity - self.all.available_permits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn calls_past_the_pool_wait_and_past_the_queue_are_refused() {
+        let gate = Arc::new(InstanceGate::new(4, 2));
+        // Client calls hold at most 3 of the 4 places.
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(gate.enter(0).await.unwrap());
+        }
+        // A nested call takes the fourth; another finds none and is refused.
+        let nested = gate.enter(1).await.unwrap();
+        let refused = gate.enter(2).await.unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::Unavailable, "{refused}");
+        // Two client calls wait; a third is refused at once.
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let gate = Arc::clone(&gate);
+                tokio::spawn(async move { gate.enter(0).await.map(drop) })
+            })
+            .collect();
+        while gate.waiting() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let full = gate.enter(0).await.unwrap_err();
+        assert_eq!(full.code(), ErrorCode::Unavailable);
+        assert!(full.message().contains("2 calls are waiting"), "{full}");
+        assert_eq!(gate.in_use(), 4);
+        // Places freed: the waiters get in, in turn.
+        drop(held);
+        drop(nested);
+        for waiter in waiters {
+            waiter.await.unwrap().unwrap();
+        }
+        assert_eq!((gate.in_use(), gate.waiting()), (0, 0));
+    }
+}

@@ -1,0 +1,7 @@
+//! Tool arguments through dispatch into the plugins
+//! (see `toolhost_fuzz::tool_arguments`). Needs the plugins built (`plugins/build`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    toolhost_fuzz::tool_arguments(toolhost_fuzz::fixtures(&toolhost_fuzz::plugin_dir(), None), data)
+});
