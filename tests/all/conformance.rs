@@ -92,6 +92,28 @@ async fn every_first_party_plugin_passes() {
     assert_eq!(worlds, served);
 }
 
+/// The codemode interpreter is not a plugin: the host loads it itself for
+/// `[tools.codemode]`, under the built-in name `run_tools_script`, which the
+/// registry refuses from any plugin. It passes every check but `names`, and
+/// fails that one only for the reserved name.
+#[tokio::test]
+async fn the_codemode_interpreter_passes_every_check_but_its_reserved_name() {
+    let report = suite().run_async(&support::plugin_path("codemode")).await;
+    assert_eq!(report.tools, vec!["run_tools_script".to_string()]);
+    let failed: Vec<_> = report.failed().collect();
+    assert_eq!(failed.len(), 1, "{}", report.to_human());
+    assert_eq!(failed[0].check, CheckId::Names);
+    assert_eq!(failed[0].problems.len(), 1, "{}", report.to_human());
+    let problem = &failed[0].problems[0];
+    assert_eq!(problem.tool.as_deref(), Some("run_tools_script"));
+    assert!(problem.message.contains("reserved"), "{}", problem.message);
+    for check in &report.checks {
+        if check.check != CheckId::Names {
+            assert_eq!(check.status, Status::Passed, "{}", report.to_human());
+        }
+    }
+}
+
 /// One adversarial plugin and what the suite must say about it.
 struct Expect {
     plugin: &'static str,

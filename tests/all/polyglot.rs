@@ -395,3 +395,40 @@ fn a_grant_the_plugin_did_not_declare_warns() {
         );
     }
 }
+
+/// The examples pass conformance as their authors run it, with and without
+/// the grants they declare: every check passes (none is skipped, since both
+/// declare capabilities), and the `tools` import their toolchains add to
+/// every component is a note under `capabilities`, not a failure.
+#[test]
+fn the_examples_pass_conformance() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), NOTES).unwrap();
+    let dir = format!("{}:/workspace", workspace.path().display());
+    for plugin in EXAMPLES {
+        let name = plugin.name;
+        let path = path_of(plugin);
+        let granted = ["--env", "GREETING", "--dir", dir.as_str()];
+        for grants in [&[][..], &granted[..]] {
+            let mut args = vec!["conformance", path.as_str(), "--format", "json"];
+            args.extend_from_slice(grants);
+            let run = toolhost(&support::workspace_root(), &args, &[("GREETING", "Ahoy")]);
+            assert!(
+                run.ok,
+                "{name} {grants:?} failed conformance:\n{:#}\n{}",
+                run.json, run.stderr
+            );
+            assert_eq!(run.json["passed"], true, "{name}");
+            let checks = run.json["components"][0]["checks"].as_array().unwrap();
+            for check in checks {
+                assert_eq!(check["status"], "passed", "{name} {grants:?}: {check:#}");
+            }
+            let capabilities = checks.iter().find(|c| c["check"] == "capabilities").unwrap();
+            let notes = capabilities["notes"].to_string();
+            assert!(
+                notes.contains("toolhost:plugin/tools"),
+                "{name}: {capabilities:#}"
+            );
+        }
+    }
+}

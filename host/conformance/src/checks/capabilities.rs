@@ -63,7 +63,7 @@ pub(crate) fn check(
     );
     let problems = mismatches(&declared, artifact);
     (
-        CheckReport::ran(CheckId::Capabilities, tried, problems),
+        CheckReport::ran(CheckId::Capabilities, tried, problems).with_notes(notes(&declared, artifact)),
         Some(declared),
     )
 }
@@ -85,6 +85,26 @@ fn describe(declared: &Declared) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// What is worth telling the author but is not a failure.
+///
+/// Importing `toolhost:plugin/tools` without declaring a tool is not a
+/// mismatch: componentize-py and jco import every interface of the world
+/// whether the plugin calls tools or not, and the host denies an
+/// undeclared nested call (fail-closed), so nothing can be reached
+/// through the unused import.
+fn notes(declared: &Declared, artifact: &Artifact) -> Vec<String> {
+    let mut notes = Vec::new();
+    if artifact.imports_interface(TOOLS) && declared.tools.is_empty() {
+        notes.push(format!(
+            "it imports {TOOLS} but declares no tool to call, so every nested call it makes is refused \
+             (expected from componentize-py and jco, which import every interface of the world; \
+             to call tools, declare them: Rust toolhost_sdk::capabilities! {{ tools: [\"name\"] }}, \
+             any language on 0.2.0: return them from declare(), or `toolhost declare --tool NAME`)"
+        ));
+    }
+    notes
 }
 
 fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
@@ -123,12 +143,6 @@ fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
                 list(&declared.tools)
             ),
             "remove the `tool` declaration, or call the tools (Rust: toolhost_sdk::tools::call)",
-        ));
-    }
-    if imports_tools && declared.tools.is_empty() {
-        problems.push(Problem::component(
-            format!("it imports {TOOLS} but declares no tool to call, so every nested call is refused"),
-            "declare the tools it calls (Rust: toolhost_sdk::capabilities! { tools: [\"name\"] }; 0.2.0: return them from declare())",
         ));
     }
     if !declared.dirs.is_empty() && !artifact.imports_interface(PREOPENS) {
