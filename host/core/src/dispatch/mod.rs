@@ -154,7 +154,7 @@ impl ToolResult {
 }
 
 struct Inner {
-    registry: RwLock<Arc<Registry>>,
+    registry: RwLock<Snapshot>,
     toolsets: Toolsets,
     selection: ToolsetSelection,
     mode: RegistryMode,
@@ -169,6 +169,21 @@ struct Inner {
     /// What layers above keep with the dispatcher (see
     /// [`Dispatcher::extension`]); dropped with it.
     extensions: extensions::Extensions,
+}
+
+/// The registry the dispatcher serves and the names its toolset selection
+/// picks from it, computed once per registry change rather than per call
+/// (resolving the toolsets walks every tool of the registry).
+struct Snapshot {
+    registry: Arc<Registry>,
+    selected: Result<Arc<BTreeSet<String>>>,
+}
+
+impl Snapshot {
+    fn new(registry: Arc<Registry>, toolsets: &Toolsets, selection: &ToolsetSelection) -> Self {
+        let selected = toolsets.select(selection, &registry).map(Arc::new);
+        Snapshot { registry, selected }
+    }
 }
 
 /// Serves a registry to sessions; cheap to clone (a shared handle).
@@ -330,9 +345,10 @@ impl DispatcherBuilder {
             host_tools.insert(name, Arc::new(entry));
         }
         let (events, _) = broadcast::channel(1024);
+        let snapshot = Snapshot::new(Arc::new(self.registry), &self.toolsets, &self.selection);
         Ok(Dispatcher {
             inner: Arc::new(Inner {
-                registry: RwLock::new(Arc::new(self.registry)),
+                registry: RwLock::new(snapshot),
                 toolsets: self.toolsets,
                 selection: self.selection,
                 mode: self.mode,
@@ -368,7 +384,14 @@ impl Dispatcher {
 
     /// A snapshot of the registry.
     pub fn registry(&self) -> Arc<Registry> {
-        Arc::clone(&self.inner.registry.read().unwrap_or_else(PoisonError::into_inner))
+        Arc::clone(
+            &self
+                .inner
+                .registry
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .registry,
+        )
     }
 
     /// Changes the registry: `change` runs on a copy, which replaces the
@@ -383,9 +406,9 @@ impl Dispatcher {
             .registry
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut copy = Registry::clone(&guard);
+        let mut copy = Registry::clone(&guard.registry);
         let out = change(&mut copy)?;
-        *guard = Arc::new(copy);
+        *guard = Snapshot::new(Arc::new(copy), &self.inner.toolsets, &self.inner.selection);
         drop(guard);
         self.inner.generation.send_modify(|g| *g += 1);
         Ok(out)
@@ -447,9 +470,19 @@ impl Dispatcher {
             .is_toolset_available(name, &self.registry(), audience)
     }
 
-    /// The names the session's toolset selection picks.
-    fn selected(&self, registry: &Registry) -> Result<BTreeSet<String>> {
-        self.inner.toolsets.select(&self.inner.selection, registry)
+    /// The names the toolset selection picks from `registry`: computed
+    /// when the registry last changed, or afresh for an older snapshot (a
+    /// call that started before the change).
+    fn selected(&self, registry: &Registry) -> Result<Arc<BTreeSet<String>>> {
+        let current = self.inner.registry.read().unwrap_or_else(PoisonError::into_inner);
+        if std::ptr::eq(Arc::as_ptr(&current.registry), registry) {
+            return current.selected.clone();
+        }
+        drop(current);
+        self.inner
+            .toolsets
+            .select(&self.inner.selection, registry)
+            .map(Arc::new)
     }
 
     /// The definitions the model sees this turn (OpenAI format). Full mode:
