@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo bench -p toolhost --bench concurrency
-//! CONCURRENCY_CALLS=8000 CONCURRENCY_ROUNDS=4 cargo bench -p toolhost --bench concurrency
+//! CONCURRENCY_CALLS=8000 CONCURRENCY_ROUNDS=4 CONCURRENCY_LEVELS=64 cargo bench -p toolhost --bench concurrency
 //! ```
 //!
 //! 1. **Trivial calls** (`hello`'s `greet`) with 1, 8, 64 and 512 calls in
@@ -196,7 +196,11 @@ async fn trivial_calls(engine: &Engine, problems: &mut Vec<String>) {
         "| in flight | floor calls/s | sandboxed calls/s | dispatch calls/s | floor / sandboxed | floor / dispatch |"
     );
     println!("|---:|---:|---:|---:|---:|---:|");
-    for in_flight in [1, 8, 64, 512] {
+    let levels: Vec<usize> = std::env::var("CONCURRENCY_LEVELS").map_or_else(
+        |_| vec![1, 8, 64, 512],
+        |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+    );
+    for in_flight in levels {
         let targets = [&floor, &sandboxed, &dispatch];
         // A warm-up round each (the pool's slots, the allocator).
         for target in targets {

@@ -18,7 +18,8 @@
 //!    send `initialize` and `tools/list`, and time until the tool list
 //!    (with N tools) comes back: that is start-up (process, engine and
 //!    pool, every component loaded from the cache and registered). Then
-//!    its resident memory (`VmRSS` of `/proc/PID/status`). Printed: the
+//!    its resident memory (`VmRSS` of `/proc/PID/status`, and the
+//!    anonymous part of it, `RssAnon`). Printed: the
 //!    medians, and memory per component (the slope from N = 0).
 //! 2. **Calls in flight**: `toolhost serve` with `sleepy` alone; K calls
 //!    of a 3 s sleep sent at once (K = 16, 64; within the places client
@@ -102,13 +103,18 @@ impl Server {
 
     /// Resident memory, in bytes.
     fn rss(&self) -> u64 {
+        self.status("VmRSS")
+    }
+
+    /// A size from `/proc/PID/status` (`VmRSS`, `RssAnon`, ...), in bytes.
+    fn status(&self, field: &str) -> u64 {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc/PID/status");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .expect("VmRSS")
+            .unwrap_or_else(|| panic!("{field} in /proc/PID/status"))
             << 10
     }
 }
@@ -191,12 +197,14 @@ fn components(dir: &Path, cache: &Path) {
         "## components: {largest} distinct `hello`s in the cache (warmed) in {:.1} s; then {runs} starts per N, medians",
         start.elapsed().as_secs_f64()
     );
-    println!("| components | start-up ms (to tools/list) | resident MiB | MiB per component over N = 0 |");
-    println!("|---:|---:|---:|---:|");
+    println!(
+        "| components | start-up ms (to tools/list) | resident MiB | of which anonymous MiB | MiB per component over N = 0 |"
+    );
+    println!("|---:|---:|---:|---:|---:|");
     let mut base_rss = None;
     for &n in &counts {
         let file = config(dir, &paths[..n]);
-        let (mut times, mut rss) = (Vec::new(), Vec::new());
+        let (mut times, mut rss, mut anon) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
             let start = Instant::now();
             let mut server = Server::spawn(&file, cache);
@@ -205,15 +213,16 @@ fn components(dir: &Path, cache: &Path) {
             times.push(start.elapsed().as_secs_f64() * 1e3);
             assert!(tools >= n, "{tools} tools for {n} components");
             rss.push(server.rss() as f64);
+            anon.push(server.status("RssAnon") as f64);
         }
-        let (ms, rss) = (median(times), median(rss));
+        let (ms, rss, anon) = (median(times), median(rss), median(anon));
         let base = *base_rss.get_or_insert(rss);
         let per = if n == 0 {
             "-".to_string()
         } else {
             format!("{:.2}", mib(rss - base) / n as f64)
         };
-        println!("| {n} | {ms:.0} | {:.1} | {per} |", mib(rss));
+        println!("| {n} | {ms:.0} | {:.1} | {:.1} | {per} |", mib(rss), mib(anon));
     }
 }
 
@@ -224,6 +233,11 @@ fn calls_in_flight(dir: &Path, cache: &Path) {
     println!("## calls in flight: `sleepy` sleeping {SLEEP_MS} ms, K calls sent at once");
     println!("| K | idle MiB | K in flight MiB | after they end MiB | KiB per call in flight |");
     println!("|---:|---:|---:|---:|---:|");
+    // Warm the cache for `sleepy` (a compile would count in the first
+    // server's idle memory).
+    let mut warm = Server::spawn(&file, cache);
+    warm.initialize();
+    drop(warm);
     for k in env_list("SCALE_IN_FLIGHT", &[16, 64]) {
         let mut server = Server::spawn(&file, cache);
         server.initialize();
