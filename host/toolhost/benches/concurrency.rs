@@ -53,7 +53,7 @@ use toolhost::{Engine, EngineConfig, LoadOptions, LoadedComponent};
 enum Target {
     Floor(BareComponent),
     Sandboxed(Arc<LoadedComponent>),
-    Dispatch(Dispatcher, DispatchContext),
+    Dispatch(Dispatcher, Box<DispatchContext>),
 }
 
 impl Target {
@@ -183,7 +183,7 @@ async fn trivial_calls(engine: &Engine, problems: &mut Vec<String>) {
         .expect("hello loads");
     let floor = Arc::new(Target::Floor(BareComponent::new(&hello).expect("a floor")));
     let sandboxed = Arc::new(Target::Sandboxed(Arc::clone(&hello)));
-    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&hello]), context()));
+    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&hello]), Box::new(context())));
     let arguments = Arc::new((
         r#"{"name":"Ada"}"#.to_string(),
         serde_json::json!({"name": "Ada"}),
@@ -249,7 +249,7 @@ async fn slow_calls(cache: &std::path::Path, problems: &mut Vec<String>) {
         .load(support::plugin_bytes("sleepy"), LoadOptions::default())
         .await
         .expect("sleepy loads");
-    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&sleepy]), context()));
+    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&sleepy]), Box::new(context())));
     let arguments = Arc::new((
         format!(r#"{{"ms":{SLEEP_MS}}}"#),
         serde_json::json!({ "ms": SLEEP_MS }),
@@ -295,7 +295,7 @@ async fn past_the_queue(cache: &std::path::Path, problems: &mut Vec<String>) {
         .load(support::plugin_bytes("sleepy"), LoadOptions::default())
         .await
         .expect("sleepy loads");
-    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&sleepy]), context()));
+    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&sleepy]), Box::new(context())));
     let arguments = Arc::new((
         format!(r#"{{"ms":{SLEEP_MS}}}"#),
         serde_json::json!({ "ms": SLEEP_MS }),
