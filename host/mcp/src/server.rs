@@ -43,6 +43,7 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -573,6 +574,14 @@ pub async fn serve_http(
             drained.cancel();
         }
     };
+    // Answers go out as several small writes (headers, then event-stream
+    // chunks): with Nagle's algorithm on, the second waits for the client's
+    // delayed ACK, 40 ms per call.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY on an MCP connection: {e}");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(graceful)
         .await
