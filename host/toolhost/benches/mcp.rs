@@ -6,8 +6,8 @@
 //!
 //! The client is deliberately light (raw JSON-RPC lines over pipes, raw
 //! HTTP/1.1 with keep-alive), so what is measured is the server. Server
-//! CPU is read from `/proc/PID/stat` (utime + stime) before and after the
-//! calls.
+//! CPU is read from `/proc/PID/task/*/schedstat` (nanoseconds) before and
+//! after the calls.
 //!
 //! Floors are measured in the same run, with the same client, pipes and
 //! tokio runtime, so that the figures can be read on a noisy or
@@ -35,6 +35,7 @@
 //! cargo bench -p toolhost --bench mcp                   # release build
 //! MCP_BENCH_BUSY=2 cargo bench -p toolhost --bench mcp  # vCPUs kept busy
 //! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench -p toolhost --bench mcp
+//! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn cargo bench -p toolhost --bench mcp  # some sections
 //! ```
 //! Targets: spawn-to-initialized under 20 ms; toolhost within 1.15x of the
 //! `rmcp+sandbox` floor per call; a 16 KiB argument within 2x of a 5 B one.
@@ -65,15 +66,47 @@ struct Process {
 }
 
 impl Process {
-    /// utime + stime of the server, in seconds.
+    /// CPU time the server has run, in seconds: the sum of its threads'
+    /// run times from `/proc/PID/task/*/schedstat` (nanoseconds), plus
+    /// what its exited threads ran (utime + stime of the process less that
+    /// of the live threads, in clock ticks). The ticks alone are 10 ms
+    /// coarse, too coarse for calls of tens of microseconds.
     fn cpu_seconds(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        // Fields after the `(comm)`: state is field 3; utime and stime are 14 and 15.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-        ticks as f64 / clock_ticks_per_second() as f64
+        let pid = self.child.id();
+        let mut live_ns = 0u64;
+        let mut live_ticks = 0u64;
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let path = task.path();
+                // A thread that exits between the listing and the read is
+                // counted in the process's ticks instead.
+                let (Ok(sched), Ok(stat)) = (
+                    std::fs::read_to_string(path.join("schedstat")),
+                    std::fs::read_to_string(path.join("stat")),
+                ) else {
+                    continue;
+                };
+                live_ns += sched
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                live_ticks += stat_ticks(&stat);
+            }
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let exited_ticks = stat_ticks(&stat).saturating_sub(live_ticks);
+        live_ns as f64 / 1e9 + exited_ticks as f64 / clock_ticks_per_second() as f64
     }
+}
+
+/// utime + stime (clock ticks) from a `/proc/.../stat` line.
+fn stat_ticks(stat: &str) -> u64 {
+    // Fields after the `(comm)`: state is field 3; utime and stime are 14 and 15.
+    let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(11) + field(12)
 }
 
 impl Drop for Process {
@@ -552,6 +585,9 @@ fn main() {
     let spawns = env_usize("MCP_BENCH_SPAWNS", 20);
     let busy = env_usize("MCP_BENCH_BUSY", 0);
     let calls = env_usize("MCP_BENCH_CALLS", 10000);
+    // MCP_BENCH_ONLY=payload,http runs those sections only.
+    let only = std::env::var("MCP_BENCH_ONLY").unwrap_or_default();
+    let section = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let spinners: Vec<_> = (0..busy)
         .map(|_| {
@@ -567,113 +603,120 @@ fn main() {
         println!("mcp/busy: {busy} spinning threads keep the vCPUs from halting");
     }
 
-    // Warm the compile cache once so every measured spawn loads precompiled code.
-    StdioClient::spawn(Kind::Toolhost).initialize();
-    let mut times = Vec::with_capacity(spawns);
-    for _ in 0..spawns {
-        let start = Instant::now();
+    if section("spawn") {
+        // Warm the compile cache once so every measured spawn loads precompiled code.
         StdioClient::spawn(Kind::Toolhost).initialize();
-        times.push(start.elapsed());
-    }
-    times.sort();
-    println!(
-        "mcp/spawn_to_initialized: n={spawns} p50={:.2} ms p90={:.2} ms min={:.2} ms",
-        percentile(&times, 0.5) / 1e3,
-        percentile(&times, 0.9) / 1e3,
-        times[0].as_secs_f64() * 1e3,
-    );
-
-    println!("\n== stdio, one call in flight (n={calls}): server CPU per call, and the client's round trip");
-    let kinds = [Kind::Echo, Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost];
-    let mut one = Vec::new();
-    for kind in kinds {
-        let m = measure_stdio(kind, calls, 1, 3);
+        let mut times = Vec::with_capacity(spawns);
+        for _ in 0..spawns {
+            let start = Instant::now();
+            StdioClient::spawn(Kind::Toolhost).initialize();
+            times.push(start.elapsed());
+        }
+        times.sort();
         println!(
-            "mcp/stdio/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
-            kind.label(),
-            m.cpu_us,
-            m.p50_us,
-            m.p99_us
+            "mcp/spawn_to_initialized: n={spawns} p50={:.2} ms p90={:.2} ms min={:.2} ms",
+            percentile(&times, 0.5) / 1e3,
+            percentile(&times, 0.9) / 1e3,
+            times[0].as_secs_f64() * 1e3,
         );
-        one.push(m);
     }
-    let (echo, rmcp, sandbox, toolhost) = (&one[0], &one[1], &one[2], &one[3]);
-    println!(
-        "mcp/stdio/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us; rmcp alone {:.1} us); round trip p50 {:.1} us, {:.1} us over the pipe-echo floor ({:.1} us)",
-        toolhost.cpu_us,
-        toolhost.cpu_us / sandbox.cpu_us,
-        sandbox.cpu_us,
-        rmcp.cpu_us,
-        toolhost.p50_us,
-        toolhost.p50_us - echo.p50_us,
-        echo.p50_us
-    );
-
-    println!("\n== stdio, 32 calls in flight on one session (n={calls})");
-    let mut many = Vec::new();
-    for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
-        let m = measure_stdio(kind, calls, 32, 3);
+    if section("stdio") {
         println!(
-            "mcp/stdio32/{:<20} cpu {:>7.1} us/call  wall {:>7.1} us/call",
-            kind.label(),
-            m.cpu_us,
-            m.wall_us
+            "\n== stdio, one call in flight (n={calls}): server CPU per call, and the client's round trip"
         );
-        many.push(m);
-    }
-    println!(
-        "mcp/stdio32/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us)",
-        many[2].cpu_us,
-        many[2].cpu_us / many[1].cpu_us,
-        many[1].cpu_us
-    );
-
-    println!("\n== stdio, argument size (the name greet echoes), 1 and 32 in flight");
-    for in_flight in [1, 32] {
-        let mut base = None;
-        // 1 MiB less a little: the result (`Hello, NAME!`) must fit the
-        // default 1 MiB output limit.
-        for payload in [5usize, 1 << 10, 16 << 10, (1 << 20) - 256] {
-            let n = if payload > (64 << 10) {
-                (calls / 50).max(100)
-            } else {
-                calls
-            };
-            let floor = measure_stdio(Kind::RmcpSandbox, n, in_flight, payload);
-            let m = measure_stdio(Kind::Toolhost, n, in_flight, payload);
-            let base_cpu = *base.get_or_insert(m.cpu_us);
+        let kinds = [Kind::Echo, Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost];
+        let mut one = Vec::new();
+        for kind in kinds {
+            let m = measure_stdio(kind, calls, 1, 3);
             println!(
-                "mcp/payload/{in_flight}x{:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
-                payload,
+                "mcp/stdio/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
+                kind.label(),
                 m.cpu_us,
-                m.cpu_us / base_cpu,
-                floor.cpu_us,
-                m.cpu_us / floor.cpu_us
+                m.p50_us,
+                m.p99_us
             );
+            one.push(m);
+        }
+        let (echo, rmcp, sandbox, toolhost) = (&one[0], &one[1], &one[2], &one[3]);
+        println!(
+            "mcp/stdio/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us; rmcp alone {:.1} us); round trip p50 {:.1} us, {:.1} us over the pipe-echo floor ({:.1} us)",
+            toolhost.cpu_us,
+            toolhost.cpu_us / sandbox.cpu_us,
+            sandbox.cpu_us,
+            rmcp.cpu_us,
+            toolhost.p50_us,
+            toolhost.p50_us - echo.p50_us,
+            echo.p50_us
+        );
+    }
+    if section("stdio32") {
+        println!("\n== stdio, 32 calls in flight on one session (n={calls})");
+        let mut many = Vec::new();
+        for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
+            let m = measure_stdio(kind, calls, 32, 3);
+            println!(
+                "mcp/stdio32/{:<20} cpu {:>7.1} us/call  wall {:>7.1} us/call",
+                kind.label(),
+                m.cpu_us,
+                m.wall_us
+            );
+            many.push(m);
+        }
+        println!(
+            "mcp/stdio32/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us)",
+            many[2].cpu_us,
+            many[2].cpu_us / many[1].cpu_us,
+            many[1].cpu_us
+        );
+    }
+    if section("payload") {
+        println!("\n== stdio, argument size (the name greet echoes), 1 and 32 in flight");
+        for in_flight in [1, 32] {
+            let mut base = None;
+            // 1 MiB less a little: the result (`Hello, NAME!`) must fit the
+            // default 1 MiB output limit.
+            for payload in [5usize, 1 << 10, 16 << 10, (1 << 20) - 256] {
+                let n = if payload > (64 << 10) {
+                    (calls / 50).max(100)
+                } else {
+                    calls
+                };
+                let floor = measure_stdio(Kind::RmcpSandbox, n, in_flight, payload);
+                let m = measure_stdio(Kind::Toolhost, n, in_flight, payload);
+                let base_cpu = *base.get_or_insert(m.cpu_us);
+                println!(
+                    "mcp/payload/{in_flight}x{:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
+                    payload,
+                    m.cpu_us,
+                    m.cpu_us / base_cpu,
+                    floor.cpu_us,
+                    m.cpu_us / floor.cpu_us
+                );
+            }
         }
     }
-
-    let http_calls = (calls / 2).max(100);
-    println!("\n== streamable HTTP, one call in flight, one keep-alive connection (n={http_calls})");
-    let mut http = Vec::new();
-    for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
-        let m = measure_http(kind, http_calls);
+    if section("http") {
+        let http_calls = (calls / 2).max(100);
+        println!("\n== streamable HTTP, one call in flight, one keep-alive connection (n={http_calls})");
+        let mut http = Vec::new();
+        for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
+            let m = measure_http(kind, http_calls);
+            println!(
+                "mcp/http/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
+                kind.label(),
+                m.cpu_us,
+                m.p50_us,
+                m.p99_us
+            );
+            http.push(m);
+        }
         println!(
-            "mcp/http/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
-            kind.label(),
-            m.cpu_us,
-            m.p50_us,
-            m.p99_us
+            "mcp/http/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor over HTTP ({:.1} us)",
+            http[2].cpu_us,
+            http[2].cpu_us / http[1].cpu_us,
+            http[1].cpu_us
         );
-        http.push(m);
     }
-    println!(
-        "mcp/http/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor over HTTP ({:.1} us)",
-        http[2].cpu_us,
-        http[2].cpu_us / http[1].cpu_us,
-        http[1].cpu_us
-    );
-
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for spinner in spinners {
         let _ = spinner.join();
