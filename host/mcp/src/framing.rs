@@ -81,17 +81,19 @@ pub fn classify(line: &[u8]) -> Line {
             .or_else(|| scan_id(&lossy));
         return answer(id, PARSE_ERROR, "Parse error: the message is not valid UTF-8");
     };
-    // The common case, a well-formed object, is checked without building
-    // a `Value` of the whole message (whose strings, a tool's arguments,
-    // would be copied only to be dropped): `Envelope` reads the fields the
-    // checks need and skips the rest. Anything it does not take (not an
-    // object, a duplicate field...) goes the general way below, which
-    // answers exactly as before.
-    // (An object only: serde would also read a struct from an array.)
+    // The common case, a well-formed message, is checked without building
+    // a `Value` of it (whose strings, a tool's arguments, would be copied
+    // only to be dropped): `Envelope` reads the fields the checks need and
+    // skips the rest. Only a message rmcp takes is answered this way;
+    // anything else (not an object: serde would also read a struct from an
+    // array; a duplicate field; nesting past serde_json's depth limit,
+    // which skipping does not apply) goes the general way below and gets
+    // the same answer as ever.
     if text.trim_start().starts_with('{')
         && let Ok(envelope) = serde_json::from_str::<Envelope>(text)
+        && let Line::Message(message) = single(text, &envelope)
     {
-        return single(text, &envelope);
+        return Line::Message(message);
     }
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
