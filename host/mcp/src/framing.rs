@@ -37,6 +37,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
@@ -80,13 +81,36 @@ pub fn classify(line: &[u8]) -> Line {
             .or_else(|| scan_id(&lossy));
         return answer(id, PARSE_ERROR, "Parse error: the message is not valid UTF-8");
     };
+    // The common case, a well-formed message, is checked without building
+    // a `Value` of it (whose strings, a tool's arguments, would be copied
+    // only to be dropped): `Envelope` reads the fields the checks need and
+    // skips the rest. Only a message rmcp takes is answered this way;
+    // anything else (not an object: serde would also read a struct from an
+    // array; a duplicate field; nesting past serde_json's depth limit,
+    // which skipping does not apply) goes the general way below and gets
+    // the same answer as ever.
+    if text.trim_start().starts_with('{')
+        && let Ok(envelope) = serde_json::from_str::<Envelope>(text)
+        && let Line::Message(message) = single(text, &envelope)
+    {
+        return Line::Message(message);
+    }
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return answer(scan_id(text), PARSE_ERROR, &format!("Parse error: {e}")),
     };
     match value {
         Value::Array(items) => batch(&items),
-        Value::Object(_) => single(text, &value),
+        Value::Object(ref map) => single(
+            text,
+            &Envelope {
+                jsonrpc: map.get("jsonrpc").cloned(),
+                id: map.get("id").cloned(),
+                method: map.get("method").cloned(),
+                result: map.get("result").map(|_| IgnoredAny),
+                error: map.get("error").map(|_| IgnoredAny),
+            },
+        ),
         _ => answer(
             None,
             INVALID_REQUEST,
@@ -95,8 +119,34 @@ pub fn classify(line: &[u8]) -> Line {
     }
 }
 
-fn single(text: &str, value: &Value) -> Line {
-    let id = value.get("id").cloned();
+/// The fields of a JSON-RPC message that [`classify`] checks; the rest of
+/// the message is skipped, not copied. A field that is present with
+/// `null` is `Some(Value::Null)` (absent is `None`), as `Value::get` sees it.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<IgnoredAny>,
+}
+
+/// A field that is there, whatever its value (`null` included).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+fn single(text: &str, envelope: &Envelope) -> Line {
+    let id = envelope.id.clone();
     let id_ok = matches!(&id, None | Some(Value::String(_)) | Some(Value::Number(_)));
     if !id_ok {
         return answer(
@@ -105,11 +155,11 @@ fn single(text: &str, value: &Value) -> Line {
             "Invalid Request: `id` must be a string or a number",
         );
     }
-    if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if envelope.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return answer(id, INVALID_REQUEST, "Invalid Request: `jsonrpc` must be \"2.0\"");
     }
-    let is_response = value.get("result").is_some() || value.get("error").is_some();
-    match value.get("method") {
+    let is_response = envelope.result.is_some() || envelope.error.is_some();
+    match &envelope.method {
         Some(Value::String(_)) => {}
         None if is_response => {}
         None => return answer(id, INVALID_REQUEST, "Invalid Request: no `method`"),
@@ -118,7 +168,11 @@ fn single(text: &str, value: &Value) -> Line {
     match serde_json::from_str::<ClientJsonRpcMessage>(text) {
         Ok(message) => Line::Message(Box::new(message)),
         Err(e) if id.is_some() && !is_response => {
-            let method = value.get("method").and_then(Value::as_str).unwrap_or_default();
+            let method = envelope
+                .method
+                .as_ref()
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             answer(
                 id,
                 INVALID_PARAMS,
@@ -283,7 +337,7 @@ where
                 let read_any = !self.buffer.is_empty() || self.cut;
                 return Ok(read_any.then_some(!self.cut));
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |p| p + 1);
             if !self.cut {
                 let room = MAX_LINE_BYTES.saturating_sub(self.buffer.len());

@@ -1,22 +1,29 @@
-//! `toolhost serve --stdio` as a per-session MCP server: how long from spawn
-//! to an answered `initialize`, and how much server CPU one `tools/call` of a
-//! trivial WASM tool (`hello`'s `greet`) costs.
+//! `toolhost serve` as an MCP server, measured from outside: how long
+//! from spawn to an answered `initialize`, and how much server CPU and
+//! wall time one `tools/call` of a trivial WASM tool (`hello`'s `greet`)
+//! costs, over stdio and streamable HTTP, one call at a time and many in
+//! flight on one session, with arguments of 5 B to 1 MiB.
 //!
-//! The client is deliberately light (raw JSON-RPC lines over pipes), so what
-//! is measured is the server. Server CPU is read from `/proc/PID/stat`
-//! (utime + stime) before and after the calls.
+//! The client is deliberately light (raw JSON-RPC lines over pipes, raw
+//! HTTP/1.1 with keep-alive), so what is measured is the server. Server
+//! CPU is read from `/proc/PID/task/*/schedstat` (nanoseconds) before and
+//! after the calls.
 //!
-//! Two floors are measured in the same run, with the same client, pipes
-//! and tokio runtime, so that the figures can be read on a noisy or
+//! Floors are measured in the same run, with the same client, pipes and
+//! tokio runtime, so that the figures can be read on a noisy or
 //! virtualized machine (where a context switch alone can cost tens of
-//! microseconds): `floor/echo`, a server that answers each line with a
-//! canned JSON-RPC result (the pipes and the scheduler, nothing else), and
-//! `floor/rmcp`, an rmcp server whose `greet` is native Rust (the MCP SDK's
-//! own cost). toolhost's excess over `floor/rmcp` is what it adds: the
-//! registry, the dispatch pipeline and a fresh WebAssembly sandbox; a third
-//! server, `floor/rmcp+sandbox`, answers `greet` with a bare
-//! `LoadedComponent::call` of `hello` (no registry, no pipeline), which
-//! splits that excess between the sandbox and the rest.
+//! microseconds):
+//!
+//! - `echo`: a server that answers each line with a canned JSON-RPC
+//!   result (the pipes and the scheduler, nothing else);
+//! - `rmcp`: an rmcp server whose `greet` is native Rust (the MCP SDK's
+//!   own cost);
+//! - `rmcp+sandbox`: an rmcp server whose `greet` is a bare
+//!   `LoadedComponent::call` of `hello` (a fresh sandboxed instance, no
+//!   registry, no dispatch pipeline): toolhost's excess over this floor is
+//!   what the registry, the pipeline and its MCP adapter add;
+//! - over HTTP, the same rmcp servers behind rmcp's streamable HTTP
+//!   service.
 //!
 //! On a virtual machine, a vCPU that goes idle between two requests halts,
 //! and waking it costs the hypervisor tens of microseconds, charged to the
@@ -25,19 +32,22 @@
 //! that the vCPUs never halt, and the figures show the servers' own work.
 //!
 //! ```text
-//! cargo bench --bench mcp                 # release build
-//! MCP_BENCH_BUSY=2 cargo bench --bench mcp   # vCPUs kept busy
-//! cargo bench --profile dev --bench mcp   # quicker to build, slower code
-//! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench --bench mcp
+//! cargo bench -p toolhost --bench mcp                   # release build
+//! MCP_BENCH_BUSY=2 cargo bench -p toolhost --bench mcp  # vCPUs kept busy
+//! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench -p toolhost --bench mcp
+//! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn cargo bench -p toolhost --bench mcp  # some sections
 //! ```
-//! Targets: spawn-to-initialized under 20 ms, server CPU under 60 us per call.
+//! Targets: spawn-to-initialized under 20 ms; toolhost within 1.15x of the
+//! `rmcp+sandbox` floor per call; a 16 KiB argument within 2x of a 5 B one.
 
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -47,97 +57,409 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-struct Server {
+/// Set to a floor's name, the benchmark runs as that floor server.
+const FLOOR_ENV: &str = "TOOLHOST_MCP_BENCH_FLOOR";
+
+/// A server process and its CPU clock.
+struct Process {
     child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    line: String,
 }
 
-impl Server {
-    fn spawn(plugin: &str, cache: &str) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
-        command.args(["serve", "--stdio", "--cache-dir", cache, "--plugin", plugin]);
-        Server::start(command)
-    }
-
-    /// This benchmark itself, as floor server `kind` (`echo` or `rmcp`).
-    fn spawn_floor(kind: &str) -> Server {
-        let mut command = Command::new(std::env::current_exe().expect("the benchmark's path"));
-        command.env(FLOOR_ENV, kind);
-        Server::start(command)
-    }
-
-    fn start(mut command: Command) -> Server {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn toolhost serve");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Server {
-            child,
-            stdin,
-            stdout,
-            line: String::new(),
+impl Process {
+    /// CPU time the server has run, in seconds: the sum of its threads'
+    /// run times from `/proc/PID/task/*/schedstat` (nanoseconds), plus
+    /// what its exited threads ran (utime + stime of the process less that
+    /// of the live threads, in clock ticks). The ticks alone are 10 ms
+    /// coarse, too coarse for calls of tens of microseconds.
+    fn cpu_seconds(&self) -> f64 {
+        let pid = self.child.id();
+        let mut live_ns = 0u64;
+        let mut live_ticks = 0u64;
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let path = task.path();
+                // A thread that exits between the listing and the read is
+                // counted in the process's ticks instead.
+                let (Ok(sched), Ok(stat)) = (
+                    std::fs::read_to_string(path.join("schedstat")),
+                    std::fs::read_to_string(path.join("stat")),
+                ) else {
+                    continue;
+                };
+                live_ns += sched
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                live_ticks += stat_ticks(&stat);
+            }
         }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let exited_ticks = stat_ticks(&stat).saturating_sub(live_ticks);
+        live_ns as f64 / 1e9 + exited_ticks as f64 / clock_ticks_per_second() as f64
     }
+}
 
-    fn request(&mut self, message: &str) -> &str {
-        self.stdin.write_all(message.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-        self.line.clear();
-        assert!(
-            self.stdout.read_line(&mut self.line).unwrap() > 0,
-            "server closed stdout"
-        );
-        &self.line
-    }
+/// utime + stime (clock ticks) from a `/proc/.../stat` line.
+fn stat_ticks(stat: &str) -> u64 {
+    // Fields after the `(comm)`: state is field 3; utime and stime are 14 and 15.
+    let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(11) + field(12)
+}
 
-    fn initialize(&mut self) {
-        let answer = self.request(
-            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
-        );
-        assert!(answer.contains("serverInfo"), "{answer}");
-        self.stdin
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-            .unwrap();
-    }
-
-    /// utime + stime of the server, in clock ticks.
-    fn cpu_ticks(&self) -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        // Fields after the `(comm)`: state is field 3; utime and stime are 14 and 15.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-    }
-
-    fn close(mut self) {
-        drop(self.stdin);
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
 fn clock_ticks_per_second() -> u64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100)
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(100)
+    })
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+/// Which server to start.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Echo,
+    Rmcp,
+    RmcpSandbox,
+    Toolhost,
 }
 
-/// Set to `echo` or `rmcp`, the benchmark runs as that floor server.
-const FLOOR_ENV: &str = "TOOLHOST_MCP_BENCH_FLOOR";
+impl Kind {
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Echo => "floor/echo",
+            Kind::Rmcp => "floor/rmcp",
+            Kind::RmcpSandbox => "floor/rmcp+sandbox",
+            Kind::Toolhost => "toolhost",
+        }
+    }
+
+    fn floor_name(self) -> &'static str {
+        match self {
+            Kind::Echo => "echo",
+            Kind::Rmcp => "rmcp",
+            Kind::RmcpSandbox => "rmcp+sandbox",
+            Kind::Toolhost => unreachable!("toolhost is no floor"),
+        }
+    }
+
+    /// The server's command: `toolhost serve`, or this benchmark as a floor.
+    fn command(self, http: bool) -> Command {
+        let mut command = if self == Kind::Toolhost {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+            let cache = support::cache_dir().display().to_string();
+            let plugin = support::plugin_path("hello").display().to_string();
+            c.args(["serve", "--cache-dir", &cache, "--plugin", &plugin]);
+            if http {
+                c.args(["--http", "127.0.0.1:0", "--token", "bench"]);
+            } else {
+                c.arg("--stdio");
+            }
+            c
+        } else {
+            let mut c = Command::new(std::env::current_exe().expect("the benchmark's path"));
+            c.env(FLOOR_ENV, self.floor_name());
+            if http {
+                c.env(FLOOR_HTTP_ENV, "1");
+            }
+            c
+        };
+        command.env("TOOLHOST_LOG", "warn");
+        command
+    }
+}
+
+/// An MCP client over a server's stdin and stdout. Requests are written
+/// by a thread of their own, so that many can be in flight whatever their
+/// size.
+struct StdioClient {
+    process: Process,
+    requests: Option<mpsc::Sender<Vec<u8>>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl StdioClient {
+    fn spawn(kind: Kind) -> StdioClient {
+        let mut child = kind
+            .command(false)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn the server");
+        let mut stdin: ChildStdin = child.stdin.take().unwrap();
+        let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().unwrap());
+        let (requests, queue) = mpsc::channel::<Vec<u8>>();
+        let writer = std::thread::spawn(move || {
+            for request in queue {
+                if stdin.write_all(&request).is_err() {
+                    break;
+                }
+            }
+        });
+        StdioClient {
+            process: Process { child },
+            requests: Some(requests),
+            writer: Some(writer),
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    fn send(&self, message: &str) {
+        let mut line = Vec::with_capacity(message.len() + 1);
+        line.extend_from_slice(message.as_bytes());
+        line.push(b'\n');
+        self.requests.as_ref().unwrap().send(line).unwrap();
+    }
+
+    fn recv(&mut self) -> &str {
+        self.line.clear();
+        assert!(
+            self.stdout.read_line(&mut self.line).unwrap() > 0,
+            "the server closed stdout"
+        );
+        &self.line
+    }
+
+    fn initialize(&mut self) {
+        self.send(INITIALIZE);
+        let answer = self.recv();
+        assert!(answer.contains("serverInfo"), "{answer}");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+}
+
+impl Drop for StdioClient {
+    fn drop(&mut self) {
+        drop(self.requests.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
+
+fn greet(id: usize, name: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"greet","arguments":{{"name":"{name}"}}}}}}"#
+    )
+}
+
+/// What `calls` calls cost the server.
+struct Measured {
+    /// Server CPU per call, in microseconds.
+    cpu_us: f64,
+    /// Wall time per call, in microseconds (the client's view).
+    wall_us: f64,
+    /// Percentiles of one call's round trip (only with one in flight).
+    p50_us: f64,
+    p99_us: f64,
+}
+
+/// Calls `greet` with a name of `payload` bytes `calls` times, `in_flight`
+/// at once, after a warm-up.
+fn measure_stdio(kind: Kind, calls: usize, in_flight: usize, payload: usize) -> Measured {
+    let mut client = StdioClient::spawn(kind);
+    client.initialize();
+    let name = "x".repeat(payload);
+    for id in 1..=20 {
+        client.send(&greet(id, &name));
+        let answer = client.recv();
+        assert!(answer.contains("Hello, x") || kind == Kind::Echo, "{answer:.200}");
+    }
+    let mut rounds = Vec::with_capacity(calls);
+    let cpu_before = client.process.cpu_seconds();
+    let start = Instant::now();
+    let mut sent = 0;
+    while sent < in_flight.min(calls) {
+        client.send(&greet(100 + sent, &name));
+        sent += 1;
+    }
+    let mut last = Instant::now();
+    for _ in 0..calls {
+        client.recv();
+        let now = Instant::now();
+        rounds.push(now - last);
+        last = now;
+        if sent < calls {
+            client.send(&greet(100 + sent, &name));
+            sent += 1;
+        }
+    }
+    let wall = start.elapsed();
+    let cpu = client.process.cpu_seconds() - cpu_before;
+    rounds.sort();
+    Measured {
+        cpu_us: cpu * 1e6 / calls as f64,
+        wall_us: wall.as_secs_f64() * 1e6 / calls as f64,
+        p50_us: percentile(&rounds, 0.5),
+        p99_us: percentile(&rounds, 0.99),
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1e6
+}
+
+/// An MCP session over streamable HTTP: one keep-alive connection, one
+/// request at a time.
+struct Http {
+    process: Process,
+    addr: String,
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    session: Option<String>,
+}
+
+impl Http {
+    fn spawn(kind: Kind) -> Http {
+        let mut child = kind
+            .command(true)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the server");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let addr = loop {
+            line.clear();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "the HTTP server exited");
+            if let Some(url) = line.trim().strip_prefix("toolhost: serving MCP at ") {
+                break url
+                    .trim_start_matches("http://")
+                    .trim_end_matches("/mcp")
+                    .to_string();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let writer = TcpStream::connect(&addr).unwrap();
+        writer.set_nodelay(true).unwrap();
+        let reader = BufReader::with_capacity(1 << 16, writer.try_clone().unwrap());
+        Http {
+            process: Process { child },
+            addr,
+            reader,
+            writer,
+            session: None,
+        }
+    }
+
+    /// POSTs `body` and returns the JSON-RPC answer in it (`None` for a
+    /// notification's empty 202).
+    fn post(&mut self, body: &str) -> Option<String> {
+        let session = self
+            .session
+            .as_deref()
+            .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+            .unwrap_or_default();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer bench\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n{session}Content-Length: {}\r\n\r\n",
+            self.addr,
+            body.len()
+        );
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body.as_bytes());
+        self.writer.write_all(&request).unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let status: u16 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let (mut chunked, mut length) = (false, 0usize);
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (key, value) = header.split_once(':').unwrap();
+            let value = value.trim();
+            match key.to_ascii_lowercase().as_str() {
+                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
+                "content-length" => length = value.parse().unwrap(),
+                "mcp-session-id" => self.session = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.reader.read_line(&mut line).unwrap();
+                let size = usize::from_str_radix(line.trim(), 16).unwrap();
+                let mut chunk = vec![0; size + 2];
+                self.reader.read_exact(&mut chunk).unwrap();
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else {
+            body.resize(length, 0);
+            self.reader.read_exact(&mut body).unwrap();
+        }
+        assert!(
+            status == 200 || status == 202,
+            "HTTP {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        let body = String::from_utf8(body).unwrap();
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.trim().to_string())
+            .find(|d| d.starts_with('{'))
+            .or_else(|| body.trim().starts_with('{').then(|| body.trim().to_string()))
+    }
+}
+
+fn measure_http(kind: Kind, calls: usize) -> Measured {
+    let mut client = Http::spawn(kind);
+    let answer = client.post(INITIALIZE).expect("an answer to initialize");
+    assert!(answer.contains("serverInfo"), "{answer}");
+    client.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for id in 1..=20 {
+        let answer = client.post(&greet(id, "Ada")).unwrap();
+        assert!(answer.contains("Hello, Ada!"), "{answer}");
+    }
+    let mut rounds = Vec::with_capacity(calls);
+    let cpu_before = client.process.cpu_seconds();
+    let start = Instant::now();
+    for id in 0..calls {
+        let call = Instant::now();
+        client.post(&greet(100 + id, "Ada"));
+        rounds.push(call.elapsed());
+    }
+    let wall = start.elapsed();
+    let cpu = client.process.cpu_seconds() - cpu_before;
+    rounds.sort();
+    Measured {
+        cpu_us: cpu * 1e6 / calls as f64,
+        wall_us: wall.as_secs_f64() * 1e6 / calls as f64,
+        p50_us: percentile(&rounds, 0.5),
+        p99_us: percentile(&rounds, 0.99),
+    }
+}
+
+/// Set, a floor server serves streamable HTTP instead of stdio.
+const FLOOR_HTTP_ENV: &str = "TOOLHOST_MCP_BENCH_FLOOR_HTTP";
 
 /// The floor servers (see the module documentation).
 mod floor {
@@ -177,32 +499,31 @@ mod floor {
             request: CallToolRequestParams,
             _context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
-            let name = request
-                .arguments
-                .and_then(|a| a.get("name").and_then(|n| n.as_str()).map(String::from))
-                .unwrap_or_default();
+            let arguments = request.arguments.unwrap_or_default();
             let text = match &self.0 {
                 Some(hello) => {
-                    let args = serde_json::json!({ "name": name }).to_string();
+                    let args = serde_json::Value::Object(arguments).to_string();
                     let outcome = hello.call("greet", &args, &Default::default(), None, 1).await;
                     outcome
                         .result
                         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
                         .content
                 }
-                None => serde_json::to_string(&format!("Hello, {name}!")).unwrap_or_default(),
+                None => {
+                    let name = arguments.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+                    serde_json::to_string(&format!("Hello, {name}!")).unwrap_or_default()
+                }
             };
             Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
         }
     }
 
-    pub fn run(kind: &str) {
+    pub fn run(kind: &str, http: bool) {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .expect("runtime");
         rt.block_on(async {
-            let (reader, mut writer) = rmcp::transport::stdio_pipes();
             let engine = toolhost::Engine::new(toolhost::EngineConfig::default()).expect("engine");
             let hello = if kind == "rmcp+sandbox" {
                 let path = super::support::plugin_path("hello");
@@ -210,6 +531,27 @@ mod floor {
             } else {
                 None
             };
+            if http {
+                use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+                use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+                let native = Native(hello);
+                let service = StreamableHttpService::new(
+                    move || Ok(native.clone()),
+                    Arc::new(LocalSessionManager::default()),
+                    StreamableHttpServerConfig::default(),
+                );
+                let router = axum::Router::new().route_service("/mcp", service);
+                use axum::serve::ListenerExt;
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+                eprintln!("toolhost: serving MCP at http://{}/mcp", listener.local_addr().expect("an address"));
+                // As toolhost does: no Nagle delay on small writes.
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                axum::serve(listener, router).await.expect("serving");
+                return;
+            }
+            let (reader, mut writer) = rmcp::transport::stdio_pipes();
             match kind {
                 "rmcp" | "rmcp+sandbox" => {
                     let running = Native(hello).serve((reader, writer)).await.expect("serve");
@@ -221,7 +563,7 @@ mod floor {
                         if !line.contains("\"id\"") {
                             continue;
                         }
-                        let answer = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"serverInfo\":{},\"content\":[{\"type\":\"text\",\"text\":\"\\\"Hello, Ada!\\\"\"}]}}\n";
+                        let answer = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"serverInfo\":{},\"content\":[{\"type\":\"text\",\"text\":\"Hello, Ada!\"}]}}\n";
                         if writer.write_all(answer).await.is_err() || writer.flush().await.is_err() {
                             break;
                         }
@@ -234,16 +576,18 @@ mod floor {
 
 fn main() {
     if let Ok(kind) = std::env::var(FLOOR_ENV) {
-        floor::run(&kind);
+        floor::run(&kind, std::env::var_os(FLOOR_HTTP_ENV).is_some());
         return;
     }
-    let plugin = support::plugin_path("hello").display().to_string();
-    let cache = support::workspace_root()
-        .join("target")
-        .join("test-compile-cache");
-    let cache = cache.display().to_string();
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
     let spawns = env_usize("MCP_BENCH_SPAWNS", 20);
     let busy = env_usize("MCP_BENCH_BUSY", 0);
+    let calls = env_usize("MCP_BENCH_CALLS", 10000);
+    // MCP_BENCH_ONLY=payload,http runs those sections only.
+    let only = std::env::var("MCP_BENCH_ONLY").unwrap_or_default();
+    let section = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let spinners: Vec<_> = (0..busy)
         .map(|_| {
@@ -258,72 +602,123 @@ fn main() {
     if busy > 0 {
         println!("mcp/busy: {busy} spinning threads keep the vCPUs from halting");
     }
-    let calls = env_usize("MCP_BENCH_CALLS", 10000);
 
-    // Warm the compile cache once so every measured spawn loads precompiled code.
-    let mut warm = Server::spawn(&plugin, &cache);
-    warm.initialize();
-    warm.close();
-
-    let mut times = Vec::with_capacity(spawns);
-    for _ in 0..spawns {
-        let start = Instant::now();
-        let mut server = Server::spawn(&plugin, &cache);
-        server.initialize();
-        times.push(start.elapsed());
-        server.close();
+    if section("spawn") {
+        // Warm the compile cache once so every measured spawn loads precompiled code.
+        StdioClient::spawn(Kind::Toolhost).initialize();
+        let mut times = Vec::with_capacity(spawns);
+        for _ in 0..spawns {
+            let start = Instant::now();
+            StdioClient::spawn(Kind::Toolhost).initialize();
+            times.push(start.elapsed());
+        }
+        times.sort();
+        println!(
+            "mcp/spawn_to_initialized: n={spawns} p50={:.2} ms p90={:.2} ms min={:.2} ms",
+            percentile(&times, 0.5) / 1e3,
+            percentile(&times, 0.9) / 1e3,
+            times[0].as_secs_f64() * 1e3,
+        );
     }
-    times.sort();
-    let mean = times.iter().sum::<Duration>() / spawns as u32;
-    println!(
-        "mcp/spawn_to_initialized: n={spawns} mean={:.2} ms p50={:.2} ms p90={:.2} ms min={:.2} ms",
-        mean.as_secs_f64() * 1e3,
-        percentile(&times, 0.5).as_secs_f64() * 1e3,
-        percentile(&times, 0.9).as_secs_f64() * 1e3,
-        times[0].as_secs_f64() * 1e3,
-    );
-
-    let toolhost = measure_calls("mcp/call_greet", Server::spawn(&plugin, &cache), calls);
-    let echo = measure_calls("floor/echo", Server::spawn_floor("echo"), calls);
-    let rmcp = measure_calls("floor/rmcp", Server::spawn_floor("rmcp"), calls);
-    let sandbox = measure_calls("floor/rmcp+sandbox", Server::spawn_floor("rmcp+sandbox"), calls);
-    println!(
-        "mcp/summary: server CPU per call: toolhost {toolhost:.1} us, rmcp with a native tool {rmcp:.1} us, rmcp with a bare sandboxed call {sandbox:.1} us, echo {echo:.1} us; toolhost adds {:.1} us over rmcp, {:.1} us of it the sandbox",
-        toolhost - rmcp,
-        sandbox - rmcp
-    );
+    if section("stdio") {
+        println!(
+            "\n== stdio, one call in flight (n={calls}): server CPU per call, and the client's round trip"
+        );
+        let kinds = [Kind::Echo, Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost];
+        let mut one = Vec::new();
+        for kind in kinds {
+            let m = measure_stdio(kind, calls, 1, 3);
+            println!(
+                "mcp/stdio/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
+                kind.label(),
+                m.cpu_us,
+                m.p50_us,
+                m.p99_us
+            );
+            one.push(m);
+        }
+        let (echo, rmcp, sandbox, toolhost) = (&one[0], &one[1], &one[2], &one[3]);
+        println!(
+            "mcp/stdio/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us; rmcp alone {:.1} us); round trip p50 {:.1} us, {:.1} us over the pipe-echo floor ({:.1} us)",
+            toolhost.cpu_us,
+            toolhost.cpu_us / sandbox.cpu_us,
+            sandbox.cpu_us,
+            rmcp.cpu_us,
+            toolhost.p50_us,
+            toolhost.p50_us - echo.p50_us,
+            echo.p50_us
+        );
+    }
+    if section("stdio32") {
+        println!("\n== stdio, 32 calls in flight on one session (n={calls})");
+        let mut many = Vec::new();
+        for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
+            let m = measure_stdio(kind, calls, 32, 3);
+            println!(
+                "mcp/stdio32/{:<20} cpu {:>7.1} us/call  wall {:>7.1} us/call",
+                kind.label(),
+                m.cpu_us,
+                m.wall_us
+            );
+            many.push(m);
+        }
+        println!(
+            "mcp/stdio32/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us)",
+            many[2].cpu_us,
+            many[2].cpu_us / many[1].cpu_us,
+            many[1].cpu_us
+        );
+    }
+    if section("payload") {
+        println!("\n== stdio, argument size (the name greet echoes), 1 and 32 in flight");
+        for in_flight in [1, 32] {
+            let mut base = None;
+            // 1 MiB less a little: the result (`Hello, NAME!`) must fit the
+            // default 1 MiB output limit.
+            for payload in [5usize, 1 << 10, 16 << 10, (1 << 20) - 256] {
+                let n = if payload > (64 << 10) {
+                    (calls / 50).max(100)
+                } else {
+                    calls
+                };
+                let floor = measure_stdio(Kind::RmcpSandbox, n, in_flight, payload);
+                let m = measure_stdio(Kind::Toolhost, n, in_flight, payload);
+                let base_cpu = *base.get_or_insert(m.cpu_us);
+                println!(
+                    "mcp/payload/{in_flight}x{:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
+                    payload,
+                    m.cpu_us,
+                    m.cpu_us / base_cpu,
+                    floor.cpu_us,
+                    m.cpu_us / floor.cpu_us
+                );
+            }
+        }
+    }
+    if section("http") {
+        let http_calls = (calls / 2).max(100);
+        println!("\n== streamable HTTP, one call in flight, one keep-alive connection (n={http_calls})");
+        let mut http = Vec::new();
+        for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
+            let m = measure_http(kind, http_calls);
+            println!(
+                "mcp/http/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
+                kind.label(),
+                m.cpu_us,
+                m.p50_us,
+                m.p99_us
+            );
+            http.push(m);
+        }
+        println!(
+            "mcp/http/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor over HTTP ({:.1} us)",
+            http[2].cpu_us,
+            http[2].cpu_us / http[1].cpu_us,
+            http[1].cpu_us
+        );
+    }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for spinner in spinners {
         let _ = spinner.join();
     }
-}
-
-/// Calls `greet` `calls` times on `server` (after a warm-up) and prints,
-/// then returns, the server's CPU time per call in microseconds.
-fn measure_calls(label: &str, mut server: Server, calls: usize) -> f64 {
-    server.initialize();
-    let call = |id: usize| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"greet","arguments":{{"name":"Ada"}}}}}}"#
-        )
-    };
-    for id in 1..=50 {
-        let answer = server.request(&call(id));
-        assert!(answer.contains("Hello, Ada!"), "{answer}");
-    }
-    let ticks_before = server.cpu_ticks();
-    let start = Instant::now();
-    for id in 0..calls {
-        server.request(&call(100 + id));
-    }
-    let wall = start.elapsed();
-    let ticks = server.cpu_ticks() - ticks_before;
-    let cpu = Duration::from_secs_f64(ticks as f64 / clock_ticks_per_second() as f64);
-    let per_call = cpu.as_secs_f64() * 1e6 / calls as f64;
-    println!(
-        "{label}: n={calls} server_cpu_per_call={per_call:.1} us wall_per_call={:.1} us (cpu ticks: {ticks})",
-        wall.as_secs_f64() * 1e6 / calls as f64,
-    );
-    server.close();
-    per_call
 }

@@ -33,7 +33,14 @@ impl Tool for WasmTool {
 
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move {
-            let args = arguments.to_string();
+            // `to_string` (not `Display`): serde_json's writer into a
+            // `Vec`, without the `fmt::Write` adapter per piece of output.
+            let args = serde_json::to_string(&arguments).map_err(|e| {
+                toolhost_core::error::Error::new(
+                    toolhost_core::error::ErrorCode::InvalidArguments,
+                    format!("the arguments do not serialize: {e}"),
+                )
+            })?;
             self.component
                 .call_unchecked(&self.spec().name, &args, &ctx)
                 .await
