@@ -16,6 +16,9 @@
 //!   the same call, with a minimal WASI store;
 //! - `call/dispatch`: the same call through the whole dispatch pipeline
 //!   (lookup, toolsets, schema validation, execution task, event);
+//! - `call/native_dispatch`: the same greeting as a native built-in (an
+//!   `FnTool`) through the same pipeline: what the pipeline costs without
+//!   a sandbox;
 //! - `nested/*`: a plugin (`caller`) making 8 nested calls through dispatch,
 //!   at once with `tools.call-many` (`fan_out`) vs one after the other with
 //!   `tools.call` (`chain`): 8 `greet` calls (the cost of starting calls
@@ -27,8 +30,9 @@
 mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
 use toolhost::floor::{self, BareCall, BareComponent};
-use toolhost::registry::RegisterComponent;
+use toolhost::registry::{FnTool, RegisterComponent, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig, LoadOptions};
 
 fn benches(c: &mut Criterion) {
@@ -95,17 +99,39 @@ fn benches(c: &mut Criterion) {
     });
     let mut registry = toolhost::registry::Registry::new();
     registry.register_component(&hello, &Default::default()).unwrap();
+    // The same tool written in Rust and registered natively: the pipeline
+    // without a sandbox.
+    registry
+        .register(FnTool::new(
+            ToolSpec::new(
+                "greet_native",
+                "Greets someone, natively.",
+                json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"],
+                    "additionalProperties": false
+                }),
+            ),
+            |arguments, _| async move {
+                let name = arguments["name"].as_str().unwrap_or_default();
+                Ok(ToolOutput::json(&json!(format!("Hello, {name}!"))))
+            },
+        ))
+        .unwrap();
     let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
     let ctx = toolhost::dispatch::DispatchContext::new(toolhost::dispatch::Session::trusted("bench"));
-    let json_args = serde_json::json!({"name": "Ada"});
-    call.bench_function("dispatch", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let out = dispatcher.dispatch("greet", json_args.clone(), &ctx).await;
-                assert!(!out.is_error());
+    let json_args = json!({"name": "Ada"});
+    for (what, tool) in [("dispatch", "greet"), ("native_dispatch", "greet_native")] {
+        call.bench_function(what, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let out = dispatcher.dispatch(tool, json_args.clone(), &ctx).await;
+                    assert!(!out.is_error(), "{}", out.content);
+                })
             })
-        })
-    });
+        });
+    }
     call.finish();
 
     let grants = toolhost::capabilities::Grants {
@@ -132,14 +158,14 @@ fn benches(c: &mut Criterion) {
     }
     let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
     let eight = |name: &str, arguments: serde_json::Value| {
-        let calls = vec![serde_json::json!({"name": name, "arguments": arguments}); 8];
-        serde_json::json!({ "calls": calls })
+        let calls = vec![json!({"name": name, "arguments": arguments}); 8];
+        json!({ "calls": calls })
     };
     let mut nested = c.benchmark_group("nested");
     nested.sample_size(20);
     for (what, calls) in [
-        ("greet", eight("greet", serde_json::json!({"name": "Ada"}))),
-        ("sleep20ms", eight("sleep", serde_json::json!({"ms": 20}))),
+        ("greet", eight("greet", json!({"name": "Ada"}))),
+        ("sleep20ms", eight("sleep", json!({"ms": 20}))),
     ] {
         for tool in ["fan_out", "chain"] {
             nested.bench_function(format!("{tool}/8x{what}"), |b| {
