@@ -237,12 +237,17 @@ async fn trivial_calls(engine: &Engine, problems: &mut Vec<String>) {
     }
 }
 
-async fn slow_calls(cache: &std::path::Path, problems: &mut Vec<String>) {
-    const SLEEP_MS: u64 = 50;
-    const IN_FLIGHT: usize = 512;
+/// `sleepy`'s `sleep` through dispatch on an engine made from `config`
+/// (with the shared compile cache), its arguments for a sleep of
+/// `sleep_ms`, and the engine's pool size.
+async fn sleepy_target(
+    cache: &std::path::Path,
+    config: EngineConfig,
+    sleep_ms: u64,
+) -> (Arc<Target>, Arc<(String, serde_json::Value)>, usize) {
     let engine = Engine::new(EngineConfig {
         cache_dir: Some(cache.into()),
-        ..EngineConfig::default()
+        ..config
     })
     .expect("an engine");
     let sleepy = engine
@@ -251,10 +256,20 @@ async fn slow_calls(cache: &std::path::Path, problems: &mut Vec<String>) {
         .expect("sleepy loads");
     let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&sleepy]), Box::new(context())));
     let arguments = Arc::new((
-        format!(r#"{{"ms":{SLEEP_MS}}}"#),
-        serde_json::json!({ "ms": SLEEP_MS }),
+        format!(r#"{{"ms":{sleep_ms}}}"#),
+        serde_json::json!({ "ms": sleep_ms }),
     ));
-    let pool = engine.config().max_concurrent_instances as usize;
+    (
+        dispatch,
+        arguments,
+        engine.config().max_concurrent_instances as usize,
+    )
+}
+
+async fn slow_calls(cache: &std::path::Path, problems: &mut Vec<String>) {
+    const SLEEP_MS: u64 = 50;
+    const IN_FLIGHT: usize = 512;
+    let (dispatch, arguments, pool) = sleepy_target(cache, EngineConfig::default(), SLEEP_MS).await;
     // Client calls hold at most three quarters of the places (the rest are
     // kept for nested calls: see toolhost_runtime::gate).
     let places = pool - pool / 4;
@@ -285,22 +300,11 @@ async fn past_the_queue(cache: &std::path::Path, problems: &mut Vec<String>) {
     const SLEEP_MS: u64 = 300;
     const STARTED: usize = 512;
     const MAX_WAITING: usize = 256;
-    let engine = Engine::new(EngineConfig {
-        cache_dir: Some(cache.into()),
+    let config = EngineConfig {
         max_waiting_calls: MAX_WAITING,
         ..EngineConfig::default()
-    })
-    .expect("an engine");
-    let sleepy = engine
-        .load(support::plugin_bytes("sleepy"), LoadOptions::default())
-        .await
-        .expect("sleepy loads");
-    let dispatch = Arc::new(Target::Dispatch(dispatcher_of(&[&sleepy]), Box::new(context())));
-    let arguments = Arc::new((
-        format!(r#"{{"ms":{SLEEP_MS}}}"#),
-        serde_json::json!({ "ms": SLEEP_MS }),
-    ));
-    let pool = engine.config().max_concurrent_instances as usize;
+    };
+    let (dispatch, arguments, pool) = sleepy_target(cache, config, SLEEP_MS).await;
     let places = pool - pool / 4;
     // One call per task: all started at once.
     let tally = run(&dispatch, "sleep", &arguments, STARTED, STARTED).await;
