@@ -470,6 +470,13 @@ impl Dispatcher {
             .is_toolset_available(name, &self.registry(), audience)
     }
 
+    /// The registry and the names the toolset selection picks from it, in
+    /// one read of the shared snapshot.
+    fn snapshot(&self) -> (Arc<Registry>, Result<Arc<BTreeSet<String>>>) {
+        let current = self.inner.registry.read().unwrap_or_else(PoisonError::into_inner);
+        (Arc::clone(&current.registry), current.selected.clone())
+    }
+
     /// The names the toolset selection picks from `registry`: computed
     /// when the registry last changed, or afresh for an older snapshot (a
     /// call that started before the change).

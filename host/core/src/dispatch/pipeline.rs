@@ -12,7 +12,9 @@ use super::errors::{self, Failure};
 use super::events::{CallOutcome, ToolCallEvent};
 use super::hooks::{CallInfo, PreDecision};
 use super::{DispatchContext, Dispatcher, ToolResult, is_lazy_search};
-use crate::error::{Error, ErrorCode};
+use std::collections::BTreeSet;
+
+use crate::error::{Error, ErrorCode, Result};
 use crate::registry::lazy::{self, RegistryMode};
 use crate::registry::{
     CallContext, CallId, Registry, Tool, ToolCallerHandle, ToolEntry, ToolOutput, ToolSource, Usage,
@@ -81,7 +83,9 @@ impl Dispatcher {
                 }
             }
         }
-        let registry = self.registry();
+        // One read of the shared snapshot: the registry and what the
+        // toolset selection picks from it.
+        let (registry, selected) = self.snapshot();
         if is_lazy_search(self.inner.mode, &info.name) {
             return (
                 self.tool_search(&registry, &arguments, ctx),
@@ -97,13 +101,13 @@ impl Dispatcher {
                     return (Err(e), Some(ToolSource::Builtin));
                 }
                 if listed.is_some()
-                    && let Err((failure, _)) = self.admit(&registry, &info.name, ctx)
+                    && let Err((failure, _)) = self.admit(&registry, &selected, &info.name, ctx)
                 {
                     return (Err(failure), Some(ToolSource::Builtin));
                 }
                 Arc::clone(host)
             }
-            (None, _) => match self.admit(&registry, &info.name, ctx) {
+            (None, _) => match self.admit(&registry, &selected, &info.name, ctx) {
                 Ok(entry) => Arc::clone(entry),
                 Err((failure, source)) => return (Err(failure), source),
             },
@@ -153,6 +157,7 @@ impl Dispatcher {
     fn admit<'r>(
         &self,
         registry: &'r Registry,
+        selected: &Result<Arc<BTreeSet<String>>>,
         name: &str,
         ctx: &DispatchContext,
     ) -> std::result::Result<&'r Arc<ToolEntry>, (Failure, Option<ToolSource>)> {
@@ -165,9 +170,9 @@ impl Dispatcher {
         if let Err(failure) = audience_gate(entry, ctx) {
             return Err((failure, source));
         }
-        let selected = self
-            .selected(registry)
-            .map_err(|e| (Failure::Pipeline(e), source.clone()))?;
+        let selected = selected
+            .as_ref()
+            .map_err(|e| (Failure::Pipeline(e.clone()), source.clone()))?;
         if !selected.contains(name) {
             return Err((self.unknown(registry, name, session.audience()), source));
         }
@@ -282,7 +287,12 @@ async fn execute(
     caller: ToolCallerHandle,
 ) -> Step<ToolOutput> {
     use futures_util::FutureExt;
-    let cancel = ctx.cancel.child_token();
+    // The call's own token, not a child of the context's: the select below
+    // cancels it when the context is cancelled or the deadline passes, and
+    // the tool runs only inside that select, so it sees the same thing; a
+    // child token would lock the context's token (shared by every call of a
+    // session) when made and again when dropped.
+    let cancel = tokio_util::sync::CancellationToken::new();
     let call_ctx = CallContext {
         call_id: info.call_id,
         parent_call_id: info.parent_call_id,
