@@ -56,8 +56,7 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
 
 async fn bench(args: &BenchArgs) -> Result<BenchReport, Error> {
     let arguments = super::args::json_object(&args.json_args)?.to_string();
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| Error::io(format!("cannot read {}", args.file.display()), e))?;
+    let bytes = super::read_file(&args.file)?;
     let options = BenchOptions {
         calls: args.calls,
         concurrency: args.concurrency.clone(),

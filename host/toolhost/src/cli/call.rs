@@ -25,13 +25,7 @@ pub(crate) struct CallArgs {
 }
 
 pub(crate) async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
-    match call(&args).await {
-        Ok(json) => {
-            println!("{json}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(super::print_error(&e)),
-    }
+    Ok(super::print_outcome(call(&args).await))
 }
 
 async fn call(args: &CallArgs) -> Result<String, Error> {

@@ -129,3 +129,20 @@ pub(crate) fn print_error(error: &toolhost::Error) -> ExitCode {
     println!("{}", error.to_json());
     ExitCode::FAILURE
 }
+
+/// Prints a command's answer (JSON) on stdout, or its error as
+/// [`print_error`] does; the exit code says which.
+pub(crate) fn print_outcome(outcome: Result<impl std::fmt::Display, toolhost::Error>) -> ExitCode {
+    match outcome {
+        Ok(answer) => {
+            println!("{answer}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => print_error(&e),
+    }
+}
+
+/// The bytes of `path`, or an `io` error naming it.
+pub(crate) fn read_file(path: &std::path::Path) -> Result<Vec<u8>, toolhost::Error> {
+    std::fs::read(path).map_err(|e| toolhost::Error::io(format!("cannot read {}", path.display()), e))
+}

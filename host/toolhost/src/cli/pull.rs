@@ -30,13 +30,7 @@ pub(crate) struct PullArgs {
 }
 
 pub(crate) async fn run(args: PullArgs) -> anyhow::Result<ExitCode> {
-    match pull(&args).await {
-        Ok(out) => {
-            println!("{out}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(super::print_error(&e)),
-    }
+    Ok(super::print_outcome(pull(&args).await))
 }
 
 async fn pull(args: &PullArgs) -> Result<serde_json::Value, Error> {

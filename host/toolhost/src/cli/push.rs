@@ -26,19 +26,12 @@ pub(crate) struct PushArgs {
 }
 
 pub(crate) async fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
-    match push(&args).await {
-        Ok(out) => {
-            println!("{out}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(super::print_error(&e)),
-    }
+    Ok(super::print_outcome(push(&args).await))
 }
 
 async fn push(args: &PushArgs) -> Result<serde_json::Value, Error> {
     let reference = OciReference::parse(&args.reference)?;
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| Error::io(format!("cannot read {}", args.file.display()), e))?;
+    let bytes = super::read_file(&args.file)?;
     let signatures = match args.no_signature {
         true => Vec::new(),
         false => Signature::next_to(&args.file)?.into_iter().collect(),

@@ -24,18 +24,11 @@ pub(crate) struct SignArgs {
 }
 
 pub(crate) fn run(args: SignArgs) -> anyhow::Result<ExitCode> {
-    match sign_file(&args) {
-        Ok(out) => {
-            println!("{out}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(super::print_error(&e)),
-    }
+    Ok(super::print_outcome(sign_file(&args)))
 }
 
 fn sign_file(args: &SignArgs) -> Result<serde_json::Value, Error> {
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| Error::io(format!("cannot read {}", args.file.display()), e))?;
+    let bytes = super::read_file(&args.file)?;
     let name = args
         .file
         .file_name()

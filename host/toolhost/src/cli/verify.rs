@@ -23,18 +23,11 @@ pub(crate) struct VerifyArgs {
 }
 
 pub(crate) fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    match verify(&args) {
-        Ok(out) => {
-            println!("{out}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Ok(super::print_error(&e)),
-    }
+    Ok(super::print_outcome(verify(&args)))
 }
 
 fn verify(args: &VerifyArgs) -> Result<serde_json::Value, Error> {
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| Error::io(format!("cannot read {}", args.file.display()), e))?;
+    let bytes = super::read_file(&args.file)?;
     let key = PublicKey::from_file(&args.key)?;
     let path = args
         .signature
