@@ -20,6 +20,21 @@ pub fn truncate_utf8(s: &mut String, max: usize) {
     }
 }
 
+/// The last `max` bytes of `s` at most, starting on a character boundary
+/// (so possibly a little fewer). Never panics.
+///
+/// ```
+/// assert_eq!(toolhost_core::text::tail_utf8("héllo", 4), "llo");
+/// assert_eq!(toolhost_core::text::tail_utf8("abc", 10), "abc");
+/// ```
+pub fn tail_utf8(s: &str, max: usize) -> &str {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
 /// Glob matching with `*` (any run of characters) and `?` (one character),
 /// no character classes, in time proportional to the product of the
 /// lengths at worst (no backtracking blow-up).

@@ -474,15 +474,9 @@ pub(crate) fn with_guest_output(what: String, stderr: &str) -> String {
     if before.trim().is_empty() {
         return message;
     }
-    let mut start = before.len().saturating_sub(STDERR_EXCERPT);
-    while !before.is_char_boundary(start) {
-        start += 1;
-    }
-    let cut = if start > 0 { "…" } else { "" };
-    message.push_str(&format!(
-        "; the plugin's stderr ends with:\n{cut}{}",
-        &before[start..]
-    ));
+    let excerpt = toolhost_core::text::tail_utf8(before, STDERR_EXCERPT);
+    let cut = if excerpt.len() < before.len() { "…" } else { "" };
+    message.push_str(&format!("; the plugin's stderr ends with:\n{cut}{excerpt}"));
     message
 }
 
