@@ -35,6 +35,7 @@
 //! Exits 1 if a trivial or slow call failed, or the queue test saw another
 //! failure than `unavailable`.
 
+mod common;
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
 mod support;
@@ -153,13 +154,6 @@ async fn run(
     tally
 }
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn dispatcher_of(components: &[&Arc<LoadedComponent>]) -> Dispatcher {
     let mut registry = Registry::new();
     for component in components {
@@ -175,8 +169,8 @@ fn context() -> DispatchContext {
 }
 
 async fn trivial_calls(engine: &Engine, problems: &mut Vec<String>) {
-    let calls = env_usize("CONCURRENCY_CALLS", 6000);
-    let rounds = env_usize("CONCURRENCY_ROUNDS", 3);
+    let calls = common::env_or("CONCURRENCY_CALLS", 6000);
+    let rounds = common::env_or("CONCURRENCY_ROUNDS", 3);
     let hello = engine
         .load(support::plugin_bytes("hello"), LoadOptions::default())
         .await
@@ -196,10 +190,7 @@ async fn trivial_calls(engine: &Engine, problems: &mut Vec<String>) {
         "| in flight | floor calls/s | sandboxed calls/s | dispatch calls/s | floor / sandboxed | floor / dispatch |"
     );
     println!("|---:|---:|---:|---:|---:|---:|");
-    let levels: Vec<usize> = std::env::var("CONCURRENCY_LEVELS").map_or_else(
-        |_| vec![1, 8, 64, 512],
-        |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
-    );
+    let levels: Vec<usize> = common::env_list("CONCURRENCY_LEVELS", &[1, 8, 64, 512]);
     for in_flight in levels {
         let targets = [&floor, &sandboxed, &dispatch];
         // A warm-up round each (the pool's slots, the allocator).

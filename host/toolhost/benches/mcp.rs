@@ -40,6 +40,7 @@
 //! Targets: spawn-to-initialized under 20 ms; toolhost within 1.15x of the
 //! `rmcp+sandbox` floor per call; a 16 KiB argument within 2x of a 5 B one.
 
+mod common;
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
 mod support;
@@ -49,13 +50,6 @@ use std::net::TcpStream;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Set to a floor's name, the benchmark runs as that floor server.
 const FLOOR_ENV: &str = "TOOLHOST_MCP_BENCH_FLOOR";
@@ -582,9 +576,9 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let spawns = env_usize("MCP_BENCH_SPAWNS", 20);
-    let busy = env_usize("MCP_BENCH_BUSY", 0);
-    let calls = env_usize("MCP_BENCH_CALLS", 10000);
+    let spawns = common::env_or("MCP_BENCH_SPAWNS", 20);
+    let busy = common::env_or("MCP_BENCH_BUSY", 0);
+    let calls = common::env_or("MCP_BENCH_CALLS", 10000);
     // MCP_BENCH_ONLY=payload,http runs those sections only.
     let only = std::env::var("MCP_BENCH_ONLY").unwrap_or_default();
     let section = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);

@@ -16,6 +16,7 @@
 //! `POLYGLOT_ONLY=python` measures only the rows whose name contains it; the
 //! last column is then relative to the first row measured.
 
+mod common;
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
 mod support;
@@ -56,12 +57,13 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// A count from the environment: `default` when it is unset, does not
+/// parse, or is 0.
 fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(default)
+    match common::env_or(name, default) {
+        0 => default,
+        n => n,
+    }
 }
 
 struct Row {

@@ -27,6 +27,7 @@
 //!    half a second on), resident memory minus that of an idle server,
 //!    over K.
 
+mod common;
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
 mod support;
@@ -162,20 +163,13 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
-    std::env::var(name).ok().map_or_else(
-        || default.to_vec(),
-        |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
-    )
-}
-
 fn mib(bytes: f64) -> f64 {
     bytes / f64::from(1 << 20)
 }
 
 fn components(dir: &Path, cache: &Path) {
-    let counts = env_list("SCALE_COMPONENTS", &[0, 1, 10, 100, 1000]);
-    let runs = env_list("SCALE_RUNS", &[3])[0].max(1);
+    let counts = common::env_list("SCALE_COMPONENTS", &[0, 1, 10, 100, 1000]);
+    let runs = common::env_list("SCALE_RUNS", &[3])[0].max(1);
     let largest = counts.iter().copied().max().unwrap_or(0);
     let hello = support::plugin_bytes("hello");
     let paths: Vec<PathBuf> = (0..largest)
@@ -238,7 +232,7 @@ fn calls_in_flight(dir: &Path, cache: &Path) {
     let mut warm = Server::spawn(&file, cache);
     warm.initialize();
     drop(warm);
-    for k in env_list("SCALE_IN_FLIGHT", &[16, 64]) {
+    for k in common::env_list("SCALE_IN_FLIGHT", &[16, 64]) {
         let mut server = Server::spawn(&file, cache);
         server.initialize();
         assert_eq!(server.tool_count(), 1);

@@ -14,6 +14,7 @@
 //! had a code its action does not allow, or memory or descriptors grew
 //! past their bounds.
 
+mod common;
 #[path = "../../../tests/all/support.rs"]
 #[allow(dead_code, reason = "shared with the tests; the soak uses part of it")]
 mod support;
@@ -24,13 +25,6 @@ mod soak;
 
 use std::time::Duration;
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` too: run only
     // for a real benchmark run.
@@ -38,8 +32,8 @@ fn main() {
         return;
     }
     let bounds = soak::Bounds {
-        rounds: env_u64("SOAK_ROUNDS", 100_000) as usize,
-        max_time: Duration::from_secs(env_u64("SOAK_SECONDS", 300)),
+        rounds: common::env_or::<u64>("SOAK_ROUNDS", 100_000) as usize,
+        max_time: Duration::from_secs(common::env_or::<u64>("SOAK_SECONDS", 300)),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
