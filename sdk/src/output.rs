@@ -32,7 +32,7 @@ impl Output {
     /// fail with a message saying so.
     pub fn new(value: impl Serialize) -> Self {
         Output {
-            json: serde_json::to_string(&value).map_err(|e| e.to_string()),
+            json: toolhost_json::to_string(&value).map_err(|e| e.to_string()),
             text: None,
         }
     }

@@ -89,7 +89,7 @@ fn result_of(name: &str, result: Result<wit::ToolOutput, wit::CallError>) -> Res
 /// The host's [`CallError`]: the tool is not declared and granted, the
 /// arguments do not fit, the called tool failed, ...
 pub fn call(name: &str, arguments: &impl Serialize) -> Result<Value, CallError> {
-    let arguments = serde_json::to_string(arguments).map_err(|e| {
+    let arguments = toolhost_json::to_string(arguments).map_err(|e| {
         CallError::local(
             "invalid_arguments",
             format!("the arguments for `{name}` cannot be serialized: {e}"),

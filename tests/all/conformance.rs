@@ -611,11 +611,14 @@ fn a_new_plugin_builds_and_passes_conformance() {
         "Cargo.toml",
         "src/lib.rs",
         "tests/conformance.rs",
+        ".cargo/config.toml",
         "README.md",
         ".gitignore",
     ] {
         assert!(crate_dir.join(file).is_file(), "{file} missing");
     }
+    let config = std::fs::read_to_string(crate_dir.join(".cargo/config.toml")).unwrap();
+    assert!(config.contains("--initial-heap=1048576"), "{config}");
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
     assert!(manifest.contains("name = \"word-tool\""), "{manifest}");
     assert!(manifest.contains(&format!(

@@ -11,6 +11,20 @@ use crate::support;
 /// Each crate and the packages it must never reach.
 const RULES: &[(&str, &[&str])] = &[
     (
+        "toolhost-json",
+        &[
+            "tokio",
+            "wasmtime",
+            "rmcp",
+            "toolhost-core",
+            "toolhost-runtime",
+            "toolhost-mcp",
+            "toolhost-detector",
+            "toolhost",
+            "toolhost-sdk",
+        ],
+    ),
+    (
         "toolhost-detector",
         &[
             "tokio",

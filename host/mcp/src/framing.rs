@@ -372,7 +372,7 @@ where
     }
 
     async fn write(writer: &Mutex<W>, value: &impl serde::Serialize) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+        let mut line = toolhost_json::to_vec(value).map_err(std::io::Error::other)?;
         line.push(b'\n');
         let mut w = writer.lock().await;
         w.write_all(&line).await?;

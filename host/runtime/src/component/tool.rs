@@ -33,9 +33,9 @@ impl Tool for WasmTool {
 
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move {
-            // `to_string` (not `Display`): serde_json's writer into a
-            // `Vec`, without the `fmt::Write` adapter per piece of output.
-            let args = serde_json::to_string(&arguments).map_err(|e| {
+            // serde_json's text, with strings escaped eight bytes at a
+            // time (see `toolhost_json`).
+            let args = toolhost_json::to_string(&arguments).map_err(|e| {
                 toolhost_core::error::Error::new(
                     toolhost_core::error::ErrorCode::InvalidArguments,
                     format!("the arguments do not serialize: {e}"),

@@ -2,7 +2,8 @@
 //! crate, ready to build and passing conformance as it is: `Cargo.toml`,
 //! `src/lib.rs` (one tool written with toolhost-sdk), `tests/conformance.rs`
 //! (builds the component and runs the conformance suite from `cargo test`),
-//! a README and a `.gitignore`. Its `src/` and `tests/` are those of
+//! `.cargo/config.toml` (the plugin's initial heap, as toolhost's own plugins
+//! have it), a README and a `.gitignore`. Its `src/` and `tests/` are those of
 //! `examples/rust-plugin`, which the workspace's own `cargo test` runs.
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ const LIB_RS: &str = include_str!("../../../../examples/rust-plugin/src/lib.rs")
 const CONFORMANCE_RS: &str = include_str!("../../../../examples/rust-plugin/tests/conformance.rs");
 /// Its manifest, with `{name}`, `{lib}`, `{sdk}` and `{conformance}` to fill.
 const CARGO_TOML: &str = include_str!("new/Cargo.toml.in");
+/// Its cargo settings: toolhost's own plugins' (1 MiB of initial heap, so
+/// that a call does not grow its memory; the file says why).
+const CARGO_CONFIG: &str = include_str!("../../../../.cargo/config.toml");
 /// Its README, with `{name}` and `{lib}` to fill.
 const README_MD: &str = include_str!("new/README.md.in");
 
@@ -60,10 +64,11 @@ pub(crate) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
         .replace("{sdk}", &path_of("sdk"))
         .replace("{conformance}", &path_of("host/conformance"));
     let readme = README_MD.replace("{name}", &args.name).replace("{lib}", &lib);
-    let files: [(&str, &str); 5] = [
+    let files: [(&str, &str); 6] = [
         ("Cargo.toml", &manifest),
         ("src/lib.rs", LIB_RS),
         ("tests/conformance.rs", CONFORMANCE_RS),
+        (".cargo/config.toml", CARGO_CONFIG),
         ("README.md", &readme),
         (".gitignore", "/target\n"),
     ];

@@ -1,0 +1,782 @@
+//! JSON text exactly as `serde_json::to_string` writes it, byte for byte,
+//! with strings scanned eight bytes at a time.
+//!
+//! Used wherever toolhost turns a large value into JSON text on a call's
+//! path: in plugins (the SDK writes results and nested calls' arguments with
+//! it), in the host (a call's arguments for the guest) and in the MCP stdio
+//! transport (every answer).
+//!
+//! Written here rather than taken from a crate: serde_json's serializer
+//! looks at a string one byte at a time (a table lookup and a branch per
+//! byte). Natively that is about a cycle per byte; inside a WebAssembly
+//! guest it is about 24 instructions, and as many units of fuel, per byte: a
+//! plugin returning 16 KiB of text spent four fifths of its call escaping it
+//! (`host/toolhost/benches/BENCHMARKS.md`). No maintained crate escapes
+//! faster on `wasm32` while keeping serde_json's exact output, and the
+//! output must not change: clients, plugins and tests read it. So this crate
+//! writes the shapes values are made of itself, with serde_json's own number
+//! formatting, and hands anything else back to serde_json: map keys that are
+//! neither strings nor integers, serde_json's own number and raw-value
+//! types, and any value whose `Serialize` fails. serde_json's answer (or
+//! error) is then the result, so the output is serde_json's in every case.
+//!
+//! ```
+//! let value = serde_json::json!({"name": "Ada \"the Countess\"", "n": [1, 2.5]});
+//! assert_eq!(toolhost_json::to_string(&value).unwrap(), serde_json::to_string(&value).unwrap());
+//! ```
+
+use std::fmt::{self, Display, Write as _};
+use std::io;
+
+use serde::Serialize;
+use serde::ser::{self, Impossible};
+use serde_json::ser::{CompactFormatter, Formatter};
+
+/// `value` as compact JSON text, identical to `serde_json::to_string`'s
+/// (the same text, or the same error).
+///
+/// # Errors
+///
+/// serde_json's error for a value it cannot serialize (a map whose keys are
+/// not strings, a failing `Serialize` implementation).
+pub fn to_string<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String> {
+    match fast(value) {
+        Some(text) => Ok(text),
+        None => serde_json::to_string(value),
+    }
+}
+
+/// `value` as compact JSON bytes, identical to `serde_json::to_vec`'s.
+///
+/// # Errors
+///
+/// As [`to_string`].
+pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<Vec<u8>> {
+    to_string(value).map(String::into_bytes)
+}
+
+/// `value` written by this crate's serializer, or `None` when it hands the
+/// value back to serde_json.
+fn fast<T: ?Sized + Serialize>(value: &T) -> Option<String> {
+    let mut writer = Writer { out: String::new() };
+    value.serialize(&mut writer).ok()?;
+    Some(writer.out)
+}
+
+/// "Let serde_json write this value": the only error of this serializer.
+#[derive(Debug)]
+struct HandBack;
+
+impl Display for HandBack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("handed back to serde_json")
+    }
+}
+
+impl std::error::Error for HandBack {}
+
+impl ser::Error for HandBack {
+    fn custom<T: Display>(_: T) -> Self {
+        HandBack
+    }
+}
+
+type Done = Result<(), HandBack>;
+
+/// The JSON text written so far.
+struct Writer {
+    out: String,
+}
+
+/// Bytes with a one in each byte.
+const ONES: u64 = u64::MAX / 255;
+
+/// The high bit of each byte of `chunk` (eight bytes, little-endian) that
+/// JSON requires escaped: a control character (below 0x20), `"` or `\`.
+/// The lowest bit set marks the first such byte exactly; higher bits may
+/// also be set above it (a borrow), so only the lowest is meaningful. Zero
+/// when none of the eight needs escaping. The same test serde_json's reader
+/// uses to skip a string's plain bytes.
+fn needs_escape(chunk: u64) -> u64 {
+    let control = chunk.wrapping_sub(ONES * 0x20) & !chunk;
+    let quote = chunk ^ (ONES * u64::from(b'"'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = chunk ^ (ONES * u64::from(b'\\'));
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & (ONES << 7)
+}
+
+/// How many bytes at the start of `bytes` need no escaping, found eight at
+/// a time: up to the first byte that does, or up to the last whole chunk of
+/// eight (the few after it are left to the caller).
+fn plain_prefix(bytes: &[u8]) -> usize {
+    let mut plain = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let found = needs_escape(u64::from_le_bytes(chunk));
+        if found != 0 {
+            return plain + (found.trailing_zeros() / 8) as usize;
+        }
+        plain += 8;
+    }
+    plain
+}
+
+/// How serde_json escapes `byte`, if it does.
+fn escape(byte: u8) -> Option<&'static str> {
+    /// `\u00XX` for the control characters without a short form.
+    const CONTROL: [&str; 32] = [
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", "\\b", "\\t",
+        "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012", "\\u0013",
+        "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c",
+        "\\u001d", "\\u001e", "\\u001f",
+    ];
+    match byte {
+        b'"' => Some("\\\""),
+        b'\\' => Some("\\\\"),
+        0..0x20 => CONTROL.get(usize::from(byte)).copied(),
+        _ => None,
+    }
+}
+
+/// Lets serde_json's formatter write numbers (always ASCII) into a `String`.
+struct Ascii<'a>(&'a mut String);
+
+impl io::Write for Ascii<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let text = std::str::from_utf8(buf).map_err(io::Error::other)?;
+        self.0.push_str(text);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Writer {
+    /// `text` as a JSON string: quoted, with serde_json's escapes.
+    fn string(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        self.out.reserve(bytes.len() + 2);
+        self.out.push('"');
+        // `start..i` is written once an escape (or the end) is reached. Both
+        // ends always sit just past an ASCII byte or at an end of the text,
+        // so slicing `text` there is on a character boundary.
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            i += bytes.get(i..).map_or(0, plain_prefix);
+            match bytes.get(i).copied().and_then(escape) {
+                Some(escaped) => {
+                    self.out.push_str(&text[start..i]);
+                    self.out.push_str(escaped);
+                    i += 1;
+                    start = i;
+                }
+                None => i += 1,
+            }
+        }
+        self.out.push_str(&text[start..]);
+        self.out.push('"');
+    }
+
+    fn number(
+        &mut self,
+        write: impl FnOnce(&mut CompactFormatter, &mut Ascii<'_>) -> io::Result<()>,
+    ) -> Done {
+        write(&mut CompactFormatter, &mut Ascii(&mut self.out)).map_err(|_| HandBack)
+    }
+
+    fn raw(&mut self, text: &str) -> Done {
+        self.out.push_str(text);
+        Ok(())
+    }
+
+    /// Opens `{"VARIANT":`, for the enum variants serde_json writes as a
+    /// one-entry object.
+    fn variant(&mut self, variant: &str) {
+        self.out.push('{');
+        self.string(variant);
+        self.out.push(':');
+    }
+
+    /// `value`'s `Display` text as a JSON string. As serde_json: a `Display`
+    /// that fails is an error (serde's default would panic).
+    fn collect(&mut self, value: &(impl ?Sized + Display)) -> Done {
+        let mut text = String::new();
+        write!(text, "{value}").map_err(|_| HandBack)?;
+        self.string(&text);
+        Ok(())
+    }
+}
+
+macro_rules! numbers {
+    ($($method:ident $write:ident $ty:ty),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Done {
+            self.number(|f, w| f.$write(w, v))
+        })*
+    };
+}
+
+impl<'a> ser::Serializer for &'a mut Writer {
+    type Ok = ();
+    type Error = HandBack;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
+
+    numbers!(
+        serialize_i8 write_i8 i8, serialize_i16 write_i16 i16, serialize_i32 write_i32 i32,
+        serialize_i64 write_i64 i64, serialize_i128 write_i128 i128,
+        serialize_u8 write_u8 u8, serialize_u16 write_u16 u16, serialize_u32 write_u32 u32,
+        serialize_u64 write_u64 u64, serialize_u128 write_u128 u128,
+    );
+
+    fn serialize_bool(self, v: bool) -> Done {
+        self.raw(if v { "true" } else { "false" })
+    }
+
+    /// As serde_json: a number that JSON cannot write (NaN, infinity) is `null`.
+    fn serialize_f32(self, v: f32) -> Done {
+        if v.is_finite() {
+            self.number(|f, w| f.write_f32(w, v))
+        } else {
+            self.raw("null")
+        }
+    }
+
+    fn serialize_f64(self, v: f64) -> Done {
+        if v.is_finite() {
+            self.number(|f, w| f.write_f64(w, v))
+        } else {
+            self.raw("null")
+        }
+    }
+
+    fn serialize_char(self, v: char) -> Done {
+        self.string(v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+
+    fn serialize_str(self, v: &str) -> Done {
+        self.string(v);
+        Ok(())
+    }
+
+    /// As serde_json: an array of numbers.
+    fn serialize_bytes(self, v: &[u8]) -> Done {
+        let mut seq = ser::Serializer::serialize_seq(self, Some(v.len()))?;
+        for byte in v {
+            ser::SerializeSeq::serialize_element(&mut seq, byte)?;
+        }
+        ser::SerializeSeq::end(seq)
+    }
+
+    fn serialize_none(self) -> Done {
+        self.raw("null")
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Done {
+        value.serialize(self)
+    }
+
+    fn serialize_unit(self) -> Done {
+        self.raw("null")
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Done {
+        self.raw("null")
+    }
+
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Done {
+        self.string(variant);
+        Ok(())
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _name: &'static str, value: &T) -> Done {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Done {
+        self.variant(variant);
+        value.serialize(&mut *self)?;
+        self.raw("}")
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, HandBack> {
+        Ok(Compound::open(self, "[", "]"))
+    }
+
+    fn serialize_tuple(self, _len: usize) -> Result<Compound<'a>, HandBack> {
+        Ok(Compound::open(self, "[", "]"))
+    }
+
+    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Compound<'a>, HandBack> {
+        Ok(Compound::open(self, "[", "]"))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'a>, HandBack> {
+        self.variant(variant);
+        Ok(Compound::open(self, "[", "]}"))
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, HandBack> {
+        Ok(Compound::open(self, "{", "}"))
+    }
+
+    /// serde_json's own types (`Number` with `arbitrary_precision`,
+    /// `RawValue`) are structs with reserved names: serde_json writes those.
+    fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Compound<'a>, HandBack> {
+        if name.starts_with("$serde_json::") {
+            return Err(HandBack);
+        }
+        Ok(Compound::open(self, "{", "}"))
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'a>, HandBack> {
+        self.variant(variant);
+        Ok(Compound::open(self, "{", "}}"))
+    }
+
+    fn collect_str<T: ?Sized + Display>(self, value: &T) -> Done {
+        self.collect(value)
+    }
+}
+
+/// An array or object being written: commas between its items, and its
+/// closing bracket(s) at the end.
+struct Compound<'a> {
+    writer: &'a mut Writer,
+    first: bool,
+    close: &'static str,
+}
+
+impl<'a> Compound<'a> {
+    fn open(writer: &'a mut Writer, open: &str, close: &'static str) -> Self {
+        writer.out.push_str(open);
+        Compound {
+            writer,
+            first: true,
+            close,
+        }
+    }
+
+    fn comma(&mut self) {
+        if self.first {
+            self.first = false;
+        } else {
+            self.writer.out.push(',');
+        }
+    }
+
+    fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> Done {
+        self.comma();
+        value.serialize(&mut *self.writer)
+    }
+
+    fn field<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Done {
+        self.comma();
+        self.writer.string(key);
+        self.writer.out.push(':');
+        value.serialize(&mut *self.writer)
+    }
+
+    fn finish(self) -> Done {
+        self.writer.raw(self.close)
+    }
+}
+
+/// The array and object serializers: each item is written by `$write` (an
+/// array's element, or an object's field), and `end` closes the brackets.
+macro_rules! compound {
+    ($($trait:ident $method:ident $write:ident $(, $key:ident)?);* $(;)?) => {
+        $(impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = HandBack;
+
+            fn $method<T: ?Sized + Serialize>(&mut self, $($key: &'static str,)? value: &T) -> Done {
+                self.$write($($key,)? value)
+            }
+
+            fn end(self) -> Done {
+                self.finish()
+            }
+        })*
+    };
+}
+
+compound! {
+    SerializeSeq serialize_element element;
+    SerializeTuple serialize_element element;
+    SerializeTupleStruct serialize_field element;
+    SerializeTupleVariant serialize_field element;
+    SerializeStruct serialize_field field, key;
+    SerializeStructVariant serialize_field field, key;
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = HandBack;
+
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Done {
+        self.comma();
+        key.serialize(Key(&mut *self.writer))
+    }
+
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Done {
+        self.writer.out.push(':');
+        value.serialize(&mut *self.writer)
+    }
+
+    fn end(self) -> Done {
+        self.finish()
+    }
+}
+
+/// A map key: strings, characters, unit variants and newtypes of those are
+/// written as serde_json writes them, integers quoted as serde_json does;
+/// every other kind of key is handed back to serde_json (which accepts some,
+/// such as booleans, and refuses the rest with its own error).
+struct Key<'a>(&'a mut Writer);
+
+macro_rules! integer_keys {
+    ($($method:ident $write:ident $ty:ty),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Done {
+            self.0.out.push('"');
+            self.0.number(|f, w| f.$write(w, v))?;
+            self.0.raw("\"")
+        })*
+    };
+}
+
+macro_rules! hand_back {
+    ($($method:ident($($arg:ty),*)),* $(,)?) => {
+        $(fn $method(self, $(_: $arg),*) -> Done {
+            Err(HandBack)
+        })*
+    };
+}
+
+impl ser::Serializer for Key<'_> {
+    type Ok = ();
+    type Error = HandBack;
+    type SerializeSeq = Impossible<(), HandBack>;
+    type SerializeTuple = Impossible<(), HandBack>;
+    type SerializeTupleStruct = Impossible<(), HandBack>;
+    type SerializeTupleVariant = Impossible<(), HandBack>;
+    type SerializeMap = Impossible<(), HandBack>;
+    type SerializeStruct = Impossible<(), HandBack>;
+    type SerializeStructVariant = Impossible<(), HandBack>;
+
+    integer_keys!(
+        serialize_i8 write_i8 i8, serialize_i16 write_i16 i16, serialize_i32 write_i32 i32,
+        serialize_i64 write_i64 i64, serialize_i128 write_i128 i128,
+        serialize_u8 write_u8 u8, serialize_u16 write_u16 u16, serialize_u32 write_u32 u32,
+        serialize_u64 write_u64 u64, serialize_u128 write_u128 u128,
+    );
+
+    hand_back!(
+        serialize_bool(bool),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_bytes(&[u8]),
+        serialize_none(),
+        serialize_unit(),
+        serialize_unit_struct(&'static str),
+    );
+
+    fn serialize_char(self, v: char) -> Done {
+        self.0.string(v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+
+    fn serialize_str(self, v: &str) -> Done {
+        self.0.string(v);
+        Ok(())
+    }
+
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Done {
+        self.0.string(variant);
+        Ok(())
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _name: &'static str, value: &T) -> Done {
+        value.serialize(self)
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Done {
+        Err(HandBack)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Done {
+        Err(HandBack)
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, HandBack> {
+        Err(HandBack)
+    }
+
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, HandBack> {
+        Err(HandBack)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct, HandBack> {
+        Err(HandBack)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant, HandBack> {
+        Err(HandBack)
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, HandBack> {
+        Err(HandBack)
+    }
+
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct, HandBack> {
+        Err(HandBack)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant, HandBack> {
+        Err(HandBack)
+    }
+
+    fn collect_str<T: ?Sized + Display>(self, value: &T) -> Done {
+        self.0.collect(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use serde::Serialize;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Asserts that this crate writes `value` as serde_json does, and
+    /// (when `own` is set) that it wrote it itself rather than handing it
+    /// back.
+    #[track_caller]
+    fn same<T: Serialize + fmt::Debug>(value: &T, own: bool) {
+        let ours = to_string(value).map_err(|e| e.to_string());
+        let theirs = serde_json::to_string(value).map_err(|e| e.to_string());
+        assert_eq!(ours, theirs, "{value:?}");
+        assert_eq!(fast(value).is_some(), own, "written by this crate: {value:?}");
+    }
+
+    #[test]
+    fn every_ascii_byte_at_every_offset_in_a_chunk_is_escaped_as_serde_json_does() {
+        for byte in 0u8..0x80 {
+            for at in 0..20 {
+                let mut text: Vec<char> = "abcdefghijklmnopqrstu".chars().collect();
+                text[at] = char::from(byte);
+                let text: String = text.into_iter().collect();
+                same(&text, true);
+            }
+        }
+    }
+
+    #[test]
+    fn unicode_runs_and_escapes_mixed() {
+        for text in [
+            "",
+            "\"",
+            "\\",
+            "héllo ✓ 😀 \"quoted\" back\\slash\ttab\u{7f}\u{2028}",
+            "ünïcödé only, no escape at all, long enough for chunks",
+            "\u{0}\u{1f}\u{20}\u{21}",
+            "😀😀😀😀\n😀😀😀😀",
+        ] {
+            same(&text, true);
+            same(&text.repeat(37), true);
+        }
+    }
+
+    #[test]
+    fn random_strings_match_serde_json() {
+        let alphabet = [
+            'a', 'Z', ' ', '"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '✓', '😀', '\u{7f}', '/',
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 70) as usize;
+            let text: String = (0..len)
+                .map(|i| alphabet[((state >> (i % 50)) as usize + i * 7) % alphabet.len()])
+                .collect();
+            same(&text, true);
+        }
+    }
+
+    #[derive(Debug, Serialize)]
+    struct Unit;
+
+    #[derive(Debug, Serialize)]
+    struct Newtype(String);
+
+    #[derive(Debug, Serialize)]
+    struct Pair(i32, Option<f64>);
+
+    #[derive(Debug, Serialize)]
+    enum Shape {
+        Empty,
+        Wrapped(u8),
+        Tuple(i8, char),
+        Fields {
+            name: &'static str,
+            tags: Vec<&'static str>,
+        },
+    }
+
+    #[derive(Debug, Serialize)]
+    struct Everything {
+        unit: (),
+        unit_struct: Unit,
+        newtype: Newtype,
+        pair: Pair,
+        shapes: Vec<Shape>,
+        numbers: (i8, i16, i32, i64, i128, u8, u16, u32, u64, u128),
+        floats: (f32, f64, f64, f64, f64),
+        flags: (bool, bool),
+        empty: Vec<u8>,
+        nothing: Option<String>,
+        renamed_key: BTreeMap<&'static str, Shape>,
+        int_keys: BTreeMap<i64, &'static str>,
+        char_keys: BTreeMap<char, u8>,
+    }
+
+    #[test]
+    fn every_serde_shape_matches_serde_json() {
+        let value = Everything {
+            unit: (),
+            unit_struct: Unit,
+            newtype: Newtype("new\ttype".into()),
+            pair: Pair(-3, Some(0.1)),
+            shapes: vec![
+                Shape::Empty,
+                Shape::Wrapped(7),
+                Shape::Tuple(-1, '"'),
+                Shape::Fields {
+                    name: "n",
+                    tags: vec!["a", "b\\"],
+                },
+            ],
+            numbers: (
+                i8::MIN,
+                i16::MIN,
+                i32::MIN,
+                i64::MIN,
+                i128::MIN,
+                u8::MAX,
+                u16::MAX,
+                u32::MAX,
+                u64::MAX,
+                u128::MAX,
+            ),
+            floats: (1.5e-7, -0.0, 1e300, f64::NAN, f64::INFINITY),
+            flags: (true, false),
+            empty: vec![],
+            nothing: None,
+            renamed_key: BTreeMap::from([("k\"ey", Shape::Empty)]),
+            int_keys: BTreeMap::from([(-5, "minus five"), (12, "twelve")]),
+            char_keys: BTreeMap::from([('\n', 1)]),
+        };
+        same(&value, true);
+        same(&f32::NAN, true);
+        same(&json!({"a": [1, 2.5, null, true, {"b": "c\u{0}"}], "": {}}), true);
+    }
+
+    #[derive(Debug)]
+    struct Bytes(&'static [u8]);
+
+    impl Serialize for Bytes {
+        fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(self.0)
+        }
+    }
+
+    #[derive(Debug)]
+    struct Collected(std::net::Ipv6Addr);
+
+    impl Serialize for Collected {
+        fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(&self.0)
+        }
+    }
+
+    #[test]
+    fn bytes_and_collected_strings_match_serde_json() {
+        same(&Bytes(b"\x00\xff"), true);
+        same(&Collected(std::net::Ipv6Addr::LOCALHOST), true);
+    }
+
+    #[derive(Debug)]
+    struct Failing;
+
+    impl Serialize for Failing {
+        fn serialize<S: ser::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(ser::Error::custom("this value refuses"))
+        }
+    }
+
+    #[test]
+    fn what_this_crate_does_not_write_serde_json_writes_or_refuses() {
+        // Keys serde_json accepts in its own way.
+        same(&HashMap::from([(true, 1)]), false);
+        same(&BTreeMap::from([(Some("k"), 1)]), false);
+        // Keys serde_json refuses, with its error.
+        same(&BTreeMap::from([(vec![1], 1)]), false);
+        // A value whose Serialize fails: serde_json's error (its message).
+        same(&vec![Failing], false);
+    }
+}
