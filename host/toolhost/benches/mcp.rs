@@ -36,7 +36,13 @@
 //! MCP_BENCH_BUSY=2 cargo bench -p toolhost --bench mcp  # vCPUs kept busy
 //! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench -p toolhost --bench mcp
 //! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn cargo bench -p toolhost --bench mcp  # some sections
+//! MCP_BENCH_ROUNDS=5 cargo bench -p toolhost --bench mcp  # rounds of floor then toolhost (default 3)
 //! ```
+//!
+//! The stdio sections run the `rmcp+sandbox` floor and toolhost one after
+//! the other, `MCP_BENCH_ROUNDS` times, and summarize each ratio as its
+//! median and range over the rounds: on a shared machine one run of each
+//! can be 30% off either way.
 //! Targets: spawn-to-initialized under 20 ms; toolhost within 1.15x of the
 //! `rmcp+sandbox` floor per call; a 16 KiB argument within 2x of a 5 B one.
 
@@ -306,6 +312,81 @@ fn measure_stdio(kind: Kind, calls: usize, in_flight: usize, payload: usize) -> 
         wall_us: wall.as_secs_f64() * 1e6 / calls as f64,
         p50_us: percentile(&rounds, 0.5),
         p99_us: percentile(&rounds, 0.99),
+    }
+}
+
+/// One round of a trivial call: the `rmcp+sandbox` floor, then toolhost,
+/// each printed with `print`.
+fn floor_then_toolhost(
+    section: &str,
+    print: fn(&str, Kind, &Measured),
+    calls: usize,
+    in_flight: usize,
+) -> (Measured, Measured) {
+    let floor = measure_stdio(Kind::RmcpSandbox, calls, in_flight, 3);
+    let toolhost = measure_stdio(Kind::Toolhost, calls, in_flight, 3);
+    print(section, Kind::RmcpSandbox, &floor);
+    print(section, Kind::Toolhost, &toolhost);
+    (floor, toolhost)
+}
+
+fn print_round_trip(section: &str, kind: Kind, m: &Measured) {
+    println!(
+        "mcp/{section}/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
+        kind.label(),
+        m.cpu_us,
+        m.p50_us,
+        m.p99_us
+    );
+}
+
+fn print_cpu_and_wall(section: &str, kind: Kind, m: &Measured) {
+    println!(
+        "mcp/{section}/{:<20} cpu {:>7.1} us/call  wall {:>7.1} us/call",
+        kind.label(),
+        m.cpu_us,
+        m.wall_us
+    );
+}
+
+/// The median and range of a figure over the rounds.
+struct Spread {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn of(values: &[f64]) -> Spread {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = match n {
+            0 => f64::NAN,
+            _ if n % 2 == 1 => sorted[n / 2],
+            _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        };
+        Spread {
+            median,
+            min: sorted.first().copied().unwrap_or(f64::NAN),
+            max: sorted.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    /// `1.07x (1.02-1.15x over the rounds)`.
+    fn ratio(&self) -> String {
+        format!(
+            "{:.2}x ({:.2}-{:.2}x over the rounds)",
+            self.median, self.min, self.max
+        )
+    }
+
+    /// `14.2 (12.9-16.0 over the rounds)`.
+    fn plain(&self) -> String {
+        format!(
+            "{:.1} ({:.1}-{:.1} over the rounds)",
+            self.median, self.min, self.max
+        )
     }
 }
 
@@ -579,6 +660,9 @@ fn main() {
     let spawns = common::env_or("MCP_BENCH_SPAWNS", 20);
     let busy = common::env_or("MCP_BENCH_BUSY", 0);
     let calls = common::env_or("MCP_BENCH_CALLS", 10000);
+    // Floor and toolhost run one after the other, this many times: the
+    // summaries give the median ratio and the range over the rounds.
+    let rounds = common::env_or("MCP_BENCH_ROUNDS", 3usize).max(1);
     // MCP_BENCH_ONLY=payload,http runs those sections only.
     let only = std::env::var("MCP_BENCH_ONLY").unwrap_or_default();
     let section = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
@@ -616,75 +700,80 @@ fn main() {
     }
     if section("stdio") {
         println!(
-            "\n== stdio, one call in flight (n={calls}): server CPU per call, and the client's round trip"
+            "\n== stdio, one call in flight (n={calls}, {rounds} rounds): server CPU per call, and the client's round trip"
         );
-        let kinds = [Kind::Echo, Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost];
-        let mut one = Vec::new();
-        for kind in kinds {
-            let m = measure_stdio(kind, calls, 1, 3);
-            println!(
-                "mcp/stdio/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
-                kind.label(),
-                m.cpu_us,
-                m.p50_us,
-                m.p99_us
-            );
-            one.push(m);
+        let (echo, rmcp) = (
+            measure_stdio(Kind::Echo, calls, 1, 3),
+            measure_stdio(Kind::Rmcp, calls, 1, 3),
+        );
+        for (kind, m) in [(Kind::Echo, &echo), (Kind::Rmcp, &rmcp)] {
+            print_round_trip("stdio", kind, m);
         }
-        let (echo, rmcp, sandbox, toolhost) = (&one[0], &one[1], &one[2], &one[3]);
+        let mut cpu = Vec::new();
+        let mut over_echo = Vec::new();
+        for _ in 0..rounds {
+            let (floor, toolhost) = floor_then_toolhost("stdio", print_round_trip, calls, 1);
+            cpu.push(toolhost.cpu_us / floor.cpu_us);
+            over_echo.push(toolhost.p50_us - echo.p50_us);
+        }
         println!(
-            "mcp/stdio/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us; rmcp alone {:.1} us); round trip p50 {:.1} us, {:.1} us over the pipe-echo floor ({:.1} us)",
-            toolhost.cpu_us,
-            toolhost.cpu_us / sandbox.cpu_us,
-            sandbox.cpu_us,
+            "mcp/stdio/summary: toolhost CPU per call = {} the rmcp+sandbox floor (rmcp alone {:.1} us); round trip p50 {} us over the pipe-echo floor ({:.1} us)",
+            Spread::of(&cpu).ratio(),
             rmcp.cpu_us,
-            toolhost.p50_us,
-            toolhost.p50_us - echo.p50_us,
+            Spread::of(&over_echo).plain(),
             echo.p50_us
         );
     }
     if section("stdio32") {
-        println!("\n== stdio, 32 calls in flight on one session (n={calls})");
-        let mut many = Vec::new();
-        for kind in [Kind::Rmcp, Kind::RmcpSandbox, Kind::Toolhost] {
-            let m = measure_stdio(kind, calls, 32, 3);
-            println!(
-                "mcp/stdio32/{:<20} cpu {:>7.1} us/call  wall {:>7.1} us/call",
-                kind.label(),
-                m.cpu_us,
-                m.wall_us
-            );
-            many.push(m);
+        println!("\n== stdio, 32 calls in flight on one session (n={calls}, {rounds} rounds)");
+        print_cpu_and_wall("stdio32", Kind::Rmcp, &measure_stdio(Kind::Rmcp, calls, 32, 3));
+        let mut cpu = Vec::new();
+        for _ in 0..rounds {
+            let (floor, toolhost) = floor_then_toolhost("stdio32", print_cpu_and_wall, calls, 32);
+            cpu.push(toolhost.cpu_us / floor.cpu_us);
         }
         println!(
-            "mcp/stdio32/summary: toolhost {:.1} us CPU = {:.2}x the rmcp+sandbox floor ({:.1} us)",
-            many[2].cpu_us,
-            many[2].cpu_us / many[1].cpu_us,
-            many[1].cpu_us
+            "mcp/stdio32/summary: toolhost CPU per call = {} the rmcp+sandbox floor",
+            Spread::of(&cpu).ratio()
         );
     }
     if section("payload") {
-        println!("\n== stdio, argument size (the name greet echoes), 1 and 32 in flight");
+        println!("\n== stdio, argument size (the name greet echoes), 1 and 32 in flight ({rounds} rounds)");
+        // 1 MiB less a little: the result (`Hello, NAME!`) must fit the
+        // default 1 MiB output limit.
+        let sizes = [5usize, 1 << 10, 16 << 10, (1 << 20) - 256];
         for in_flight in [1, 32] {
-            let mut base = None;
-            // 1 MiB less a little: the result (`Hello, NAME!`) must fit the
-            // default 1 MiB output limit.
-            for payload in [5usize, 1 << 10, 16 << 10, (1 << 20) - 256] {
-                let n = if payload > (64 << 10) {
-                    (calls / 50).max(100)
-                } else {
-                    calls
-                };
-                let floor = measure_stdio(Kind::RmcpSandbox, n, in_flight, payload);
-                let m = measure_stdio(Kind::Toolhost, n, in_flight, payload);
-                let base_cpu = *base.get_or_insert(m.cpu_us);
+            // Per size: toolhost over its own 5 B call, and over the floor,
+            // each from one round (the two sides ran one after the other).
+            let mut own = vec![Vec::new(); sizes.len()];
+            let mut floor = vec![Vec::new(); sizes.len()];
+            for _ in 0..rounds {
+                let mut base = None;
+                for (i, &payload) in sizes.iter().enumerate() {
+                    let n = if payload > (64 << 10) {
+                        (calls / 50).max(100)
+                    } else {
+                        calls
+                    };
+                    let f = measure_stdio(Kind::RmcpSandbox, n, in_flight, payload);
+                    let m = measure_stdio(Kind::Toolhost, n, in_flight, payload);
+                    let base_cpu = *base.get_or_insert(m.cpu_us);
+                    println!(
+                        "mcp/payload/{in_flight}x{payload:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
+                        m.cpu_us,
+                        m.cpu_us / base_cpu,
+                        f.cpu_us,
+                        m.cpu_us / f.cpu_us
+                    );
+                    own[i].push(m.cpu_us / base_cpu);
+                    floor[i].push(m.cpu_us / f.cpu_us);
+                }
+            }
+            for (i, payload) in sizes.iter().enumerate() {
                 println!(
-                    "mcp/payload/{in_flight}x{:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
-                    payload,
-                    m.cpu_us,
-                    m.cpu_us / base_cpu,
-                    floor.cpu_us,
-                    m.cpu_us / floor.cpu_us
+                    "mcp/payload/summary/{in_flight}x{payload:<8} toolhost CPU per call = {} its 5 B call, {} the rmcp+sandbox floor",
+                    Spread::of(&own[i]).ratio(),
+                    Spread::of(&floor[i]).ratio()
                 );
             }
         }
