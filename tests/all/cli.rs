@@ -305,6 +305,13 @@ fn bench_reports_every_figure_beside_its_floor() {
             level["toolhost"]["peak_memory_bytes"],
             level["floor"]["peak_memory_bytes"]
         );
+        // A small greeting fits the heap room plugins start with: no call
+        // grows its memory. Only the floor counts the initial size.
+        assert_eq!(
+            level["floor"]["initial_memory_bytes"], level["floor"]["peak_memory_bytes"],
+            "{level}"
+        );
+        assert_eq!(level["toolhost"].get("initial_memory_bytes"), None, "{level}");
         assert!(level["p50_ratio"].as_f64().unwrap() > 0.0, "{level}");
     }
     assert_eq!(report["floor_unavailable"], Value::Null);
@@ -332,6 +339,7 @@ fn bench_prints_a_table_for_people() {
     for needle in ["bare wasmtime", "cold", "warm", "floor p50", "per call: fuel"] {
         assert!(table.contains(needle), "{needle} missing:\n{table}");
     }
+    assert!(!table.contains("calls grow their memory"), "{table}");
     let row = table
         .lines()
         .find(|l| l.starts_with("2 "))
@@ -366,4 +374,28 @@ fn bench_of_a_failing_tool_says_why() {
     assert_eq!(out.status.code(), Some(1));
     let error: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(error["error_code"], "config", "{error}");
+}
+
+/// The floor tells a call that grows its linear memory from one that fits
+/// the memory it starts with (what `toolhost bench` reports to authors).
+#[tokio::test]
+async fn the_floor_sees_a_call_grow_its_memory() {
+    let hello = crate::load("hello").await;
+    let floor = toolhost::floor::BareComponent::new(&hello).unwrap();
+    let answered = |call| match call {
+        toolhost::floor::BareCall::Answered {
+            ok: true,
+            peak_memory_bytes,
+            initial_memory_bytes,
+            ..
+        } => (initial_memory_bytes, peak_memory_bytes),
+        other => panic!("{other:?}"),
+    };
+    let (initial, peak) = answered(floor.call("greet", r#"{"name":"Ada"}"#).await);
+    assert!(initial > 0 && peak == initial, "{initial} {peak}");
+    // Two copies of a 2 MiB name do not fit in 1 MiB of heap room.
+    let big = serde_json::json!({ "name": "x".repeat(2 << 20) }).to_string();
+    let (initial_big, peak_big) = answered(floor.call("greet", &big).await);
+    assert_eq!(initial_big, initial);
+    assert!(peak_big > initial + (2 << 20), "{initial} {peak_big}");
 }

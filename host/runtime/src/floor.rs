@@ -20,11 +20,12 @@ use crate::bindings::{WorldVersion, v0_1_0, v0_2_0};
 use crate::component::LoadedComponent;
 use toolhost_core::error::{Error, Result};
 
-/// The store of a bare call: an empty WASI context and the peak linear
-/// memory size.
+/// The store of a bare call: an empty WASI context, the linear memory size
+/// the instance started with and the peak it reached.
 pub struct BareState {
     wasi: WasiCtx,
     table: ResourceTable,
+    initial_memory: usize,
     peak_memory: usize,
 }
 
@@ -46,12 +47,17 @@ impl WasiView for BareState {
 }
 
 impl ResourceLimiter for BareState {
+    /// Called with `current` 0 when a memory is created (its initial size),
+    /// then on each growth.
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
+        if current == 0 {
+            self.initial_memory = self.initial_memory.max(desired);
+        }
         self.peak_memory = self.peak_memory.max(desired);
         Ok(true)
     }
@@ -95,6 +101,9 @@ pub enum BareCall {
         fuel: u64,
         /// The largest linear memory size reached, in bytes.
         peak_memory_bytes: u64,
+        /// The largest size a linear memory was created with, in bytes:
+        /// above it, `peak_memory_bytes` means the call grew its memory.
+        initial_memory_bytes: u64,
     },
     /// The guest trapped, or called a `toolhost:plugin` import (which the
     /// floor does not provide): the message.
@@ -131,6 +140,7 @@ impl BareComponent {
         let state = BareState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
+            initial_memory: 0,
             peak_memory: 0,
         };
         let mut store = Store::new(&self.engine, state);
@@ -161,6 +171,7 @@ impl BareComponent {
                 ok,
                 fuel: BARE_FUEL.saturating_sub(store.get_fuel().unwrap_or(0)),
                 peak_memory_bytes: store.data().peak_memory as u64,
+                initial_memory_bytes: store.data().initial_memory as u64,
             },
             Err(e) => BareCall::Trapped(format!("{e:#}")),
         }

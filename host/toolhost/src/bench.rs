@@ -115,6 +115,12 @@ pub struct CallStats {
     pub fuel_per_call: u64,
     /// The largest linear memory a call reached, in bytes.
     pub peak_memory_bytes: u64,
+    /// The largest size a call's linear memory started with, in bytes:
+    /// when `peak_memory_bytes` is above it, the calls grow their memory
+    /// (each growth costs the host page-table work). Counted on the
+    /// floor's side only (`None` on toolhost's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_memory_bytes: Option<u64>,
 }
 
 /// One level of concurrency.
@@ -302,6 +308,8 @@ struct Outcome {
     result: std::result::Result<(), String>,
     fuel: u64,
     peak_memory: u64,
+    /// The memory the call started with, where it is known (the floor).
+    initial_memory: Option<u64>,
 }
 
 /// What is called: toolhost's sandboxed call, or the floor's.
@@ -329,6 +337,7 @@ impl Target {
                     result: outcome.result.map(drop).map_err(|e| e.code().to_string()),
                     fuel: outcome.usage.fuel_consumed,
                     peak_memory: outcome.usage.peak_memory_bytes,
+                    initial_memory: None,
                 }
             }
             Target::Floor(bare) => {
@@ -339,17 +348,20 @@ impl Target {
                         ok,
                         fuel,
                         peak_memory_bytes,
+                        initial_memory_bytes,
                     } => Outcome {
                         latency,
                         result: if ok { Ok(()) } else { Err("tool_error".into()) },
                         fuel,
                         peak_memory: peak_memory_bytes,
+                        initial_memory: Some(initial_memory_bytes),
                     },
                     BareCall::Trapped(_) => Outcome {
                         latency,
                         result: Err("trap".into()),
                         fuel: 0,
                         peak_memory: 0,
+                        initial_memory: None,
                     },
                 }
             }
@@ -455,6 +467,7 @@ impl Samples {
                 ok.iter().map(|o| o.fuel).sum::<u64>() / ok.len() as u64
             },
             peak_memory_bytes: self.outcomes.iter().map(|o| o.peak_memory).max().unwrap_or(0),
+            initial_memory_bytes: self.outcomes.iter().filter_map(|o| o.initial_memory).max(),
         }
     }
 }

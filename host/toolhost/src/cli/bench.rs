@@ -157,6 +157,16 @@ fn table(r: &BenchReport) -> String {
             t.fuel_per_call,
             mib(t.peak_memory_bytes)
         ));
+        if let Some(f) = &level.floor
+            && let Some(initial) = f.initial_memory_bytes
+            && f.peak_memory_bytes > initial
+        {
+            out.push_str(&format!(
+                "calls grow their memory from {} to {}: each growth costs the host page-table work; a Rust plugin can start with heap room (sdk/docs/rust.md, --initial-heap)\n",
+                mib(initial),
+                mib(f.peak_memory_bytes)
+            ));
+        }
     }
     for level in &r.levels {
         if !level.toolhost.errors_by_code.is_empty() {
