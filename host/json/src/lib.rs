@@ -193,21 +193,16 @@ impl Writer {
         // start or just past an escaped (ASCII) byte and ends at one or at
         // the text's end, so slicing `text` there is on a character boundary.
         let mut start = 0;
-        while let Some(rest) = bytes.get(start..) {
-            let end = start + plain_run(rest);
+        loop {
+            let end = start + bytes.get(start..).map_or(0, plain_run);
             // `text[start..end]` needs no escaping; `bytes[end]`, if any, does.
             self.out.push_str(&text[start..end]);
-            match bytes.get(end).copied().and_then(escape) {
-                Some(escaped) => self.out.push_str(escaped),
-                None => return self.close_string(),
-            }
+            let Some(escaped) = bytes.get(end).copied().and_then(escape) else {
+                break;
+            };
+            self.out.push_str(escaped);
             start = end + 1;
         }
-        self.close_string();
-    }
-
-    #[inline]
-    fn close_string(&mut self) {
         self.out.push('"');
     }
 

@@ -315,16 +315,17 @@ fn measure_stdio(kind: Kind, calls: usize, in_flight: usize, payload: usize) -> 
     }
 }
 
-/// One round of a trivial call: the `rmcp+sandbox` floor, then toolhost,
-/// each printed with `print`.
+/// One round: the `rmcp+sandbox` floor, then toolhost, each making `calls`
+/// calls with a name of `payload` bytes, each printed with `print`.
 fn floor_then_toolhost(
     section: &str,
     print: fn(&str, Kind, &Measured),
     calls: usize,
     in_flight: usize,
+    payload: usize,
 ) -> (Measured, Measured) {
-    let floor = measure_stdio(Kind::RmcpSandbox, calls, in_flight, 3);
-    let toolhost = measure_stdio(Kind::Toolhost, calls, in_flight, 3);
+    let floor = measure_stdio(Kind::RmcpSandbox, calls, in_flight, payload);
+    let toolhost = measure_stdio(Kind::Toolhost, calls, in_flight, payload);
     print(section, Kind::RmcpSandbox, &floor);
     print(section, Kind::Toolhost, &toolhost);
     (floor, toolhost)
@@ -712,7 +713,7 @@ fn main() {
         let mut cpu = Vec::new();
         let mut over_echo = Vec::new();
         for _ in 0..rounds {
-            let (floor, toolhost) = floor_then_toolhost("stdio", print_round_trip, calls, 1);
+            let (floor, toolhost) = floor_then_toolhost("stdio", print_round_trip, calls, 1, 3);
             cpu.push(toolhost.cpu_us / floor.cpu_us);
             over_echo.push(toolhost.p50_us - echo.p50_us);
         }
@@ -729,7 +730,7 @@ fn main() {
         print_cpu_and_wall("stdio32", Kind::Rmcp, &measure_stdio(Kind::Rmcp, calls, 32, 3));
         let mut cpu = Vec::new();
         for _ in 0..rounds {
-            let (floor, toolhost) = floor_then_toolhost("stdio32", print_cpu_and_wall, calls, 32);
+            let (floor, toolhost) = floor_then_toolhost("stdio32", print_cpu_and_wall, calls, 32, 3);
             cpu.push(toolhost.cpu_us / floor.cpu_us);
         }
         println!(
@@ -755,8 +756,8 @@ fn main() {
                     } else {
                         calls
                     };
-                    let f = measure_stdio(Kind::RmcpSandbox, n, in_flight, payload);
-                    let m = measure_stdio(Kind::Toolhost, n, in_flight, payload);
+                    // Printed below, as one line for both sides.
+                    let (f, m) = floor_then_toolhost("payload", |_, _, _| {}, n, in_flight, payload);
                     let base_cpu = *base.get_or_insert(m.cpu_us);
                     println!(
                         "mcp/payload/{in_flight}x{payload:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
