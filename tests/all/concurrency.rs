@@ -71,3 +71,68 @@ async fn past_the_queue_calls_are_refused_with_a_clear_error() {
         }
     }
 }
+
+/// Regression: a call that finds a free place and finishes at once sets up
+/// no timer and no waiter, so it touched no tokio resource, and a loop of
+/// such calls gave its thread back to the runtime only when an epoch tick
+/// happened to fall inside guest code: every other task on the thread
+/// (the rest of the host) waited. With no epoch tick in the way (one an
+/// hour), the loop and the task that stops it share one thread here.
+#[test]
+fn a_loop_of_quick_calls_lets_the_other_tasks_run() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use serde_json::json;
+    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::registry::{RegisterComponent, Registry};
+
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let engine = Engine::new(EngineConfig {
+                cache_dir: Some(support::cache_dir()),
+                epoch_tick: std::time::Duration::from_secs(3600),
+                ..EngineConfig::default()
+            })
+            .unwrap();
+            let hello = engine
+                .load_file(&support::plugin_path("hello"), LoadOptions::default())
+                .await
+                .unwrap();
+            let mut registry = Registry::new();
+            registry.register_component(&hello, &Default::default()).unwrap();
+            let dispatcher = Dispatcher::builder(registry).build().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let looping = {
+                let stop = Arc::clone(&stop);
+                tokio::spawn(async move {
+                    let ctx = DispatchContext::new(Session::trusted("loop"));
+                    let mut calls = 0_u64;
+                    while !stop.load(Ordering::Acquire) {
+                        let result = dispatcher.dispatch("greet", json!({"name": "Ada"}), &ctx).await;
+                        assert_eq!(result.json(), "Hello, Ada!", "{}", result.content);
+                        let direct = hello
+                            .call("greet", r#"{"name":"Ada"}"#, &Default::default(), None, 0)
+                            .await;
+                        assert!(direct.result.is_ok(), "{:?}", direct.result);
+                        calls += 2;
+                    }
+                    calls
+                })
+            };
+            // Runs only when the loop gives the thread back.
+            tokio::spawn(async move { stop.store(true, Ordering::Release) })
+                .await
+                .unwrap();
+            done.send(looping.await.unwrap()).unwrap();
+        });
+    });
+    let calls = finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the task that stops the loop never ran: the loop of calls kept the thread");
+    assert!(calls > 0, "the loop made no call before it was stopped");
+}

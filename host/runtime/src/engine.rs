@@ -39,7 +39,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
 
 use crate::cache::CompileCache;
-use crate::gate::{InstanceGate, InstancePlace};
+use crate::gate::InstanceGate;
 use crate::sandbox::SandboxState;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::Limits;
@@ -269,13 +269,10 @@ impl Engine {
         Ok(Some(tier))
     }
 
-    /// A place in the pool of the engine for `stack_bytes` (see
-    /// [`crate::gate`]), for a call nested `depth` deep.
-    pub(crate) async fn instance_place(&self, stack_bytes: usize, depth: u32) -> Result<InstancePlace> {
-        match self.stack_tier(stack_bytes)? {
-            None => self.inner.gate.enter(depth).await,
-            Some(tier) => tier.gate.enter(depth).await,
-        }
+    /// The gate of the primary engine's pool (see [`crate::gate`]); a stack
+    /// tier's is [`StackTier::gate`].
+    pub(crate) fn gate(&self) -> &InstanceGate {
+        &self.inner.gate
     }
 
     /// The stack sizes served besides the default one, in bytes, in the

@@ -19,10 +19,9 @@
 //! Waiting counts against the call's deadline (its caller bounds the
 //! wait).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use toolhost_core::error::{Error, ErrorCode, Result};
 
@@ -31,18 +30,20 @@ use toolhost_core::error::{Error, ErrorCode, Result};
 pub(crate) struct InstanceGate {
     capacity: usize,
     /// Every place in the pool.
-    all: Arc<Semaphore>,
+    all: Semaphore,
     /// The places calls from clients may hold.
-    top: Arc<Semaphore>,
+    top: Semaphore,
     waiting: AtomicUsize,
     max_waiting: usize,
 }
 
-/// A place in the pool, held while the call's instance is alive.
+/// A place in the pool, held while the call's instance is alive. It
+/// borrows its gate: taking and giving back a place touch only the
+/// semaphores, no shared reference count.
 #[derive(Debug)]
-pub(crate) struct InstancePlace {
-    _all: OwnedSemaphorePermit,
-    _top: Option<OwnedSemaphorePermit>,
+pub(crate) struct InstancePlace<'g> {
+    _all: SemaphorePermit<'g>,
+    _top: Option<SemaphorePermit<'g>>,
 }
 
 /// Counts a waiting call while it waits.
@@ -62,11 +63,31 @@ impl InstanceGate {
         let top = (capacity - capacity / 4).max(1);
         InstanceGate {
             capacity,
-            all: Arc::new(Semaphore::new(capacity)),
-            top: Arc::new(Semaphore::new(top)),
+            all: Semaphore::new(capacity),
+            top: Semaphore::new(top),
             waiting: AtomicUsize::new(0),
             max_waiting,
         }
+    }
+
+    /// A place for a call nested `depth` deep (0: a client's call), if one
+    /// is free now: without a future, so a caller can skip setting up the
+    /// wait. `None`: go through [`InstanceGate::enter`], which waits or
+    /// refuses. A free place means no call is queued (the semaphores hand
+    /// a freed place to the longest waiter first).
+    pub(crate) fn try_enter(&self, depth: u32) -> Option<InstancePlace<'_>> {
+        if depth > 0 {
+            return self.all.try_acquire().ok().map(|all| InstancePlace {
+                _all: all,
+                _top: None,
+            });
+        }
+        let top = self.top.try_acquire().ok()?;
+        let all = self.all.try_acquire().ok()?;
+        Some(InstancePlace {
+            _all: all,
+            _top: Some(top),
+        })
     }
 
     /// A place for a call nested `depth` deep (0: a client's call).
@@ -75,9 +96,9 @@ impl InstanceGate {
     ///
     /// `unavailable` when the queue is full (a client's call) or the pool
     /// is (a nested call).
-    pub(crate) async fn enter(&self, depth: u32) -> Result<InstancePlace> {
+    pub(crate) async fn enter(&self, depth: u32) -> Result<InstancePlace<'_>> {
         if depth > 0 {
-            let all = Arc::clone(&self.all).try_acquire_owned().map_err(|_| {
+            let all = self.all.try_acquire().map_err(|_| {
                 Error::new(
                     ErrorCode::Unavailable,
                     format!(
@@ -91,7 +112,7 @@ impl InstanceGate {
                 _top: None,
             });
         }
-        let top = match Arc::clone(&self.top).try_acquire_owned() {
+        let top = match self.top.try_acquire() {
             Ok(top) => top,
             Err(_) => {
                 if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
@@ -105,16 +126,17 @@ impl InstanceGate {
                     ));
                 }
                 let _waiting = Waiting(&self.waiting);
-                Arc::clone(&self.top)
-                    .acquire_owned()
+                self.top
+                    .acquire()
                     .await
                     .map_err(|_| Error::internal("the instance gate was closed"))?
             }
         };
         // Client calls hold at most `top` places, so one of the others is
         // held by a nested call, which never waits: it frees up.
-        let all = Arc::clone(&self.all)
-            .acquire_owned()
+        let all = self
+            .all
+            .acquire()
             .await
             .map_err(|_| Error::internal("the instance gate was closed"))?;
         Ok(InstancePlace {
@@ -136,6 +158,8 @@ impl InstanceGate {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     #[tokio::test]

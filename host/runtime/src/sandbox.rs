@@ -84,7 +84,7 @@ impl SandboxState {
         capabilities: &Effective,
         hash: ComponentHash,
         tool: Option<String>,
-        ctx: &CallContext,
+        ctx: CallContext,
         deadline: Instant,
         log_budget: std::sync::Arc<toolhost_core::limits::LogBudget>,
     ) -> Result<Self> {
@@ -128,7 +128,7 @@ impl SandboxState {
             hash,
             tool,
             call_id: ctx.call_id,
-            ctx: ctx.clone(),
+            ctx,
             callable: capabilities.tools.clone(),
             callable_by_caller: capabilities.tools_from_caller,
             call_depth: limits.call_depth,
@@ -341,19 +341,27 @@ impl CappedPipe {
         }
     }
 
-    /// How many bytes were written, kept or dropped.
-    pub(crate) fn written(&self) -> u64 {
-        let buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        (buf.data.len() as u64).saturating_add(buf.dropped)
-    }
-
-    /// The captured text (lossily decoded) and how many bytes were dropped.
-    pub(crate) fn take(&self) -> (String, u64) {
+    /// What the guest wrote: the captured text (lossily decoded), how many
+    /// bytes were dropped past the cap, and how many were written in all.
+    pub(crate) fn take(&self) -> Captured {
         let mut buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let dropped = std::mem::take(&mut buf.dropped);
+        let written = (buf.data.len() as u64).saturating_add(dropped);
         let text = String::from_utf8_lossy(&buf.data).into_owned();
         buf.data.clear();
-        (text, std::mem::take(&mut buf.dropped))
+        Captured {
+            text,
+            dropped,
+            written,
+        }
     }
+}
+
+/// What a [`CappedPipe`] captured (see [`CappedPipe::take`]).
+pub(crate) struct Captured {
+    pub(crate) text: String,
+    pub(crate) dropped: u64,
+    pub(crate) written: u64,
 }
 
 impl IsTerminal for CappedPipe {

@@ -51,7 +51,7 @@ mod session;
 mod waiting;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
@@ -163,6 +163,9 @@ struct Inner {
     post_hooks: Vec<PostHook>,
     gate: Option<Arc<dyn CallGate>>,
     events: broadcast::Sender<ToolCallEvent>,
+    /// Whether anyone ever subscribed to `events`: until then a call skips
+    /// the channel (whose lock every call would take).
+    subscribed: AtomicBool,
     generation: watch::Sender<u64>,
     next_call_id: AtomicU64,
     batch_concurrency: usize,
@@ -357,6 +360,7 @@ impl DispatcherBuilder {
                 post_hooks: self.post_hooks,
                 gate: self.gate,
                 events,
+                subscribed: AtomicBool::new(false),
                 generation: watch::Sender::new(0),
                 next_call_id: AtomicU64::new(1),
                 batch_concurrency: self.batch_concurrency,
@@ -441,7 +445,9 @@ impl Dispatcher {
 
     /// A receiver of every call's [`ToolCallEvent`].
     pub fn subscribe(&self) -> broadcast::Receiver<ToolCallEvent> {
-        self.inner.events.subscribe()
+        let receiver = self.inner.events.subscribe();
+        self.inner.subscribed.store(true, Ordering::Release);
+        receiver
     }
 
     /// The registry mode.

@@ -61,7 +61,9 @@ impl Dispatcher {
             usage,
         };
         event.trace();
-        let _ = self.inner.events.send(event);
+        if self.inner.subscribed.load(Ordering::Acquire) {
+            let _ = self.inner.events.send(event);
+        }
         result
     }
 
@@ -105,10 +107,10 @@ impl Dispatcher {
                 {
                     return (Err(failure), Some(ToolSource::Builtin));
                 }
-                Arc::clone(host)
+                host
             }
             (None, _) => match self.admit(&registry, &selected, &info.name, ctx) {
-                Ok(entry) => Arc::clone(entry),
+                Ok(entry) => entry,
                 Err((failure, source)) => return (Err(failure), source),
             },
         };
@@ -119,17 +121,10 @@ impl Dispatcher {
         if let Err(refused) = self.approve(info, &arguments, &ctx.waiting).await {
             return (Ok(refused), source);
         }
-        (
-            execute(
-                Arc::clone(entry.handler()),
-                arguments,
-                info,
-                ctx,
-                self.nested_caller(ctx),
-            )
-            .await,
-            source,
-        )
+        let handler = entry.handler().as_ref();
+        // A tool that cannot call tools gets no handle for nested calls.
+        let caller = handler.calls_tools().then(|| self.nested_caller(ctx));
+        (execute(handler, arguments, info, ctx, caller).await, source)
     }
 
     /// The approval gate's `require_approval` check, on the arguments exactly
@@ -280,11 +275,11 @@ fn audience_gate(entry: &ToolEntry, ctx: &DispatchContext) -> Step<()> {
 /// more than a small tool's whole call). A panic in the handler is a
 /// handler failure (`internal`).
 async fn execute(
-    tool: Arc<dyn Tool>,
+    tool: &dyn Tool,
     arguments: Value,
     info: &CallInfo,
     ctx: &DispatchContext,
-    caller: ToolCallerHandle,
+    caller: Option<ToolCallerHandle>,
 ) -> Step<ToolOutput> {
     use futures_util::FutureExt;
     // The call's own token, not a child of the context's: the select below
@@ -302,11 +297,41 @@ async fn execute(
         cancel: cancel.clone(),
         limits: ctx.limits,
         depth: ctx.depth,
-        caller: Some(caller),
+        caller,
         waiting: ctx.waiting.clone(),
         progress: ctx.progress.clone(),
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
+    let mut call = std::pin::pin!(call);
+    let cancelled = || {
+        Err(Failure::Pipeline(Error::new(
+            ErrorCode::Cancelled,
+            "the call was cancelled",
+        )))
+    };
+    let late = || {
+        Err(Failure::Handler(Error::new(
+            ErrorCode::Timeout,
+            "the call did not finish before its deadline",
+        )))
+    };
+    // Most calls of a small tool finish in their first poll. Make that poll
+    // after the checks the select below starts with, so that such a call
+    // sets up no cancellation waiter and no timer. It still spends a unit
+    // of the task's cooperative budget, as a call through a timer would:
+    // a loop of such calls yields to the runtime in turn, instead of
+    // keeping its worker thread from every other task.
+    tokio::task::coop::consume_budget().await;
+    if ctx.cancel.is_cancelled() {
+        return cancelled();
+    }
+    if ctx.deadline.is_some_and(|at| Instant::now() >= at) {
+        return late();
+    }
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(outcome) = first {
+        return finished(outcome);
+    }
     let deadline = async {
         match ctx.deadline {
             Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -319,20 +344,28 @@ async fn execute(
         biased;
         _ = ctx.cancel.cancelled() => {
             cancel.cancel();
-            Err(Failure::Pipeline(Error::new(ErrorCode::Cancelled, "the call was cancelled")))
+            cancelled()
         }
         _ = deadline => {
             cancel.cancel();
-            Err(Failure::Handler(Error::new(ErrorCode::Timeout, "the call did not finish before its deadline")))
+            late()
         }
-        outcome = call => match outcome {
-            Ok(Ok(output)) => Ok(output),
-            Ok(Err(e)) => Err(Failure::Handler(e)),
-            Err(payload) => {
-                let message = errors::panic_message(&*payload);
-                Err(Failure::Handler(Error::new(ErrorCode::Internal, format!("the handler panicked: {message}"))))
-            }
-        },
+        outcome = call => finished(outcome),
+    }
+}
+
+/// A handler's outcome as a pipeline step: a panic is an `internal` failure.
+fn finished(outcome: std::thread::Result<Result<ToolOutput>>) -> Step<ToolOutput> {
+    match outcome {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(e)) => Err(Failure::Handler(e)),
+        Err(payload) => {
+            let message = errors::panic_message(&*payload);
+            Err(Failure::Handler(Error::new(
+                ErrorCode::Internal,
+                format!("the handler panicked: {message}"),
+            )))
+        }
     }
 }
 

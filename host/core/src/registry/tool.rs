@@ -321,6 +321,13 @@ pub trait Tool: Send + Sync + 'static {
     fn sequential(&self) -> bool {
         false
     }
+
+    /// Whether this tool may call tools itself. Dispatch gives a tool that
+    /// says no no [`CallContext::caller`], so that its calls skip making
+    /// one; any nested call it tried would be refused. Default: yes.
+    fn calls_tools(&self) -> bool {
+        true
+    }
 }
 
 impl fmt::Debug for dyn Tool {

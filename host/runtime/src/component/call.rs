@@ -8,6 +8,7 @@ use wasmtime::UpdateDeadline;
 
 use super::LoadedComponent;
 use crate::bindings::{Plugin, latest};
+use crate::http::HttpHooks;
 use crate::sandbox::{self, SandboxState};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::{Limits, LimitsOverride};
@@ -50,13 +51,14 @@ pub struct Sandboxed<T> {
 pub type SandboxedCall = Sandboxed<ToolOutput>;
 
 /// What [`LoadedComponent::run`] gives: the value, what it used, what it
-/// wrote on stdout, and the outbound requests the host refused.
+/// wrote on stdout, and the call's outbound HTTP hooks (which hold the
+/// requests the host refused).
 struct Ran<R> {
     result: Result<R>,
     usage: Usage,
     stdout_bytes: u64,
     stdout: String,
-    http_notes: Vec<String>,
+    http: Option<HttpHooks>,
 }
 
 impl<R> Ran<R> {
@@ -66,7 +68,7 @@ impl<R> Ran<R> {
             usage: Usage::default(),
             stdout_bytes: 0,
             stdout: String::new(),
-            http_notes: Vec::new(),
+            http: None,
         }
     }
 }
@@ -92,7 +94,10 @@ impl LoadedComponent {
             limits: *overrides,
             ..CallContext::default()
         };
-        self.call_with(name, arguments, &ctx).await
+        match self.check_arguments(name, arguments) {
+            Ok(()) => self.call_in(name, arguments, ctx).await,
+            Err(e) => SandboxedCall::refused(e),
+        }
     }
 
     /// Calls tool `name` with `arguments` (JSON text) in a fresh instance, as
@@ -101,26 +106,25 @@ impl LoadedComponent {
     /// against the tool's parameter schema first, as dispatch checks them
     /// (an `invalid_arguments` error with the same message).
     pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
-        let checked = match self.tools.iter().position(|t| t.name == name) {
-            Some(index) => serde_json::from_str::<serde_json::Value>(arguments)
-                .map_err(|e| {
-                    Error::new(
-                        ErrorCode::InvalidArguments,
-                        format!("the arguments are not JSON: {e}"),
-                    )
-                })
-                .and_then(|value| self.checks[index].arguments.validate(&value)),
-            None => Ok(()),
-        };
-        if let Err(e) = checked {
-            return SandboxedCall {
-                result: Err(e),
-                usage: Usage::default(),
-                stdout_bytes: 0,
-                stdout: String::new(),
-            };
+        match self.check_arguments(name, arguments) {
+            Ok(()) => self.call_in(name, arguments, ctx.clone()).await,
+            Err(e) => SandboxedCall::refused(e),
         }
-        self.call_unchecked(name, arguments, ctx).await
+    }
+
+    /// Whether `arguments` are JSON that fits tool `name`'s parameter
+    /// schema (a tool it does not have is left to the call to report).
+    fn check_arguments(&self, name: &str, arguments: &str) -> Result<()> {
+        let Some(index) = self.tools.iter().position(|t| t.name == name) else {
+            return Ok(());
+        };
+        let value = serde_json::from_str::<serde_json::Value>(arguments).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidArguments,
+                format!("the arguments are not JSON: {e}"),
+            )
+        })?;
+        self.checks[index].arguments.validate(&value)
     }
 
     /// As [`LoadedComponent::call_with`], without checking the arguments
@@ -130,21 +134,23 @@ impl LoadedComponent {
     /// component itself answers arguments its schema forbids (the
     /// conformance suite). Every other check and limit applies.
     pub async fn call_unchecked(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
+        self.call_in(name, arguments, ctx.clone()).await
+    }
+
+    /// As [`LoadedComponent::call_unchecked`], taking the call's context
+    /// (which the call's store keeps): for [`WasmTool`](super::WasmTool),
+    /// which owns it, so that a call copies none of it.
+    pub(super) async fn call_in(&self, name: &str, arguments: &str, ctx: CallContext) -> SandboxedCall {
         let Some(index) = self.tools.iter().position(|t| t.name == name) else {
             let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
-            return SandboxedCall {
-                result: Err(Error::new(
-                    ErrorCode::UnknownTool,
-                    format!(
-                        "component {} has no tool `{name}`; it offers: {}",
-                        self.hash.short(),
-                        known.join(", ")
-                    ),
-                )),
-                usage: Usage::default(),
-                stdout_bytes: 0,
-                stdout: String::new(),
-            };
+            return SandboxedCall::refused(Error::new(
+                ErrorCode::UnknownTool,
+                format!(
+                    "component {} has no tool `{name}`; it offers: {}",
+                    self.hash.short(),
+                    known.join(", ")
+                ),
+            ));
         };
         let limits = self.effective_limits(&ctx.limits);
         let Ran {
@@ -152,7 +158,7 @@ impl LoadedComponent {
             usage,
             stdout_bytes,
             stdout,
-            http_notes,
+            http,
         } = self
             .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
                 plugin.call_tool(store, name, arguments).await
@@ -163,10 +169,13 @@ impl LoadedComponent {
             Ok(Err(latest::ToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
             }
-            Ok(Err(latest::ToolError::Failed(message))) => Err(Error::new(
-                ErrorCode::ToolFailed,
-                self.with_grant_hint(message, &http_notes),
-            )),
+            Ok(Err(latest::ToolError::Failed(message))) => {
+                let notes = http.map(|h| h.notes()).unwrap_or_default();
+                Err(Error::new(
+                    ErrorCode::ToolFailed,
+                    self.with_grant_hint(message, &notes),
+                ))
+            }
             Err(e) => Err(e),
         };
         SandboxedCall {
@@ -252,7 +261,7 @@ impl LoadedComponent {
     ) -> Sandboxed<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
         let limits = self.effective_limits(&LimitsOverride::default());
         let ran = self
-            .run(limits, None, &CallContext::default(), async |store, plugin| {
+            .run(limits, None, CallContext::default(), async |store, plugin| {
                 let specs = plugin.list_tools(store).await?;
                 let declared = plugin.declare(store).await?;
                 Ok((specs, declared))
@@ -266,12 +275,10 @@ impl LoadedComponent {
         }
     }
 
-    /// The limits a call with `overrides` runs under.
+    /// The limits a call with `overrides` runs under: the engine's
+    /// defaults, under the component's own limits, under `overrides`.
     pub fn effective_limits(&self, overrides: &LimitsOverride) -> Limits {
-        self.engine
-            .config()
-            .default_limits
-            .apply(&self.limits.merged_with(overrides))
+        self.base_limits.apply(overrides)
     }
 
     /// Instantiates afresh and runs `f` under `limits`, classifying failures.
@@ -279,11 +286,15 @@ impl LoadedComponent {
     /// nested calls are cancelled too, so it cannot stay blocked in one for
     /// long), keeping what it wrote; one that does not come back within
     /// [`HOST_BLOCK_GRACE`] is dropped.
+    ///
+    /// A call that finds a free place and finishes without waiting (most
+    /// calls of a small tool) sets up no timer and no cancellation waiter:
+    /// those are made only when the call first waits.
     async fn run<R>(
         &self,
         limits: Limits,
         tool: Option<String>,
-        ctx: &CallContext,
+        ctx: CallContext,
         f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R>,
     ) -> Ran<R> {
         let started = Instant::now();
@@ -291,25 +302,45 @@ impl LoadedComponent {
         if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
-        let engine = &self.engine.inner;
+        let config = self.engine.config();
+        // A call that finds a place and finishes at once touches no tokio
+        // resource: spend a unit of the task's cooperative budget, so that a
+        // loop of calls yields to the runtime in turn.
+        tokio::task::coop::consume_budget().await;
         // A place in the pool first (waiting, if need be, until the
         // deadline); it outlives the store, declared after it.
-        let waited = self.engine.instance_place(limits.wasm_stack_bytes, ctx.depth);
-        let _place = match tokio::time::timeout_at(deadline_at.into(), waited).await {
-            Ok(Ok(place)) => place,
-            Ok(Err(e)) => return Ran::failed(e),
-            Err(_elapsed) => {
-                let e = Error::new(
-                    ErrorCode::Timeout,
-                    format!(
-                        "the call waited for a free instance until its deadline ({} ms): all {} were in use; raise max_concurrent_instances, or send fewer calls at once",
-                        limits.timeout.as_millis(),
-                        engine.config.max_concurrent_instances
-                    ),
-                );
-                return Ran::failed(e);
-            }
+        let tier = match self.engine.stack_tier(limits.wasm_stack_bytes) {
+            Ok(tier) => tier,
+            Err(e) => return Ran::failed(e),
         };
+        let gate = tier.as_deref().map_or(self.engine.gate(), |t| &t.gate);
+        let _place = match gate.try_enter(ctx.depth) {
+            Some(place) => place,
+            None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(ctx.depth)).await {
+                Ok(Ok(place)) => place,
+                Ok(Err(e)) => return Ran::failed(e),
+                Err(_elapsed) => {
+                    let e = Error::new(
+                        ErrorCode::Timeout,
+                        format!(
+                            "the call waited for a free instance until its deadline ({} ms): all {} were in use; raise max_concurrent_instances, or send fewer calls at once",
+                            limits.timeout.as_millis(),
+                            config.max_concurrent_instances
+                        ),
+                    );
+                    return Ran::failed(e);
+                }
+            },
+        };
+        let pre = match self.pre_for(limits.wasm_stack_bytes) {
+            Ok(pre) => pre,
+            Err(e) => return Ran::failed(e),
+        };
+        // The store keeps the context (nested calls and progress use it);
+        // the wait below for a call blocked in a host function keeps a
+        // handle on its cancellation.
+        let cancel = ctx.cancel.clone();
+        let call_id = ctx.call_id;
         let state = match SandboxState::new(
             &limits,
             &self.capabilities,
@@ -322,10 +353,6 @@ impl LoadedComponent {
             Ok(state) => state,
             Err(e) => return Ran::failed(e),
         };
-        let pre = match self.pre_for(limits.wasm_stack_bytes) {
-            Ok(pre) => pre,
-            Err(e) => return Ran::failed(e),
-        };
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(limits.fuel) {
@@ -334,14 +361,13 @@ impl LoadedComponent {
         // The deadline in epoch ticks. Each tick the callback yields to tokio
         // (so a spinning guest never monopolizes a worker thread) and counts
         // down; at zero it records the timeout and interrupts the guest.
-        let tick = engine.config.epoch_tick;
+        let tick = config.epoch_tick;
         let remaining = deadline_at.saturating_duration_since(started);
         store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
         store.set_epoch_deadline(1);
-        let stop = ctx.cancel.clone();
-        store.epoch_deadline_callback(move |mut ctx| {
+        store.epoch_deadline_callback(|mut ctx| {
             let state = ctx.data_mut();
-            if stop.is_cancelled() {
+            if state.ctx.cancel.is_cancelled() {
                 state.stopped = true;
                 return Ok(UpdateDeadline::Interrupt);
             }
@@ -358,46 +384,56 @@ impl LoadedComponent {
             let plugin = pre.instantiate_async(&mut store).await?;
             f(&mut store, &plugin).await
         };
+        // Guest code is stopped by the epoch callback; these two end a call
+        // blocked in a host function. `biased` polls the work first, and
+        // each of these makes its timer or waiter only when first polled.
+        let late = async {
+            tokio::time::sleep_until((deadline_at + HOST_BLOCK_GRACE).into()).await;
+        };
         let stopped = async {
-            ctx.cancel.cancelled().await;
+            cancel.cancelled().await;
             tokio::time::sleep(HOST_BLOCK_GRACE).await;
         };
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout_at((deadline_at + HOST_BLOCK_GRACE).into(), work) => outcome.map_err(|_| None),
-            _ = stopped => Err(Some(())),
+            biased;
+            outcome = work => Ok(outcome),
+            () = late => Err(None),
+            () = stopped => Err(Some(())),
         };
         let fuel_left = store.get_fuel().unwrap_or(0);
-        let state = store.data();
+        let state = store.into_data();
         let usage = Usage {
             fuel_consumed: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: state.limiter.peak_memory as u64,
             wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
-        let (stderr, stderr_dropped) = state.stderr.take();
-        let stdout_bytes = state.stdout.written();
-        let (stdout, stdout_dropped) = state.stdout.take();
-        let redactor = (!stderr.is_empty() || !stdout.is_empty()).then(|| self.capabilities.redactor());
-        let (stderr, stdout) = match &redactor {
-            Some(r) => (r.redact(&stderr), r.redact(&stdout)),
-            None => (stderr, stdout),
+        let stderr = state.stderr.take();
+        let stdout = state.stdout.take();
+        let stdout_bytes = stdout.written;
+        let redactor =
+            (!stderr.text.is_empty() || !stdout.text.is_empty()).then(|| self.capabilities.redactor());
+        let (stderr_text, stdout_text) = match &redactor {
+            Some(r) => (r.redact(&stderr.text), r.redact(&stdout.text)),
+            None => (stderr.text, stdout.text),
         };
-        let component = self.hash.short();
         for (stream, text, dropped) in [
-            ("stderr", &stderr, stderr_dropped),
-            ("stdout", &stdout, stdout_dropped),
+            ("stderr", &stderr_text, stderr.dropped),
+            ("stdout", &stdout_text, stdout.dropped),
         ] {
             if (text.is_empty() && dropped == 0) || (stream == "stdout" && self.keep_stdout) {
                 continue;
             }
+            let component = self.hash.short();
             if state.log_budget.take(text.len()) {
-                tracing::info!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "{}", text.trim_end());
+                tracing::info!(target: "toolhost::plugin", component, call_id, stream, dropped_bytes = dropped, "{}", text.trim_end());
             } else {
                 let dropped = dropped.saturating_add(text.len() as u64);
-                tracing::debug!(target: "toolhost::plugin", component, call_id = ctx.call_id, stream, dropped_bytes = dropped, "output over the component's log rate was dropped");
+                tracing::debug!(target: "toolhost::plugin", component, call_id, stream, dropped_bytes = dropped, "output over the component's log rate was dropped");
             }
         }
         if state.logs_dropped > 0 {
-            tracing::warn!(target: "toolhost::plugin", component, call_id = ctx.call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
+            let component = self.hash.short();
+            tracing::warn!(target: "toolhost::plugin", component, call_id, dropped = state.logs_dropped, "log records over the per-call cap were dropped");
         }
         let result = match outcome {
             Err(Some(())) => Err(Error::new(
@@ -407,14 +443,30 @@ impl LoadedComponent {
             .with_usage(usage)),
             Err(None) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => Err(sandbox::classify(&err, state, &limits, &stderr).with_usage(usage)),
+            Ok(Err(err)) => Err(sandbox::classify(&err, &state, &limits, &stderr_text).with_usage(usage)),
         };
         Ran {
             result,
             usage,
             stdout_bytes,
-            stdout: if self.keep_stdout { stdout } else { String::new() },
-            http_notes: state.http.notes(),
+            stdout: if self.keep_stdout {
+                stdout_text
+            } else {
+                String::new()
+            },
+            http: Some(state.http),
+        }
+    }
+}
+
+impl<T> Sandboxed<T> {
+    /// A call refused before it ran: nothing used, nothing written.
+    fn refused(error: Error) -> Self {
+        Sandboxed {
+            result: Err(error),
+            usage: Usage::default(),
+            stdout_bytes: 0,
+            stdout: String::new(),
         }
     }
 }

@@ -159,6 +159,7 @@ impl Engine {
                 ),
             )
         })?;
+        let base_limits = self.config().default_limits.apply(&options.limits);
         let loaded = LoadedComponent {
             engine: self.clone(),
             hash,
@@ -168,6 +169,7 @@ impl Engine {
             tools: Vec::new(),
             checks: Vec::new(),
             limits: options.limits,
+            base_limits,
             keep_stdout: options.keep_stdout,
             tool_calls: options.tool_calls,
             declared: Declared::default(),
@@ -180,9 +182,7 @@ impl Engine {
             cache,
             pre,
             tier_pres: Default::default(),
-            log_budget: Arc::new(toolhost_core::limits::LogBudget::new(
-                &self.config().default_limits.apply(&options.limits),
-            )),
+            log_budget: Arc::new(toolhost_core::limits::LogBudget::new(&base_limits)),
         };
         Ok(ComponentProbe::new(loaded, shape, options.grants, sectioned))
     }

@@ -31,7 +31,7 @@ use crate::capabilities::{Declared, Effective};
 use crate::engine::Engine;
 use toolhost_core::error::{Error, Result};
 use toolhost_core::identity::ComponentHash;
-use toolhost_core::limits::LimitsOverride;
+use toolhost_core::limits::{Limits, LimitsOverride};
 use toolhost_core::registry::ToolSpec;
 
 pub use call::{NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
@@ -62,6 +62,9 @@ pub struct LoadedComponent {
     /// Each tool's compiled schemas (by index).
     checks: Vec<ToolChecks>,
     limits: LimitsOverride,
+    /// The engine's default limits under `limits`: what a call without
+    /// overrides runs under, worked out once.
+    base_limits: Limits,
     keep_stdout: bool,
     /// Which tools it may call (see [`ToolCalls`]).
     tool_calls: ToolCalls,

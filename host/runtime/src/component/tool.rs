@@ -31,6 +31,12 @@ impl Tool for WasmTool {
         &self.component.tools[self.index]
     }
 
+    /// Only a component granted tools (or whose caller decides) may.
+    fn calls_tools(&self) -> bool {
+        let capabilities = self.component.capabilities();
+        capabilities.tools_from_caller || !capabilities.tools.is_empty()
+    }
+
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move {
             // serde_json's text, with strings escaped eight bytes at a
@@ -41,10 +47,7 @@ impl Tool for WasmTool {
                     format!("the arguments do not serialize: {e}"),
                 )
             })?;
-            self.component
-                .call_unchecked(&self.spec().name, &args, &ctx)
-                .await
-                .result
+            self.component.call_in(&self.spec().name, &args, ctx).await.result
         })
     }
 }
