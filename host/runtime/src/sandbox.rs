@@ -26,10 +26,10 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::WorldVersion;
 use crate::capabilities::{DirMode, Effective};
-use crate::http::HttpHooks;
+use crate::http::{HttpAccess, HttpHooks};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::identity::ComponentHash;
-use toolhost_core::limits::Limits;
+use toolhost_core::limits::{Limits, LogBudget};
 use toolhost_core::progress::ProgressGate;
 use toolhost_core::registry::{BoxFuture, CallContext, ToolOutput};
 
@@ -46,7 +46,7 @@ pub struct SandboxState {
     pub(crate) stdout: CappedPipe,
     pub(crate) stderr: CappedPipe,
     pub(crate) hash: ComponentHash,
-    pub(crate) tool: Option<String>,
+    pub(crate) tool: Option<Arc<str>>,
     pub(crate) call_id: u64,
     /// The call this instance serves (for nested tool calls and progress).
     pub(crate) ctx: CallContext,
@@ -66,7 +66,7 @@ pub struct SandboxState {
     /// Caps the rate of the call's progress reports.
     pub(crate) progress_gate: ProgressGate,
     /// The component's log budget over time, shared by its calls.
-    pub(crate) log_budget: std::sync::Arc<toolhost_core::limits::LogBudget>,
+    pub(crate) log_budget: Arc<LogBudget>,
     /// Epoch ticks left before the call's deadline.
     pub(crate) ticks_left: u64,
     /// Set when the epoch callback stopped the call at its deadline.
@@ -76,18 +76,32 @@ pub struct SandboxState {
     pub(crate) stopped: bool,
 }
 
+/// The component a [`SandboxState`] runs a call of: what its calls share.
+#[derive(Clone, Copy)]
+pub(crate) struct ComponentRef<'a> {
+    pub(crate) hash: ComponentHash,
+    pub(crate) capabilities: &'a Effective,
+    /// Its outbound-HTTP access (the same as `capabilities.http`), shared.
+    pub(crate) http: &'a Arc<HttpAccess>,
+    pub(crate) log_budget: &'a Arc<LogBudget>,
+}
+
 impl SandboxState {
     /// A fresh state with deny-by-default WASI for a call under `limits`
     /// that must end by `deadline`.
     pub(crate) fn new(
         limits: &Limits,
-        capabilities: &Effective,
-        hash: ComponentHash,
-        tool: Option<String>,
+        component: ComponentRef<'_>,
+        tool: Option<Arc<str>>,
         ctx: CallContext,
         deadline: Instant,
-        log_budget: std::sync::Arc<toolhost_core::limits::LogBudget>,
     ) -> Result<Self> {
+        let ComponentRef {
+            hash,
+            capabilities,
+            http,
+            log_budget,
+        } = component;
         let cap = usize::try_from(limits.stderr_bytes).unwrap_or(usize::MAX);
         let stdout = CappedPipe::new(cap);
         let stderr = CappedPipe::new(cap);
@@ -121,7 +135,7 @@ impl SandboxState {
             wasi,
             table: ResourceTable::new(),
             http_ctx: WasiHttpCtx::new(),
-            http: HttpHooks::new(&capabilities.http, limits, deadline),
+            http: HttpHooks::new(http, limits, deadline),
             limiter: Limiter::new(limits),
             stdout,
             stderr,
@@ -138,7 +152,7 @@ impl SandboxState {
             logs_left: limits.log_records,
             logs_dropped: 0,
             progress_gate: ProgressGate::default(),
-            log_budget,
+            log_budget: Arc::clone(log_budget),
             ticks_left: 0,
             timed_out: false,
             stopped: false,

@@ -1,13 +1,16 @@
 //! One call: a fresh `Store` and instance from the cached `InstancePre`,
 //! under the call's limits, with every failure classified.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::Store;
 use wasmtime::UpdateDeadline;
 
 use super::LoadedComponent;
-use crate::bindings::{Plugin, latest};
+use crate::bindings::{Plugin, PluginPre, latest};
+use crate::engine::StackTier;
 use crate::http::HttpHooks;
 use crate::sandbox::{self, SandboxState};
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -61,6 +64,15 @@ struct Ran<R> {
     http: Option<HttpHooks>,
 }
 
+/// What a call needs before it waits (see [`LoadedComponent::prepare`]):
+/// the stack tier whose pool it runs in (none: the primary one), the code
+/// linked for it, and the call's store.
+struct Prepared<'a> {
+    tier: Option<Arc<StackTier>>,
+    pre: Cow<'a, PluginPre>,
+    store: Store<SandboxState>,
+}
+
 impl<R> Ran<R> {
     fn failed(error: Error) -> Self {
         Ran {
@@ -80,24 +92,21 @@ impl LoadedComponent {
     /// `deadline`, when earlier than the timeout, ends the call sooner.
     /// Never panics; every failure is a typed error in
     /// [`SandboxedCall::result`].
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: &str,
+    pub fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a str,
         overrides: &LimitsOverride,
         deadline: Option<Instant>,
         call_id: u64,
-    ) -> SandboxedCall {
+    ) -> impl Future<Output = SandboxedCall> + use<'a> {
         let ctx = CallContext {
             call_id,
             deadline,
             limits: *overrides,
             ..CallContext::default()
         };
-        match self.check_arguments(name, arguments) {
-            Ok(()) => self.call_in(name, arguments, ctx).await,
-            Err(e) => SandboxedCall::refused(e),
-        }
+        self.checked(name, arguments, ctx)
     }
 
     /// Calls tool `name` with `arguments` (JSON text) in a fresh instance, as
@@ -105,10 +114,27 @@ impl LoadedComponent {
     /// caller that nested tool calls go to. The arguments are checked
     /// against the tool's parameter schema first, as dispatch checks them
     /// (an `invalid_arguments` error with the same message).
-    pub async fn call_with(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
+    pub fn call_with<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a str,
+        ctx: &CallContext,
+    ) -> impl Future<Output = SandboxedCall> + use<'a> {
+        self.checked(name, arguments, ctx.clone())
+    }
+
+    /// The call of tool `name` if `arguments` fit its schema, else the
+    /// refusal.
+    fn checked<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a str,
+        ctx: CallContext,
+    ) -> impl Future<Output = SandboxedCall> + use<'a> {
+        use futures_util::future::Either;
         match self.check_arguments(name, arguments) {
-            Ok(()) => self.call_in(name, arguments, ctx.clone()).await,
-            Err(e) => SandboxedCall::refused(e),
+            Ok(()) => Either::Left(self.call_in(name, arguments, ctx)),
+            Err(e) => Either::Right(std::future::ready(SandboxedCall::refused(e))),
         }
     }
 
@@ -133,39 +159,71 @@ impl LoadedComponent {
     /// [`WasmTool`](super::WasmTool)), or that wants to see how the
     /// component itself answers arguments its schema forbids (the
     /// conformance suite). Every other check and limit applies.
-    pub async fn call_unchecked(&self, name: &str, arguments: &str, ctx: &CallContext) -> SandboxedCall {
-        self.call_in(name, arguments, ctx.clone()).await
+    pub fn call_unchecked<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a str,
+        ctx: &CallContext,
+    ) -> impl Future<Output = SandboxedCall> + use<'a> {
+        self.call_in(name, arguments, ctx.clone())
     }
 
     /// As [`LoadedComponent::call_unchecked`], taking the call's context
-    /// (which the call's store keeps): for [`WasmTool`](super::WasmTool),
-    /// which owns it, so that a call copies none of it.
-    pub(super) async fn call_in(&self, name: &str, arguments: &str, ctx: CallContext) -> SandboxedCall {
+    /// (which the call's store keeps) and its arguments: for
+    /// [`WasmTool`](super::WasmTool), which owns both, so that a call
+    /// copies neither.
+    ///
+    /// Everything up to the first wait (the tool's lookup, its limits, the
+    /// call's store, which takes `ctx`) is done here, before the future is
+    /// made: the future holds the store, not the context it was made from,
+    /// and is the smaller for it (a call's future is moved, and for dispatch
+    /// boxed, whole).
+    pub(super) fn call_in<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: impl AsRef<str> + Send + 'a,
+        ctx: CallContext,
+    ) -> impl Future<Output = SandboxedCall> + 'a {
+        use futures_util::FutureExt;
+        use futures_util::future::Either;
         let Some(index) = self.tools.iter().position(|t| t.name == name) else {
             let known: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
-            return SandboxedCall::refused(Error::new(
+            return Either::Left(std::future::ready(SandboxedCall::refused(Error::new(
                 ErrorCode::UnknownTool,
                 format!(
                     "component {} has no tool `{name}`; it offers: {}",
                     self.hash.short(),
                     known.join(", ")
                 ),
-            ));
+            ))));
         };
         let limits = self.effective_limits(&ctx.limits);
+        let tool = Some(Arc::clone(&self.tool_names[index]));
+        let run = self.run(limits, tool, ctx, async move |store, plugin| {
+            plugin.call_tool(store, name, arguments.as_ref()).await
+        });
+        // `map`, not an async block: the future is the run's and no more.
+        Either::Right(run.map(move |ran| self.tool_result(index, &limits, ran)))
+    }
+
+    /// A tool call's result from what its run gave: the output checked
+    /// (see [`LoadedComponent::check_output`]), the tool's own errors
+    /// typed, and the usage on either.
+    fn tool_result(
+        &self,
+        index: usize,
+        limits: &Limits,
+        ran: Ran<std::result::Result<latest::ToolOutput, latest::ToolError>>,
+    ) -> SandboxedCall {
         let Ran {
             result,
             usage,
             stdout_bytes,
             stdout,
             http,
-        } = self
-            .run(limits, Some(name.to_string()), ctx, async |store, plugin| {
-                plugin.call_tool(store, name, arguments).await
-            })
-            .await;
+        } = ran;
         let result = match result {
-            Ok(Ok(output)) => self.check_output(index, output, &limits),
+            Ok(Ok(output)) => self.check_output(index, output, limits),
             Ok(Err(latest::ToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
             }
@@ -287,84 +345,113 @@ impl LoadedComponent {
     /// long), keeping what it wrote; one that does not come back within
     /// [`HOST_BLOCK_GRACE`] is dropped.
     ///
-    /// A call that finds a free place and finishes without waiting (most
+    /// The call's store (which takes `ctx`) is made here, before the future
+    /// is; the future waits for a place in the pool, then instantiates. A
+    /// call that finds a free place and finishes without waiting (most
     /// calls of a small tool) sets up no timer and no cancellation waiter:
     /// those are made only when the call first waits.
-    async fn run<R>(
-        &self,
+    fn run<'a, R: 'a>(
+        &'a self,
         limits: Limits,
-        tool: Option<String>,
+        tool: Option<Arc<str>>,
         ctx: CallContext,
-        f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R>,
-    ) -> Ran<R> {
+        f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R> + 'a,
+    ) -> impl Future<Output = Ran<R>> + 'a {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
         if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
-        let config = self.engine.config();
-        // A call that finds a place and finishes at once touches no tokio
-        // resource: spend a unit of the task's cooperative budget, so that a
-        // loop of calls yields to the runtime in turn.
-        tokio::task::coop::consume_budget().await;
-        // A place in the pool first (waiting, if need be, until the
-        // deadline); it outlives the store, declared after it.
-        let tier = match self.engine.stack_tier(limits.wasm_stack_bytes) {
-            Ok(tier) => tier,
-            Err(e) => return Ran::failed(e),
-        };
-        let gate = tier.as_deref().map_or(self.engine.gate(), |t| &t.gate);
-        let _place = match gate.try_enter(ctx.depth) {
-            Some(place) => place,
-            None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(ctx.depth)).await {
-                Ok(Ok(place)) => place,
-                Ok(Err(e)) => return Ran::failed(e),
-                Err(_elapsed) => {
-                    let e = Error::new(
-                        ErrorCode::Timeout,
-                        format!(
-                            "the call waited for a free instance until its deadline ({} ms): all {} were in use; raise max_concurrent_instances, or send fewer calls at once",
-                            limits.timeout.as_millis(),
-                            config.max_concurrent_instances
-                        ),
-                    );
-                    return Ran::failed(e);
-                }
-            },
-        };
-        let pre = match self.pre_for(limits.wasm_stack_bytes) {
-            Ok(pre) => pre,
-            Err(e) => return Ran::failed(e),
-        };
-        // The store keeps the context (nested calls and progress use it);
-        // the wait below for a call blocked in a host function keeps a
-        // handle on its cancellation.
-        let cancel = ctx.cancel.clone();
-        let call_id = ctx.call_id;
-        let state = match SandboxState::new(
-            &limits,
-            &self.capabilities,
-            self.hash,
-            tool,
-            ctx,
-            deadline_at,
-            std::sync::Arc::clone(&self.log_budget),
-        ) {
-            Ok(state) => state,
-            Err(e) => return Ran::failed(e),
-        };
+        let prepared = self.prepare(&limits, tool, ctx, started, deadline_at);
+        async move {
+            let Prepared { tier, pre, store } = match prepared {
+                Ok(prepared) => prepared,
+                Err(e) => return Ran::failed(e),
+            };
+            let gate = tier.as_deref().map_or(self.engine.gate(), |t| &t.gate);
+            // A call that finds a place and finishes at once touches no
+            // tokio resource: spend a unit of the task's cooperative
+            // budget, so that a loop of calls yields to the runtime in turn.
+            tokio::task::coop::consume_budget().await;
+            // A place in the pool (waiting, if need be, until the
+            // deadline). It outlives the store's instance: `finish` takes
+            // the store, and a call dropped before that drops the store
+            // first (declared after the place).
+            let depth = store.data().ctx.depth;
+            let _place = match gate.try_enter(depth) {
+                Some(place) => place,
+                None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(depth)).await {
+                    Ok(Ok(place)) => place,
+                    Ok(Err(e)) => return Ran::failed(e),
+                    Err(_elapsed) => {
+                        let e = Error::new(
+                            ErrorCode::Timeout,
+                            format!(
+                                "the call waited for a free instance until its deadline ({} ms): all {} were in use; raise max_concurrent_instances, or send fewer calls at once",
+                                limits.timeout.as_millis(),
+                                self.engine.config().max_concurrent_instances
+                            ),
+                        );
+                        return Ran::failed(e);
+                    }
+                },
+            };
+            let mut store = store;
+            // The epoch deadline counts from now, once the call has a place.
+            store.set_epoch_deadline(1);
+            // The wait below for a call blocked in a host function keeps a
+            // handle on its cancellation.
+            let cancel = store.data().ctx.cancel.clone();
+            let work = async {
+                let plugin = pre.instantiate_async(&mut store).await?;
+                f(&mut store, &plugin).await
+            };
+            // Guest code is stopped by the epoch callback; these two end a
+            // call blocked in a host function. `biased` polls the work
+            // first, and each of these makes its timer or waiter only when
+            // first polled.
+            let late = async {
+                tokio::time::sleep_until((deadline_at + HOST_BLOCK_GRACE).into()).await;
+            };
+            let stopped = async {
+                cancel.cancelled().await;
+                tokio::time::sleep(HOST_BLOCK_GRACE).await;
+            };
+            let outcome = tokio::select! {
+                biased;
+                outcome = work => Ok(outcome),
+                () = late => Err(None),
+                () = stopped => Err(Some(())),
+            };
+            self.finish(store, outcome, &limits, started)
+        }
+    }
+
+    /// A call's stack tier, its linked code and its store (holding `ctx`,
+    /// with its limiter, fuel and epoch callback set), made before the call
+    /// waits for anything.
+    fn prepare(
+        &self,
+        limits: &Limits,
+        tool: Option<Arc<str>>,
+        ctx: CallContext,
+        started: Instant,
+        deadline_at: Instant,
+    ) -> Result<Prepared<'_>> {
+        let tier = self.engine.stack_tier(limits.wasm_stack_bytes)?;
+        let pre = self.pre_for(limits.wasm_stack_bytes)?;
+        let state = SandboxState::new(limits, self.for_call(), tool, ctx, deadline_at)?;
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
-        if let Err(e) = store.set_fuel(limits.fuel) {
-            return Ran::failed(Error::internal(format!("cannot set fuel: {e:#}")));
-        }
+        store
+            .set_fuel(limits.fuel)
+            .map_err(|e| Error::internal(format!("cannot set fuel: {e:#}")))?;
         // The deadline in epoch ticks. Each tick the callback yields to tokio
         // (so a spinning guest never monopolizes a worker thread) and counts
         // down; at zero it records the timeout and interrupts the guest.
-        let tick = config.epoch_tick;
+        let tick = self.engine.config().epoch_tick;
         let remaining = deadline_at.saturating_duration_since(started);
         store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
-        store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let state = ctx.data_mut();
             if state.ctx.cancel.is_cancelled() {
@@ -379,29 +466,23 @@ impl LoadedComponent {
                 Ok(UpdateDeadline::Yield(1))
             }
         });
+        Ok(Prepared { tier, pre, store })
+    }
 
-        let work = async {
-            let plugin = pre.instantiate_async(&mut store).await?;
-            f(&mut store, &plugin).await
-        };
-        // Guest code is stopped by the epoch callback; these two end a call
-        // blocked in a host function. `biased` polls the work first, and
-        // each of these makes its timer or waiter only when first polled.
-        let late = async {
-            tokio::time::sleep_until((deadline_at + HOST_BLOCK_GRACE).into()).await;
-        };
-        let stopped = async {
-            cancel.cancelled().await;
-            tokio::time::sleep(HOST_BLOCK_GRACE).await;
-        };
-        let outcome = tokio::select! {
-            biased;
-            outcome = work => Ok(outcome),
-            () = late => Err(None),
-            () = stopped => Err(Some(())),
-        };
+    /// What a call gave and used, from its store: logs what it wrote
+    /// (redacted, within the component's log rate) and classifies a
+    /// failure. `outcome` is the work's, or why it was dropped (`None`: its
+    /// deadline; `Some`: its caller cancelled it).
+    fn finish<R>(
+        &self,
+        store: Store<SandboxState>,
+        outcome: std::result::Result<wasmtime::Result<R>, Option<()>>,
+        limits: &Limits,
+        started: Instant,
+    ) -> Ran<R> {
         let fuel_left = store.get_fuel().unwrap_or(0);
         let state = store.into_data();
+        let call_id = state.call_id;
         let usage = Usage {
             fuel_consumed: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: state.limiter.peak_memory as u64,
@@ -441,9 +522,9 @@ impl LoadedComponent {
                 "the call was stopped: its caller cancelled it, and it did not come back in time",
             )
             .with_usage(usage)),
-            Err(None) => Err(sandbox::timeout_error(&limits).with_usage(usage)),
+            Err(None) => Err(sandbox::timeout_error(limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => Err(sandbox::classify(&err, &state, &limits, &stderr_text).with_usage(usage)),
+            Ok(Err(err)) => Err(sandbox::classify(&err, &state, limits, &stderr_text).with_usage(usage)),
         };
         Ran {
             result,

@@ -160,30 +160,32 @@ impl Engine {
             )
         })?;
         let base_limits = self.config().default_limits.apply(&options.limits);
-        let loaded = LoadedComponent {
+        let mut loaded = LoadedComponent {
             engine: self.clone(),
             hash,
             size_bytes,
             world,
             imports: shape.imports.clone(),
             tools: Vec::new(),
+            tool_names: Vec::new(),
             checks: Vec::new(),
             limits: options.limits,
             base_limits,
             keep_stdout: options.keep_stdout,
             tool_calls: options.tool_calls,
             declared: Declared::default(),
-            // 0.2.0's `list-tools` and `declare` run with no capabilities;
-            // 0.1.0's `list-tools` always ran with its granted ones.
-            capabilities: match world {
-                WorldVersion::V0_1_0 => sectioned.clone(),
-                _ => Effective::default(),
-            },
+            capabilities: Effective::default(),
+            http_access: Arc::default(),
             cache,
             pre,
             tier_pres: Default::default(),
             log_budget: Arc::new(toolhost_core::limits::LogBudget::new(&base_limits)),
         };
+        // 0.2.0's `list-tools` and `declare` run with no capabilities;
+        // 0.1.0's `list-tools` always ran with its granted ones.
+        if world == WorldVersion::V0_1_0 {
+            loaded.set_capabilities(sectioned.clone());
+        }
         Ok(ComponentProbe::new(loaded, shape, options.grants, sectioned))
     }
 
@@ -239,10 +241,9 @@ impl ComponentProbe {
         if !shape.http_imports().is_empty() && !capabilities.http.is_usable() {
             return Err(http_not_granted(&shape, &declared));
         }
-        loaded.tools = tools;
-        loaded.checks = checks;
+        loaded.set_tools(tools, checks);
         loaded.declared = declared;
-        loaded.capabilities = capabilities;
+        loaded.set_capabilities(capabilities);
         for warning in loaded.warnings() {
             tracing::warn!(component = %hash, "{warning}");
         }

@@ -29,6 +29,8 @@ use crate::bindings::{PluginPre, WorldVersion};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective};
 use crate::engine::Engine;
+use crate::http::HttpAccess;
+use crate::sandbox::ComponentRef;
 use toolhost_core::error::{Error, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{Limits, LimitsOverride};
@@ -59,6 +61,8 @@ pub struct LoadedComponent {
     world: WorldVersion,
     imports: Vec<String>,
     tools: Vec<ToolSpec>,
+    /// Its tools' names (by index), for the calls' log records.
+    tool_names: Vec<Arc<str>>,
     /// Each tool's compiled schemas (by index).
     checks: Vec<ToolChecks>,
     limits: LimitsOverride,
@@ -70,6 +74,8 @@ pub struct LoadedComponent {
     tool_calls: ToolCalls,
     declared: Declared,
     capabilities: Effective,
+    /// `capabilities.http`, shared by the calls.
+    http_access: Arc<HttpAccess>,
     cache: CacheOutcome,
     /// Linked against the primary engine (the default stack limit).
     pre: PluginPre,
@@ -191,6 +197,29 @@ impl LoadedComponent {
 }
 
 impl LoadedComponent {
+    /// Sets its capabilities, and what its calls share of them.
+    fn set_capabilities(&mut self, capabilities: Effective) {
+        self.http_access = Arc::new(capabilities.http.clone());
+        self.capabilities = capabilities;
+    }
+
+    /// Sets its tools and their compiled schemas.
+    fn set_tools(&mut self, tools: Vec<ToolSpec>, checks: Vec<ToolChecks>) {
+        self.tool_names = tools.iter().map(|t| Arc::from(t.name.as_str())).collect();
+        self.tools = tools;
+        self.checks = checks;
+    }
+
+    /// What a call's sandbox needs of the component.
+    fn for_call(&self) -> ComponentRef<'_> {
+        ComponentRef {
+            hash: self.hash,
+            capabilities: &self.capabilities,
+            http: &self.http_access,
+            log_budget: &self.log_budget,
+        }
+    }
+
     /// The pre-linked component for calls with a stack limit of
     /// `stack_bytes`: the primary one for the default stack, else one linked
     /// against the engine's tier for that size (see

@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::LoadedComponent;
-use toolhost_core::error::Result;
+use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolOutput, ToolSpec};
 
 /// One tool of a [`LoadedComponent`]. Each call runs in a fresh instance.
@@ -38,16 +39,21 @@ impl Tool for WasmTool {
     }
 
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
-        Box::pin(async move {
-            // serde_json's text, with strings escaped eight bytes at a
-            // time (see `toolhost_json`).
-            let args = toolhost_json::to_string(&arguments).map_err(|e| {
-                toolhost_core::error::Error::new(
-                    toolhost_core::error::ErrorCode::InvalidArguments,
+        // serde_json's text, with strings escaped eight bytes at a time
+        // (see `toolhost_json`). Made before the future, which then holds
+        // the text and the call's store, not the `Value` and the context.
+        let args = match toolhost_json::to_string(&arguments) {
+            Ok(args) => args,
+            Err(e) => {
+                let e = Error::new(
+                    ErrorCode::InvalidArguments,
                     format!("the arguments do not serialize: {e}"),
-                )
-            })?;
-            self.component.call_in(&self.spec().name, &args, ctx).await.result
-        })
+                );
+                return Box::pin(std::future::ready(Err(e)));
+            }
+        };
+        drop(arguments);
+        let call = self.component.call_in(&self.spec().name, args, ctx);
+        Box::pin(call.map(|called| called.result))
     }
 }

@@ -33,13 +33,20 @@ trait Io: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static> Io for T {}
 
 /// The outbound-HTTP state of one call: what it may reach, its budgets, and
-/// the notes on each denial (for the call's error message).
+/// the notes on each denial (for the call's error message). The shared
+/// part is made on the call's first request, so that a call that sends
+/// none (most calls) allocates nothing for it.
 pub(crate) struct HttpHooks {
-    shared: Arc<Shared>,
+    access: Arc<HttpAccess>,
+    deadline: Instant,
+    request_timeout: Duration,
+    max_requests: u32,
+    max_bytes: u64,
+    shared: Option<Arc<Shared>>,
 }
 
 struct Shared {
-    access: HttpAccess,
+    access: Arc<HttpAccess>,
     deadline: Instant,
     request_timeout: Duration,
     max_requests: u32,
@@ -50,25 +57,41 @@ struct Shared {
 }
 
 impl HttpHooks {
-    /// Hooks for a call that ends at `deadline`, under `limits`.
-    pub(crate) fn new(access: &HttpAccess, limits: &Limits, deadline: Instant) -> HttpHooks {
+    /// Hooks for a call that ends at `deadline`, under `limits`, that may
+    /// reach what `access` allows (the component's, shared by its calls).
+    pub(crate) fn new(access: &Arc<HttpAccess>, limits: &Limits, deadline: Instant) -> HttpHooks {
         HttpHooks {
-            shared: Arc::new(Shared {
-                access: access.clone(),
-                deadline,
-                request_timeout: limits.http_timeout,
-                max_requests: limits.http_requests,
-                requests_left: AtomicU32::new(limits.http_requests),
-                max_bytes: limits.http_response_bytes,
-                bytes_left: AtomicU64::new(limits.http_response_bytes),
-                notes: Mutex::new(Vec::new()),
-            }),
+            access: Arc::clone(access),
+            deadline,
+            request_timeout: limits.http_timeout,
+            max_requests: limits.http_requests,
+            max_bytes: limits.http_response_bytes,
+            shared: None,
         }
+    }
+
+    /// The call's budgets and notes, made on its first request.
+    fn shared(&mut self) -> &Arc<Shared> {
+        self.shared.get_or_insert_with(|| {
+            Arc::new(Shared {
+                access: Arc::clone(&self.access),
+                deadline: self.deadline,
+                request_timeout: self.request_timeout,
+                max_requests: self.max_requests,
+                requests_left: AtomicU32::new(self.max_requests),
+                max_bytes: self.max_bytes,
+                bytes_left: AtomicU64::new(self.max_bytes),
+                notes: Mutex::new(Vec::new()),
+            })
+        })
     }
 
     /// Why requests of this call were refused, one line each.
     pub(crate) fn notes(&self) -> Vec<String> {
-        self.shared.notes.lock().map(|n| n.clone()).unwrap_or_default()
+        let Some(shared) = &self.shared else {
+            return Vec::new();
+        };
+        shared.notes.lock().map(|n| n.clone()).unwrap_or_default()
     }
 }
 
@@ -100,7 +123,7 @@ impl WasiHttpHooks for HttpHooks {
         fut: IoFuture,
     ) -> SendFuture {
         drop(fut);
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(self.shared());
         Box::new(async move {
             let (response, io) = send(shared, request, options).await?;
             Ok((response, Box::new(io) as IoFuture))
