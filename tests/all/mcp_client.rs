@@ -202,9 +202,9 @@ async fn a_dead_server_is_unavailable_then_reconnected() {
         .call(json!({"name": "Cy"}), CallContext::default())
         .await
         .unwrap();
-    // toolhost serves a string result as structured content `{"result": …}`
-    // with the string as its text: the bridge keeps both.
-    assert_eq!(out.content, r#"{"result":"Hello, Cy!"}"#);
+    // toolhost serves a JSON string as its text alone, and the bridge reads
+    // it back as that string: the JSON crosses both hops unchanged.
+    assert_eq!(out.content, r#""Hello, Cy!""#);
     assert_eq!(out.model_text(), "Hello, Cy!");
 }
 

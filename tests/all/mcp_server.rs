@@ -104,10 +104,10 @@ fn check_standard(out: &Value) {
     assert_eq!(greet["input_schema"]["type"], "object");
     assert!(greet["input_schema"]["properties"]["name"].is_object(), "{greet}");
     assert_eq!(steps[1]["is_error"], false);
-    // A JSON string reaches the model as its plain text, and the client as
-    // structured content wrapped in an object.
+    // A JSON string reaches the model and the client as its plain text,
+    // once: no structured copy of it.
     assert_eq!(steps[1]["text"], "Hello, Ada!");
-    assert_eq!(steps[1]["structured"], json!({"result": "Hello, Ada!"}));
+    assert_eq!(steps[1]["structured"], Value::Null);
     assert_eq!(error_code(&steps[2]), "trap");
     assert_eq!(error_code(&steps[3]), "unknown_tool");
 }

@@ -268,9 +268,9 @@ fn both_versions_over_mcp() {
     };
     assert_eq!(tool("describe")["output_schema"]["type"], "object");
     assert_eq!(tool("greet")["output_schema"], Value::Null);
-    // 0.1.0: a JSON string reads as plain text.
+    // 0.1.0: a JSON string reads as plain text, and is nothing else.
     assert_eq!(steps[1]["text"], "Hello, Ada!");
-    assert_eq!(steps[1]["structured"], json!({"result": "Hello, Ada!"}));
+    assert_eq!(steps[1]["structured"], Value::Null);
     // 0.2.0: the tool's text, its JSON as structured content.
     assert_eq!(steps[2]["text"], "There are 2 items.");
     assert_eq!(steps[2]["structured"], json!({"count": 2, "label": "2 items"}));

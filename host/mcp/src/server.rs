@@ -5,8 +5,9 @@
 //! server's audience (toolsets, availability and lazy mode applied), each
 //! tool's JSON Schema the MCP input schema and its hints the annotations;
 //! every call runs through the full dispatch pipeline (hooks, audience,
-//! validation, approval, limits, spill). A result comes back as
-//! `structuredContent` plus the text the model reads (see [`call_result`]),
+//! validation, approval, limits, spill). A result comes back as the text
+//! the model reads plus, unless it is a plain string, `structuredContent`
+//! (see [`call_result`]),
 //! a tool's output schema as its `outputSchema`; a request that carries a
 //! `progressToken` gets the tool's progress reports as
 //! `notifications/progress`, all before its result; a failed call comes back as
@@ -218,12 +219,14 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
     tool
 }
 
-/// A dispatched call's result as MCP sees it. A success carries the tool's
-/// JSON as `structuredContent` (an object as it is, any other value as
-/// `{"result": value}`, since MCP wants an object) and one text block: the
-/// tool's text, else the JSON (a JSON string as its plain text, without
-/// quotes). A failure is an `isError` result whose text is the pipeline's
-/// error JSON.
+/// A dispatched call's result as MCP sees it. A success carries one text
+/// block: the tool's text, else its JSON (a JSON string as its plain text,
+/// without quotes). A tool's JSON also goes as `structuredContent` (an
+/// object as it is, any other value as `{"result": value}`, since MCP wants
+/// an object), except a JSON string without text of its own: its text
+/// block is the string itself, which a client reads back exactly (the
+/// bridge does), so the string crosses the wire once, not twice. A failure
+/// is an `isError` result whose text is the pipeline's error JSON.
 fn call_result(result: ToolResult) -> CallToolResult {
     if result.is_error() {
         return CallToolResult::error(vec![ContentBlock::text(result.content)]);
@@ -233,13 +236,10 @@ fn call_result(result: ToolResult) -> CallToolResult {
     // answer as `ToolResult::model_text`, one pass over the bytes fewer.
     let (text, structured) = match serde_json::from_str::<Value>(&result.content) {
         Ok(Value::Object(map)) => (result.text.unwrap_or(result.content), Some(Value::Object(map))),
-        Ok(Value::String(s)) => {
-            let text = match result.text {
-                Some(text) => text,
-                None => s.clone(),
-            };
-            (text, Some(serde_json::json!({ "result": s })))
-        }
+        Ok(Value::String(s)) => match result.text {
+            Some(text) => (text, Some(serde_json::json!({ "result": s }))),
+            None => (s, None),
+        },
         Ok(other) => (
             result.text.unwrap_or(result.content),
             Some(serde_json::json!({ "result": other })),
@@ -670,4 +670,54 @@ async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Reque
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(content: &str, text: Option<&str>) -> CallToolResult {
+        call_result(ToolResult {
+            call_id: 1,
+            content: content.to_string(),
+            text: text.map(str::to_string),
+            error_code: None,
+            error: None,
+        })
+    }
+
+    fn text_of(result: &CallToolResult) -> &str {
+        let [block] = result.content.as_slice() else {
+            panic!("one text block, not {:?}", result.content);
+        };
+        &block.as_text().expect("a text block").text
+    }
+
+    #[test]
+    fn a_result_is_its_text_and_its_json_sent_once_each() {
+        // A string without text of its own is its text, and nothing else.
+        let plain = ok(r#""Hello, \"Ada\"!""#, None);
+        assert_eq!(text_of(&plain), r#"Hello, "Ada"!"#);
+        assert_eq!(plain.structured_content, None);
+        // With text of its own, the string is the structured result.
+        let told = ok(r#""2 items""#, Some("There are 2 items."));
+        assert_eq!(text_of(&told), "There are 2 items.");
+        assert_eq!(
+            told.structured_content,
+            Some(serde_json::json!({"result": "2 items"}))
+        );
+        // An object is the structured content; its JSON is the text.
+        let object = ok(r#"{"count":2}"#, None);
+        assert_eq!(text_of(&object), r#"{"count":2}"#);
+        assert_eq!(object.structured_content, Some(serde_json::json!({"count": 2})));
+        // Any other value is wrapped, MCP wanting an object.
+        let number = ok("3", None);
+        assert_eq!(text_of(&number), "3");
+        assert_eq!(number.structured_content, Some(serde_json::json!({"result": 3})));
+        // Not JSON (a host tool breaking the contract): text only.
+        let broken = ok("not json", None);
+        assert_eq!(text_of(&broken), "not json");
+        assert_eq!(broken.structured_content, None);
+        assert_eq!(plain.is_error, Some(false));
+    }
 }
