@@ -221,7 +221,8 @@ impl fmt::Debug for ToolCallerHandle {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     /// The result as JSON text: what a calling tool or script receives, and
-    /// what MCP clients receive as `structuredContent`.
+    /// what MCP clients receive as `structuredContent` (a JSON string
+    /// without [`text`](ToolOutput::text) goes as the text block alone).
     pub content: String,
     /// The text the model should read, when the tool gave one that differs
     /// from the JSON (a summary, a rendered table). `None`: the model reads
