@@ -1,7 +1,6 @@
 //! One call: a fresh `Store` and instance from the cached `InstancePre`,
 //! under the call's limits, with every failure classified.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,7 +9,6 @@ use wasmtime::UpdateDeadline;
 
 use super::LoadedComponent;
 use crate::bindings::{Plugin, PluginPre, latest};
-use crate::engine::StackTier;
 use crate::http::HttpHooks;
 use crate::sandbox::{self, SandboxState};
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -62,15 +60,6 @@ struct Ran<R> {
     stdout_bytes: u64,
     stdout: String,
     http: Option<HttpHooks>,
-}
-
-/// What a call needs before it waits (see [`LoadedComponent::prepare`]):
-/// the stack tier whose pool it runs in (none: the primary one), the code
-/// linked for it, and the call's store.
-struct Prepared<'a> {
-    tier: Option<Arc<StackTier>>,
-    pre: Cow<'a, PluginPre>,
-    store: Store<SandboxState>,
 }
 
 impl<R> Ran<R> {
@@ -345,11 +334,14 @@ impl LoadedComponent {
     /// long), keeping what it wrote; one that does not come back within
     /// [`HOST_BLOCK_GRACE`] is dropped.
     ///
-    /// The call's store (which takes `ctx`) is made here, before the future
-    /// is; the future waits for a place in the pool, then instantiates. A
-    /// call that finds a free place and finishes without waiting (most
-    /// calls of a small tool) sets up no timer and no cancellation waiter:
-    /// those are made only when the call first waits.
+    /// The future is made here, not by an `async fn`, so that it holds
+    /// `ctx` once (an `async fn` keeps its arguments twice). The call's
+    /// store, which takes `ctx` and opens the component's granted
+    /// directories, is made once the call has a place in the pool: a call
+    /// waiting for one holds no descriptor. A call that finds a free place
+    /// and finishes without waiting (most calls of a small tool) sets up no
+    /// timer and no cancellation waiter: those are made only when the call
+    /// first waits.
     fn run<'a, R: 'a>(
         &'a self,
         limits: Limits,
@@ -362,25 +354,21 @@ impl LoadedComponent {
         if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
-        let prepared = self.prepare(&limits, tool, ctx, started, deadline_at);
         async move {
-            let Prepared { tier, pre, store } = match prepared {
-                Ok(prepared) => prepared,
-                Err(e) => return Ran::failed(e),
-            };
-            let gate = tier.as_deref().map_or(self.engine.gate(), |t| &t.gate);
             // A call that finds a place and finishes at once touches no
             // tokio resource: spend a unit of the task's cooperative
             // budget, so that a loop of calls yields to the runtime in turn.
             tokio::task::coop::consume_budget().await;
-            // A place in the pool (waiting, if need be, until the
-            // deadline). It outlives the store's instance: `finish` takes
-            // the store, and a call dropped before that drops the store
-            // first (declared after the place).
-            let depth = store.data().ctx.depth;
-            let _place = match gate.try_enter(depth) {
+            // A place in the pool first (waiting, if need be, until the
+            // deadline); it outlives the store, declared after it.
+            let tier = match self.engine.stack_tier(limits.wasm_stack_bytes) {
+                Ok(tier) => tier,
+                Err(e) => return Ran::failed(e),
+            };
+            let gate = tier.as_deref().map_or(self.engine.gate(), |t| &t.gate);
+            let _place = match gate.try_enter(ctx.depth) {
                 Some(place) => place,
-                None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(depth)).await {
+                None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(ctx.depth)).await {
                     Ok(Ok(place)) => place,
                     Ok(Err(e)) => return Ran::failed(e),
                     Err(_elapsed) => {
@@ -396,9 +384,14 @@ impl LoadedComponent {
                     }
                 },
             };
-            let mut store = store;
-            // The epoch deadline counts from now, once the call has a place.
-            store.set_epoch_deadline(1);
+            let pre = match self.pre_for(tier.as_deref()) {
+                Ok(pre) => pre,
+                Err(e) => return Ran::failed(e),
+            };
+            let mut store = match self.new_store(&pre, &limits, tool, ctx, started, deadline_at) {
+                Ok(store) => store,
+                Err(e) => return Ran::failed(e),
+            };
             // The wait below for a call blocked in a host function keeps a
             // handle on its cancellation.
             let cancel = store.data().ctx.cancel.clone();
@@ -427,19 +420,17 @@ impl LoadedComponent {
         }
     }
 
-    /// A call's stack tier, its linked code and its store (holding `ctx`,
-    /// with its limiter, fuel and epoch callback set), made before the call
-    /// waits for anything.
-    fn prepare(
+    /// A call's store, holding `ctx`, with its limiter, fuel and epoch
+    /// deadline set.
+    fn new_store(
         &self,
+        pre: &PluginPre,
         limits: &Limits,
         tool: Option<Arc<str>>,
         ctx: CallContext,
         started: Instant,
         deadline_at: Instant,
-    ) -> Result<Prepared<'_>> {
-        let tier = self.engine.stack_tier(limits.wasm_stack_bytes)?;
-        let pre = self.pre_for(limits.wasm_stack_bytes)?;
+    ) -> Result<Store<SandboxState>> {
         let state = SandboxState::new(limits, self.for_call(), tool, ctx, deadline_at)?;
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
@@ -452,6 +443,7 @@ impl LoadedComponent {
         let tick = self.engine.config().epoch_tick;
         let remaining = deadline_at.saturating_duration_since(started);
         store.data_mut().ticks_left = (remaining.as_nanos() / tick.as_nanos().max(1)).max(1) as u64;
+        store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let state = ctx.data_mut();
             if state.ctx.cancel.is_cancelled() {
@@ -466,7 +458,7 @@ impl LoadedComponent {
                 Ok(UpdateDeadline::Yield(1))
             }
         });
-        Ok(Prepared { tier, pre, store })
+        Ok(store)
     }
 
     /// What a call gave and used, from its store: logs what it wrote

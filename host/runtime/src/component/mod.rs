@@ -28,7 +28,7 @@ use serde::Serialize;
 use crate::bindings::{PluginPre, WorldVersion};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective};
-use crate::engine::Engine;
+use crate::engine::{Engine, StackTier};
 use crate::http::HttpAccess;
 use crate::sandbox::ComponentRef;
 use toolhost_core::error::{Error, Result};
@@ -220,15 +220,16 @@ impl LoadedComponent {
         }
     }
 
-    /// The pre-linked component for calls with a stack limit of
-    /// `stack_bytes`: the primary one for the default stack, else one linked
-    /// against the engine's tier for that size (see
+    /// The pre-linked component for calls in stack tier `tier`: the
+    /// primary one for the default stack (`None`), else one linked against
+    /// that tier (see
     /// [`engine`](crate::engine#stack-tiers)), made on first use without
     /// recompiling.
-    fn pre_for(&self, stack_bytes: usize) -> Result<Cow<'_, PluginPre>> {
-        let Some(tier) = self.engine.stack_tier(stack_bytes)? else {
+    fn pre_for(&self, tier: Option<&StackTier>) -> Result<Cow<'_, PluginPre>> {
+        let Some(tier) = tier else {
             return Ok(Cow::Borrowed(&self.pre));
         };
+        let stack_bytes = tier.stack_bytes;
         let mut pres = self.tier_pres.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, pre)) = pres.iter().find(|(size, _)| *size == stack_bytes) {
             return Ok(Cow::Owned(pre.clone()));

@@ -37,21 +37,25 @@ impl<T: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static> Io for T {}
 /// part is made on the call's first request, so that a call that sends
 /// none (most calls) allocates nothing for it.
 pub(crate) struct HttpHooks {
-    access: Arc<HttpAccess>,
-    deadline: Instant,
-    request_timeout: Duration,
-    max_requests: u32,
-    max_bytes: u64,
+    terms: Terms,
     shared: Option<Arc<Shared>>,
 }
 
-struct Shared {
+/// What a call's requests may do: reach what `access` allows, within the
+/// call's deadline, timeout and budgets.
+#[derive(Clone)]
+struct Terms {
     access: Arc<HttpAccess>,
     deadline: Instant,
     request_timeout: Duration,
     max_requests: u32,
-    requests_left: AtomicU32,
     max_bytes: u64,
+}
+
+/// A call's terms, what is left of its budgets, and its denials.
+struct Shared {
+    terms: Terms,
+    requests_left: AtomicU32,
     bytes_left: AtomicU64,
     notes: Mutex<Vec<String>>,
 }
@@ -61,11 +65,13 @@ impl HttpHooks {
     /// reach what `access` allows (the component's, shared by its calls).
     pub(crate) fn new(access: &Arc<HttpAccess>, limits: &Limits, deadline: Instant) -> HttpHooks {
         HttpHooks {
-            access: Arc::clone(access),
-            deadline,
-            request_timeout: limits.http_timeout,
-            max_requests: limits.http_requests,
-            max_bytes: limits.http_response_bytes,
+            terms: Terms {
+                access: Arc::clone(access),
+                deadline,
+                request_timeout: limits.http_timeout,
+                max_requests: limits.http_requests,
+                max_bytes: limits.http_response_bytes,
+            },
             shared: None,
         }
     }
@@ -74,13 +80,9 @@ impl HttpHooks {
     fn shared(&mut self) -> &Arc<Shared> {
         self.shared.get_or_insert_with(|| {
             Arc::new(Shared {
-                access: Arc::clone(&self.access),
-                deadline: self.deadline,
-                request_timeout: self.request_timeout,
-                max_requests: self.max_requests,
-                requests_left: AtomicU32::new(self.max_requests),
-                max_bytes: self.max_bytes,
-                bytes_left: AtomicU64::new(self.max_bytes),
+                terms: self.terms.clone(),
+                requests_left: AtomicU32::new(self.terms.max_requests),
+                bytes_left: AtomicU64::new(self.terms.max_bytes),
                 notes: Mutex::new(Vec::new()),
             })
         })
@@ -153,7 +155,7 @@ async fn send(
                 format!("{uri} is not an http or https URL with a host toolhost can check"),
             )
         })?;
-    let rule = match shared.access.check(&target) {
+    let rule = match shared.terms.access.check(&target) {
         Ok(rule) => rule.clone(),
         Err(why) => return Err(shared.deny(HttpError::HttpRequestDenied, why)),
     };
@@ -164,16 +166,17 @@ async fn send(
     {
         let why = format!(
             "the call has used its budget of {} HTTP requests; raise `http_requests` for this plugin",
-            shared.max_requests
+            shared.terms.max_requests
         );
         return Err(shared.deny(HttpError::ConnectionLimitReached, why));
     }
     let now = Instant::now();
     let end = now
         + shared
+            .terms
             .deadline
             .saturating_duration_since(now)
-            .min(shared.request_timeout);
+            .min(shared.terms.request_timeout);
     if end <= now {
         return Err(HttpError::ConnectionTimeout);
     }
@@ -206,7 +209,7 @@ async fn send(
         };
         return Err(shared.deny(HttpError::DestinationIpProhibited, why));
     }
-    let sent = secrets::inject(req.headers_mut(), &target, &shared.access.secrets);
+    let sent = secrets::inject(req.headers_mut(), &target, &shared.terms.access.secrets);
     tracing::debug!(target: "toolhost::http", %target, addr = %allowed[0], secrets = ?sent, "sending");
 
     let stream = connect(&allowed, capped(options.connect_timeout)).await?;
@@ -259,7 +262,7 @@ async fn send(
     })
     .await?;
 
-    let redactor = super::secrets::redactor(&shared.access.secrets);
+    let redactor = super::secrets::redactor(&shared.terms.access.secrets);
     let (mut parts, incoming) = response.into_parts();
     secrets::redact_headers(&mut parts.headers, &redactor);
     let body = GuardedBody {
@@ -372,7 +375,7 @@ impl Body for GuardedBody {
                         this.done = true;
                         let why = format!(
                             "responses in this call passed the budget of {} bytes; raise `http_response_bytes` for this plugin",
-                            this.shared.max_bytes
+                            this.shared.terms.max_bytes
                         );
                         let err = this.shared.deny(HttpError::HttpResponseBodySize(None), why);
                         return Poll::Ready(Some(Err(err)));
