@@ -234,7 +234,12 @@ fn call_result(result: ToolResult) -> CallToolResult {
     // The JSON is parsed once, for both the structured content and (for a
     // JSON string without text of its own) the model's text: the same
     // answer as `ToolResult::model_text`, one pass over the bytes fewer.
-    let (text, structured) = match serde_json::from_str::<Value>(&result.content) {
+    // A text result (one JSON string) is read sixteen bytes at a time.
+    let parsed = match toolhost_json::string_value(&result.content) {
+        Some(text) => Ok(Value::String(text.into_owned())),
+        None => serde_json::from_str::<Value>(&result.content),
+    };
+    let (text, structured) = match parsed {
         Ok(Value::Object(map)) => (result.text.unwrap_or(result.content), Some(Value::Object(map))),
         Ok(Value::String(s)) => match result.text {
             Some(text) => (text, Some(serde_json::json!({ "result": s }))),
@@ -405,8 +410,10 @@ pub async fn serve_stdio(server: McpServer, shutdown: CancellationToken, grace: 
     // Malformed requests are answered here, not dropped (see `framing`).
     // rmcp's pipes: non-blocking where stdin and stdout are FIFOs (as MCP
     // clients start servers), so a shutdown never waits on a blocked read.
+    super::framing::widen_stdio_pipes();
     let (reader, writer) = rmcp::transport::stdio_pipes();
-    let transport = super::framing::GuardedStdio::new(tokio::io::BufReader::new(reader), writer);
+    let reader = tokio::io::BufReader::with_capacity(super::framing::STDIO_READ_BYTES, reader);
+    let transport = super::framing::GuardedStdio::new(reader, writer);
     let ct = CancellationToken::new();
     let start = server.clone().serve_with_ct(transport, ct.clone());
     let running = tokio::select! {
