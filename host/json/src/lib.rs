@@ -69,7 +69,7 @@ pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<Vec<u8>> {
 /// string. Borrowed from `text` when there is no escape to undo. Used where
 /// a tool's result is read back on the host: a text result is one JSON
 /// string, and serde_json reads strings eight bytes at a time where this
-/// reads sixteen (on x86-64 and AArch64).
+/// reads 64 (on x86-64 and AArch64; see `plain_run`).
 ///
 /// ```
 /// assert_eq!(toolhost_json::string_value(r#""a\tb""#).as_deref(), Some("a\tb"));

@@ -234,7 +234,8 @@ fn call_result(result: ToolResult) -> CallToolResult {
     // The JSON is parsed once, for both the structured content and (for a
     // JSON string without text of its own) the model's text: the same
     // answer as `ToolResult::model_text`, one pass over the bytes fewer.
-    // A text result (one JSON string) is read sixteen bytes at a time.
+    // A text result (one JSON string) is read 64 bytes a step
+    // (`toolhost_json::string_value`).
     let parsed = match toolhost_json::string_value(&result.content) {
         Some(text) => Ok(Value::String(text.into_owned())),
         None => serde_json::from_str::<Value>(&result.content),

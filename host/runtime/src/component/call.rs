@@ -256,8 +256,8 @@ impl LoadedComponent {
         }
         let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
         match self.checks.get(index).and_then(|c| c.output.as_ref()) {
-            // A text result (one JSON string) is checked sixteen bytes at a
-            // time; serde_json judges the rest.
+            // A text result (one JSON string) is checked 64 bytes a step
+            // (`toolhost_json::is_plain_string`); serde_json judges the rest.
             None if toolhost_json::is_plain_string(&output.json) => {}
             None => {
                 serde_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
