@@ -7,16 +7,17 @@
 //!
 //! A [`BareComponent`] call is a fresh instance from an `InstancePre` in a
 //! store holding an empty WASI context and a peak-memory counter, then
-//! `call-tool`: no limits but the engine's, no capabilities, no captured
-//! output, no output checks, no classification of failures. The
+//! `call-tool` (looked up by its export index and type-checked alone, as a
+//! toolhost call does): no limits but the engine's, no capabilities, no
+//! captured output, no output checks, no classification of failures. The
 //! `toolhost:plugin` imports (log, nested calls, progress) trap when
 //! called, so a tool that uses them has no floor ([`BareCall::Trapped`]).
 
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceTable};
 use wasmtime::{ResourceLimiter, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::{WorldVersion, v0_1_0, v0_2_0};
+use crate::bindings::{CallTool0_1, CallTool0_2, WorldVersion, call_tool_index};
 use crate::component::LoadedComponent;
 use toolhost_core::error::{Error, Result};
 
@@ -72,16 +73,14 @@ impl ResourceLimiter for BareState {
     }
 }
 
-enum BarePre {
-    V0_1_0(v0_1_0::PluginPre<BareState>),
-    V0_2_0(v0_2_0::PluginPre<BareState>),
-}
-
 /// A loaded component's compiled code, linked for bare calls (see the
 /// module documentation).
 pub struct BareComponent {
     engine: wasmtime::Engine,
-    pre: BarePre,
+    pre: InstancePre<BareState>,
+    world: WorldVersion,
+    /// Where `call-tool` is among the component's exports.
+    call_tool: ComponentExportIndex,
 }
 
 impl std::fmt::Debug for BareComponent {
@@ -128,11 +127,14 @@ impl BareComponent {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link)?;
         linker.define_unknown_imports_as_traps(compiled).map_err(link)?;
         let pre = linker.instantiate_pre(compiled).map_err(link)?;
-        let pre = match component.world() {
-            WorldVersion::V0_1_0 => BarePre::V0_1_0(v0_1_0::PluginPre::new(pre).map_err(link)?),
-            WorldVersion::V0_2_0 => BarePre::V0_2_0(v0_2_0::PluginPre::new(pre).map_err(link)?),
-        };
-        Ok(BareComponent { engine, pre })
+        let world = component.world();
+        let call_tool = call_tool_index(compiled, world).map_err(link)?;
+        Ok(BareComponent {
+            engine,
+            pre,
+            world,
+            call_tool,
+        })
     }
 
     /// Calls `tool` with `arguments` in a fresh bare instance.
@@ -149,24 +151,7 @@ impl BareComponent {
             return BareCall::Trapped(e.to_string());
         }
         store.set_epoch_deadline(u64::MAX / 2);
-        // The two versions' bindings are distinct types with the same calls.
-        macro_rules! call_tool {
-            ($pre:expr) => {
-                match $pre.instantiate_async(&mut store).await {
-                    Ok(plugin) => plugin
-                        .toolhost_plugin_tool()
-                        .call_call_tool(&mut store, tool, arguments)
-                        .await
-                        .map(|r| r.is_ok()),
-                    Err(e) => Err(e),
-                }
-            };
-        }
-        let ok = match &self.pre {
-            BarePre::V0_1_0(pre) => call_tool!(pre),
-            BarePre::V0_2_0(pre) => call_tool!(pre),
-        };
-        match ok {
+        match self.call_tool(&mut store, tool, arguments).await {
             Ok(ok) => BareCall::Answered {
                 ok,
                 fuel: BARE_FUEL.saturating_sub(store.get_fuel().unwrap_or(0)),
@@ -175,6 +160,32 @@ impl BareComponent {
             },
             Err(e) => BareCall::Trapped(format!("{e:#}")),
         }
+    }
+}
+
+impl BareComponent {
+    /// `call-tool` in a fresh instance in `store`: whether it returned a
+    /// result rather than an error.
+    async fn call_tool(
+        &self,
+        store: &mut Store<BareState>,
+        tool: &str,
+        arguments: &str,
+    ) -> wasmtime::Result<bool> {
+        let instance = self.pre.instantiate_async(&mut *store).await?;
+        let func = instance
+            .get_func(&mut *store, self.call_tool)
+            .ok_or_else(|| wasmtime::format_err!("the instance has no `call-tool`"))?;
+        Ok(match self.world {
+            WorldVersion::V0_1_0 => {
+                let call: CallTool0_1<'_> = func.typed(&*store)?;
+                call.call_async(&mut *store, (tool, arguments)).await?.0.is_ok()
+            }
+            WorldVersion::V0_2_0 => {
+                let call: CallTool0_2<'_> = func.typed(&*store)?;
+                call.call_async(&mut *store, (tool, arguments)).await?.0.is_ok()
+            }
+        })
     }
 }
 

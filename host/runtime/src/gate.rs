@@ -26,24 +26,33 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use toolhost_core::error::{Error, ErrorCode, Result};
 
 /// Admission to one wasmtime engine's pool (see the module documentation).
+///
+/// The pool's places are split in two: `top`, the three quarters calls
+/// from clients may hold, and `reserve`, the rest, which only nested
+/// calls take (and take first). A client's call takes one `top` permit;
+/// a nested call takes a `reserve` permit, or a free `top` one when the
+/// reserve is used up. So at most `capacity` instances are in use, client
+/// calls hold at most `top` of them, and each call touches one semaphore
+/// on its way in and out (two semaphores, both taken by every client
+/// call, cost twice as much shared state per call).
 #[derive(Debug)]
 pub(crate) struct InstanceGate {
     capacity: usize,
-    /// Every place in the pool.
-    all: Semaphore,
-    /// The places calls from clients may hold.
+    /// The places calls from clients may hold (nested calls too, when the
+    /// reserve is used up).
     top: Semaphore,
+    /// The places only nested calls take.
+    reserve: Semaphore,
     waiting: AtomicUsize,
     max_waiting: usize,
 }
 
 /// A place in the pool, held while the call's instance is alive. It
-/// borrows its gate: taking and giving back a place touch only the
-/// semaphores, no shared reference count.
+/// borrows its gate: taking and giving back a place touch only one
+/// semaphore, no shared reference count.
 #[derive(Debug)]
 pub(crate) struct InstancePlace<'g> {
-    _all: SemaphorePermit<'g>,
-    _top: Option<SemaphorePermit<'g>>,
+    _permit: SemaphorePermit<'g>,
 }
 
 /// Counts a waiting call while it waits.
@@ -63,8 +72,8 @@ impl InstanceGate {
         let top = (capacity - capacity / 4).max(1);
         InstanceGate {
             capacity,
-            all: Semaphore::new(capacity),
             top: Semaphore::new(top),
+            reserve: Semaphore::new(capacity - top),
             waiting: AtomicUsize::new(0),
             max_waiting,
         }
@@ -76,18 +85,12 @@ impl InstanceGate {
     /// refuses. A free place means no call is queued (the semaphores hand
     /// a freed place to the longest waiter first).
     pub(crate) fn try_enter(&self, depth: u32) -> Option<InstancePlace<'_>> {
-        if depth > 0 {
-            return self.all.try_acquire().ok().map(|all| InstancePlace {
-                _all: all,
-                _top: None,
-            });
-        }
-        let top = self.top.try_acquire().ok()?;
-        let all = self.all.try_acquire().ok()?;
-        Some(InstancePlace {
-            _all: all,
-            _top: Some(top),
-        })
+        let permit = if depth > 0 {
+            self.reserve.try_acquire().or_else(|_| self.top.try_acquire())
+        } else {
+            self.top.try_acquire()
+        };
+        permit.ok().map(|permit| InstancePlace { _permit: permit })
     }
 
     /// A place for a call nested `depth` deep (0: a client's call).
@@ -97,52 +100,35 @@ impl InstanceGate {
     /// `unavailable` when the queue is full (a client's call) or the pool
     /// is (a nested call).
     pub(crate) async fn enter(&self, depth: u32) -> Result<InstancePlace<'_>> {
-        if depth > 0 {
-            let all = self.all.try_acquire().map_err(|_| {
-                Error::new(
-                    ErrorCode::Unavailable,
-                    format!(
-                        "all {} instances of the pool are in use, and a nested call does not wait for one (its caller holds one while it waits); try again, or raise max_concurrent_instances",
-                        self.capacity
-                    ),
-                )
-            })?;
-            return Ok(InstancePlace {
-                _all: all,
-                _top: None,
-            });
+        if let Some(place) = self.try_enter(depth) {
+            return Ok(place);
         }
-        let top = match self.top.try_acquire() {
-            Ok(top) => top,
-            Err(_) => {
-                if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
-                    self.waiting.fetch_sub(1, Ordering::AcqRel);
-                    return Err(Error::new(
-                        ErrorCode::Unavailable,
-                        format!(
-                            "the host is at capacity: every instance is in use and {} calls are waiting for one already (the most it queues); try again later, or raise max_concurrent_instances or max_waiting_calls",
-                            self.max_waiting
-                        ),
-                    ));
-                }
-                let _waiting = Waiting(&self.waiting);
-                self.top
-                    .acquire()
-                    .await
-                    .map_err(|_| Error::internal("the instance gate was closed"))?
-            }
-        };
-        // Client calls hold at most `top` places, so one of the others is
-        // held by a nested call, which never waits: it frees up.
-        let all = self
-            .all
+        if depth > 0 {
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "all {} instances of the pool are in use, and a nested call does not wait for one (its caller holds one while it waits); try again, or raise max_concurrent_instances",
+                    self.capacity
+                ),
+            ));
+        }
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "the host is at capacity: every instance is in use and {} calls are waiting for one already (the most it queues); try again later, or raise max_concurrent_instances or max_waiting_calls",
+                    self.max_waiting
+                ),
+            ));
+        }
+        let _waiting = Waiting(&self.waiting);
+        let permit = self
+            .top
             .acquire()
             .await
             .map_err(|_| Error::internal("the instance gate was closed"))?;
-        Ok(InstancePlace {
-            _all: all,
-            _top: Some(top),
-        })
+        Ok(InstancePlace { _permit: permit })
     }
 
     /// How many calls wait for a place now.
@@ -152,7 +138,7 @@ impl InstanceGate {
 
     /// How many places are in use now.
     pub(crate) fn in_use(&self) -> usize {
-        self.capacity - self.all.available_permits()
+        self.capacity - self.top.available_permits() - self.reserve.available_permits()
     }
 }
 
@@ -194,6 +180,31 @@ mod tests {
         for waiter in waiters {
             waiter.await.unwrap().unwrap();
         }
+        assert_eq!((gate.in_use(), gate.waiting()), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn nested_calls_may_fill_the_pool_and_a_waiting_client_gets_a_place_they_free() {
+        let gate = Arc::new(InstanceGate::new(4, 8));
+        // With no client calls, nested calls take every place: the
+        // reserved one first, then those clients may hold.
+        let mut nested: Vec<_> = (0..4).map(|_| gate.try_enter(1).expect("a free place")).collect();
+        assert!(gate.try_enter(1).is_none());
+        assert!(gate.try_enter(0).is_none());
+        assert_eq!(gate.in_use(), 4);
+        // A client's call waits, and gets the first place a nested call
+        // gives back; a nested call does not take it from the waiter.
+        let waiter = {
+            let gate = Arc::clone(&gate);
+            tokio::spawn(async move { gate.enter(0).await.map(drop) })
+        };
+        while gate.waiting() < 1 {
+            tokio::task::yield_now().await;
+        }
+        nested.pop();
+        assert!(gate.try_enter(1).is_none(), "the freed place is the waiter's");
+        waiter.await.unwrap().unwrap();
+        drop(nested);
         assert_eq!((gate.in_use(), gate.waiting()), (0, 0));
     }
 }

@@ -8,8 +8,7 @@ use wasmtime::Store;
 use wasmtime::UpdateDeadline;
 
 use super::LoadedComponent;
-use crate::bindings::{Plugin, PluginPre, latest};
-use crate::http::HttpHooks;
+use crate::bindings::{PluginPre, latest};
 use crate::sandbox::{self, SandboxState};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::{Limits, LimitsOverride};
@@ -52,14 +51,14 @@ pub struct Sandboxed<T> {
 pub type SandboxedCall = Sandboxed<ToolOutput>;
 
 /// What [`LoadedComponent::run`] gives: the value, what it used, what it
-/// wrote on stdout, and the call's outbound HTTP hooks (which hold the
-/// requests the host refused).
+/// wrote on stdout, and why the host refused the call's outbound HTTP
+/// requests (one line each).
 struct Ran<R> {
     result: Result<R>,
     usage: Usage,
     stdout_bytes: u64,
     stdout: String,
-    http: Option<HttpHooks>,
+    http_notes: Vec<String>,
 }
 
 impl<R> Ran<R> {
@@ -69,7 +68,7 @@ impl<R> Ran<R> {
             usage: Usage::default(),
             stdout_bytes: 0,
             stdout: String::new(),
-            http: None,
+            http_notes: Vec::new(),
         }
     }
 }
@@ -188,8 +187,8 @@ impl LoadedComponent {
         };
         let limits = self.effective_limits(&ctx.limits);
         let tool = Some(Arc::clone(&self.tool_names[index]));
-        let run = self.run(limits, tool, ctx, async move |store, plugin| {
-            plugin.call_tool(store, name, arguments.as_ref()).await
+        let run = self.run(limits, tool, ctx, async move |store, pre| {
+            pre.call_tool(store, name, arguments.as_ref()).await
         });
         // `map`, not an async block: the future is the run's and no more.
         Either::Right(run.map(move |ran| self.tool_result(index, &limits, ran)))
@@ -209,20 +208,17 @@ impl LoadedComponent {
             usage,
             stdout_bytes,
             stdout,
-            http,
+            http_notes,
         } = ran;
         let result = match result {
             Ok(Ok(output)) => self.check_output(index, output, limits),
             Ok(Err(latest::ToolError::InvalidArguments(message))) => {
                 Err(Error::new(ErrorCode::InvalidArguments, message))
             }
-            Ok(Err(latest::ToolError::Failed(message))) => {
-                let notes = http.map(|h| h.notes()).unwrap_or_default();
-                Err(Error::new(
-                    ErrorCode::ToolFailed,
-                    self.with_grant_hint(message, &notes),
-                ))
-            }
+            Ok(Err(latest::ToolError::Failed(message))) => Err(Error::new(
+                ErrorCode::ToolFailed,
+                self.with_grant_hint(message, &http_notes),
+            )),
             Err(e) => Err(e),
         };
         SandboxedCall {
@@ -311,7 +307,8 @@ impl LoadedComponent {
     ) -> Sandboxed<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
         let limits = self.effective_limits(&LimitsOverride::default());
         let ran = self
-            .run(limits, None, CallContext::default(), async |store, plugin| {
+            .run(limits, None, CallContext::default(), async |store, pre| {
+                let plugin = pre.instantiate_async(store).await?;
                 let specs = plugin.list_tools(store).await?;
                 let declared = plugin.declare(store).await?;
                 Ok((specs, declared))
@@ -331,7 +328,8 @@ impl LoadedComponent {
         self.base_limits.apply(overrides)
     }
 
-    /// Instantiates afresh and runs `f` under `limits`, classifying failures.
+    /// Runs `f` (which instantiates `pre` afresh in the store it is given)
+    /// under `limits`, classifying failures.
     /// Cancelling `ctx.cancel` stops the guest at its next epoch tick (its
     /// nested calls are cancelled too, so it cannot stay blocked in one for
     /// long), keeping what it wrote; one that does not come back within
@@ -350,7 +348,7 @@ impl LoadedComponent {
         limits: Limits,
         tool: Option<Arc<str>>,
         ctx: CallContext,
-        f: impl AsyncFnOnce(&mut Store<SandboxState>, &Plugin) -> wasmtime::Result<R> + 'a,
+        f: impl AsyncFnOnce(&mut Store<SandboxState>, &PluginPre) -> wasmtime::Result<R> + 'a,
     ) -> impl Future<Output = Ran<R>> + 'a {
         let started = Instant::now();
         let mut deadline_at = started + limits.timeout;
@@ -398,10 +396,7 @@ impl LoadedComponent {
             // The wait below for a call blocked in a host function keeps a
             // handle on its cancellation.
             let cancel = store.data().ctx.cancel.clone();
-            let work = async {
-                let plugin = pre.instantiate_async(&mut store).await?;
-                f(&mut store, &plugin).await
-            };
+            let work = f(&mut store, &pre);
             // Guest code is stopped by the epoch callback; these two end a
             // call blocked in a host function. `biased` polls the work
             // first, and each of these makes its timer or waiter only when
@@ -470,13 +465,15 @@ impl LoadedComponent {
     /// deadline; `Some`: its caller cancelled it).
     fn finish<R>(
         &self,
-        store: Store<SandboxState>,
+        mut store: Store<SandboxState>,
         outcome: std::result::Result<wasmtime::Result<R>, Option<()>>,
         limits: &Limits,
         started: Instant,
     ) -> Ran<R> {
         let fuel_left = store.get_fuel().unwrap_or(0);
-        let state = store.into_data();
+        // Read in place: moving the state out of the store would copy
+        // all of it (about a kilobyte) for the few fields read here.
+        let state = store.data_mut();
         let call_id = state.call_id;
         let usage = Usage {
             fuel_consumed: limits.fuel.saturating_sub(fuel_left),
@@ -519,7 +516,7 @@ impl LoadedComponent {
             .with_usage(usage)),
             Err(None) => Err(sandbox::timeout_error(limits).with_usage(usage)),
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => Err(sandbox::classify(&err, &state, limits, &stderr_text).with_usage(usage)),
+            Ok(Err(err)) => Err(sandbox::classify(&err, state, limits, &stderr_text).with_usage(usage)),
         };
         Ran {
             result,
@@ -530,7 +527,7 @@ impl LoadedComponent {
             } else {
                 String::new()
             },
-            http: Some(state.http),
+            http_notes: state.http.notes(),
         }
     }
 }
