@@ -49,7 +49,7 @@ pub struct SandboxState {
     pub(crate) tool: Option<Arc<str>>,
     pub(crate) call_id: u64,
     /// The call this instance serves (for nested tool calls and progress).
-    pub(crate) ctx: CallContext,
+    pub(crate) ctx: CallOrigin,
     /// The tools it may call: declared and granted.
     pub(crate) callable: Vec<String>,
     /// Whether the caller decides instead (see `ToolCalls::Caller`).
@@ -76,6 +76,50 @@ pub struct SandboxState {
     pub(crate) stopped: bool,
 }
 
+/// What a call's store keeps of its [`CallContext`]: all but the limit
+/// overrides and the deadline, which are worked into the call's limits and
+/// [`SandboxState::deadline`] before the store is made. (A store is moved
+/// as a whole when it is made, and a call's future holds this until then:
+/// the overrides are a quarter of a kilobyte neither needs.)
+pub(crate) struct CallOrigin {
+    pub(crate) call_id: toolhost_core::registry::CallId,
+    pub(crate) session_id: Option<String>,
+    pub(crate) session_continues: Arc<[String]>,
+    pub(crate) cancel: tokio_util::sync::CancellationToken,
+    pub(crate) depth: u32,
+    pub(crate) caller: Option<toolhost_core::registry::ToolCallerHandle>,
+    pub(crate) waiting: toolhost_core::dispatch::Waiting,
+    pub(crate) progress: Option<toolhost_core::progress::ProgressSink>,
+}
+
+impl From<CallContext> for CallOrigin {
+    fn from(ctx: CallContext) -> Self {
+        let CallContext {
+            call_id,
+            parent_call_id: _,
+            session_id,
+            session_continues,
+            deadline: _,
+            cancel,
+            limits: _,
+            depth,
+            caller,
+            waiting,
+            progress,
+        } = ctx;
+        CallOrigin {
+            call_id,
+            session_id,
+            session_continues,
+            cancel,
+            depth,
+            caller,
+            waiting,
+            progress,
+        }
+    }
+}
+
 /// The component a [`SandboxState`] runs a call of: what its calls share.
 #[derive(Clone, Copy)]
 pub(crate) struct ComponentRef<'a> {
@@ -93,7 +137,7 @@ impl SandboxState {
         limits: &Limits,
         component: ComponentRef<'_>,
         tool: Option<Arc<str>>,
-        ctx: CallContext,
+        ctx: CallOrigin,
         deadline: Instant,
     ) -> Result<Self> {
         let ComponentRef {

@@ -9,7 +9,7 @@ use wasmtime::UpdateDeadline;
 
 use super::LoadedComponent;
 use crate::bindings::{PluginPre, latest};
-use crate::sandbox::{self, SandboxState};
+use crate::sandbox::{self, CallOrigin, SandboxState};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::{Limits, LimitsOverride};
 use toolhost_core::registry::{CallContext, ToolOutput, Usage};
@@ -355,6 +355,7 @@ impl LoadedComponent {
         if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
+        let ctx = CallOrigin::from(ctx);
         async move {
             // A call that finds a place and finishes at once touches no
             // tokio resource: spend a unit of the task's cooperative
@@ -425,7 +426,7 @@ impl LoadedComponent {
         pre: &PluginPre,
         limits: &Limits,
         tool: Option<Arc<str>>,
-        ctx: CallContext,
+        ctx: CallOrigin,
         started: Instant,
         deadline_at: Instant,
     ) -> Result<Store<SandboxState>> {
