@@ -310,12 +310,21 @@ impl io::Write for Ascii<'_> {
     }
 }
 
+/// The room a long string's write leaves after it (see [`Writer::string`]).
+const TAIL_ROOM: usize = 256;
+
 impl Writer {
     /// `text` as a JSON string: quoted, with serde_json's escapes.
     #[inline]
     fn string(&mut self, text: &str) {
         let bytes = text.as_bytes();
-        self.out.reserve(bytes.len() + 2);
+        // A long string leaves room for what follows it (a closing brace,
+        // the rest of an envelope): otherwise the buffer, grown to the
+        // string's size, grows again a few bytes later and copies the
+        // string a second time (a 16 KiB result in an MCP response did).
+        let need = bytes.len() + 2;
+        self.out
+            .reserve(if need < TAIL_ROOM { need } else { need + TAIL_ROOM });
         self.out.push('"');
         // Runs of plain bytes are written whole. A run starts at the text's
         // start or just past an escaped (ASCII) byte and ends at one or at
