@@ -144,12 +144,15 @@ pub(crate) fn call_tool_index(
 impl PluginPre {
     /// Type-checks `pre`'s exports against `version`'s world.
     pub(crate) fn new(version: WorldVersion, pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
-        let call_tool = call_tool_index(pre.component(), version)?;
+        let call_tool = call_tool_index(pre.component(), version);
         let bindings = match version {
             WorldVersion::V0_1_0 => Bindings::V0_1_0(v0_1_0::PluginPre::new(pre)?),
             WorldVersion::V0_2_0 => Bindings::V0_2_0(v0_2_0::PluginPre::new(pre)?),
         };
-        Ok(PluginPre { bindings, call_tool })
+        Ok(PluginPre {
+            bindings,
+            call_tool: call_tool?,
+        })
     }
 
     /// The linked component.
