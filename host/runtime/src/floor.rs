@@ -13,11 +13,11 @@
 //! `toolhost:plugin` imports (log, nested calls, progress) trap when
 //! called, so a tool that uses them has no floor ([`BareCall::Trapped`]).
 
-use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceTable};
+use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
 use wasmtime::{ResourceLimiter, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::{CallTool0_1, CallTool0_2, WorldVersion, call_tool_index};
+use crate::bindings::CallTool;
 use crate::component::LoadedComponent;
 use toolhost_core::error::{Error, Result};
 
@@ -78,9 +78,7 @@ impl ResourceLimiter for BareState {
 pub struct BareComponent {
     engine: wasmtime::Engine,
     pre: InstancePre<BareState>,
-    world: WorldVersion,
-    /// Where `call-tool` is among the component's exports.
-    call_tool: ComponentExportIndex,
+    call_tool: CallTool,
 }
 
 impl std::fmt::Debug for BareComponent {
@@ -127,12 +125,10 @@ impl BareComponent {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link)?;
         linker.define_unknown_imports_as_traps(compiled).map_err(link)?;
         let pre = linker.instantiate_pre(compiled).map_err(link)?;
-        let world = component.world();
-        let call_tool = call_tool_index(compiled, world).map_err(link)?;
+        let call_tool = CallTool::find(compiled, component.world()).map_err(link)?;
         Ok(BareComponent {
             engine,
             pre,
-            world,
             call_tool,
         })
     }
@@ -151,7 +147,8 @@ impl BareComponent {
             return BareCall::Trapped(e.to_string());
         }
         store.set_epoch_deadline(u64::MAX / 2);
-        match self.call_tool(&mut store, tool, arguments).await {
+        let called = self.call_tool.call(&self.pre, &mut store, tool, arguments).await;
+        match called.map(|result| result.is_ok()) {
             Ok(ok) => BareCall::Answered {
                 ok,
                 fuel: BARE_FUEL.saturating_sub(store.get_fuel().unwrap_or(0)),
@@ -160,32 +157,6 @@ impl BareComponent {
             },
             Err(e) => BareCall::Trapped(format!("{e:#}")),
         }
-    }
-}
-
-impl BareComponent {
-    /// `call-tool` in a fresh instance in `store`: whether it returned a
-    /// result rather than an error.
-    async fn call_tool(
-        &self,
-        store: &mut Store<BareState>,
-        tool: &str,
-        arguments: &str,
-    ) -> wasmtime::Result<bool> {
-        let instance = self.pre.instantiate_async(&mut *store).await?;
-        let func = instance
-            .get_func(&mut *store, self.call_tool)
-            .ok_or_else(|| wasmtime::format_err!("the instance has no `call-tool`"))?;
-        Ok(match self.world {
-            WorldVersion::V0_1_0 => {
-                let call: CallTool0_1<'_> = func.typed(&*store)?;
-                call.call_async(&mut *store, (tool, arguments)).await?.0.is_ok()
-            }
-            WorldVersion::V0_2_0 => {
-                let call: CallTool0_2<'_> = func.typed(&*store)?;
-                call.call_async(&mut *store, (tool, arguments)).await?.0.is_ok()
-            }
-        })
     }
 }
 

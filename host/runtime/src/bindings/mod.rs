@@ -112,8 +112,7 @@ impl std::fmt::Display for WorldVersion {
 #[derive(Clone)]
 pub(crate) struct PluginPre {
     bindings: Bindings,
-    /// Where `call-tool` is among the component's exports, found once.
-    call_tool: ComponentExportIndex,
+    call_tool: CallTool,
 }
 
 /// The generated bindings of the component's version.
@@ -123,28 +122,73 @@ enum Bindings {
     V0_2_0(v0_2_0::PluginPre<SandboxState>),
 }
 
-/// `call-tool` of version 0.1.0.
-pub(crate) type CallTool0_1<'a> =
-    TypedFunc<(&'a str, &'a str), (Result<String, v0_1_0::toolhost::plugin::types::ToolError>,)>;
-/// `call-tool` of version 0.2.0.
-pub(crate) type CallTool0_2<'a> =
-    TypedFunc<(&'a str, &'a str), (Result<latest::ToolOutput, latest::ToolError>,)>;
-
-/// Where `call-tool` of `version` is among `component`'s exports.
-pub(crate) fn call_tool_index(
-    component: &wasmtime::component::Component,
+/// A component's `call-tool`: where it is among the component's exports
+/// (found once, at load) and how to call it in a fresh instance.
+///
+/// The generated bindings' instantiation type-checks every export of the
+/// world (`list-tools`, `declare`, ...) on each instance, which a call of
+/// `call-tool` does not need: this looks up and type-checks `call-tool`
+/// alone (about 1,800 of the 2,500 instructions the bindings spend on a
+/// `greet` call, measured with callgrind). The bare floor
+/// ([`crate::floor`]) calls the same way.
+#[derive(Clone, Copy)]
+pub(crate) struct CallTool {
     version: WorldVersion,
-) -> wasmtime::Result<ComponentExportIndex> {
-    component
-        .get_export_index(None, version.tool_export())
-        .and_then(|tool| component.get_export_index(Some(&tool), "call-tool"))
-        .ok_or_else(|| wasmtime::format_err!("no `call-tool` in `{}`", version.tool_export()))
+    index: ComponentExportIndex,
+}
+
+impl CallTool {
+    /// `call-tool` of a `version` component.
+    pub(crate) fn find(
+        component: &wasmtime::component::Component,
+        version: WorldVersion,
+    ) -> wasmtime::Result<Self> {
+        let index = component
+            .get_export_index(None, version.tool_export())
+            .and_then(|tool| component.get_export_index(Some(&tool), "call-tool"))
+            .ok_or_else(|| wasmtime::format_err!("no `call-tool` in `{}`", version.tool_export()))?;
+        Ok(CallTool { version, index })
+    }
+
+    /// Calls `call-tool` in a fresh instance of `pre` in `store`, answering
+    /// in the newest version's types.
+    pub(crate) async fn call<T: Send>(
+        self,
+        pre: &InstancePre<T>,
+        store: &mut Store<T>,
+        name: &str,
+        arguments: &str,
+    ) -> wasmtime::Result<Result<latest::ToolOutput, latest::ToolError>> {
+        let instance = pre.instantiate_async(&mut *store).await?;
+        let func = instance
+            .get_func(&mut *store, self.index)
+            .ok_or_else(|| wasmtime::format_err!("the instance has no `call-tool`"))?;
+        Ok(match self.version {
+            WorldVersion::V0_1_0 => {
+                type Call<'a> = TypedFunc<
+                    (&'a str, &'a str),
+                    (Result<String, v0_1_0::toolhost::plugin::types::ToolError>,),
+                >;
+                let call: Call<'_> = func.typed(&*store)?;
+                let (result,) = call.call_async(&mut *store, (name, arguments)).await?;
+                result
+                    .map(|json| latest::ToolOutput { json, text: None })
+                    .map_err(Into::into)
+            }
+            WorldVersion::V0_2_0 => {
+                type Call<'a> =
+                    TypedFunc<(&'a str, &'a str), (Result<latest::ToolOutput, latest::ToolError>,)>;
+                let call: Call<'_> = func.typed(&*store)?;
+                call.call_async(&mut *store, (name, arguments)).await?.0
+            }
+        })
+    }
 }
 
 impl PluginPre {
     /// Type-checks `pre`'s exports against `version`'s world.
     pub(crate) fn new(version: WorldVersion, pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
-        let call_tool = call_tool_index(pre.component(), version);
+        let call_tool = CallTool::find(pre.component(), version);
         let bindings = match version {
             WorldVersion::V0_1_0 => Bindings::V0_1_0(v0_1_0::PluginPre::new(pre)?),
             WorldVersion::V0_2_0 => Bindings::V0_2_0(v0_2_0::PluginPre::new(pre)?),
@@ -174,36 +218,16 @@ impl PluginPre {
         })
     }
 
-    /// `call-tool` in a fresh instance in `store`.
-    ///
-    /// The generated bindings' instantiation type-checks every export of
-    /// the world (`list-tools`, `declare`, ...) on each instance, which a
-    /// call of `call-tool` does not need: this looks up and type-checks
-    /// `call-tool` alone (about 1,800 of the 2,500 instructions the
-    /// bindings spend on a `greet` call, measured with callgrind).
+    /// `call-tool` in a fresh instance in `store` (see [`CallTool`]).
     pub(crate) async fn call_tool(
         &self,
         store: &mut Store<SandboxState>,
         name: &str,
         arguments: &str,
     ) -> wasmtime::Result<Result<latest::ToolOutput, latest::ToolError>> {
-        let instance = self.instance_pre().instantiate_async(&mut *store).await?;
-        let func = instance
-            .get_func(&mut *store, self.call_tool)
-            .ok_or_else(|| wasmtime::format_err!("the instance has no `call-tool`"))?;
-        Ok(match &self.bindings {
-            Bindings::V0_1_0(_) => {
-                let call: CallTool0_1<'_> = func.typed(&*store)?;
-                let (result,) = call.call_async(&mut *store, (name, arguments)).await?;
-                result
-                    .map(|json| latest::ToolOutput { json, text: None })
-                    .map_err(Into::into)
-            }
-            Bindings::V0_2_0(_) => {
-                let call: CallTool0_2<'_> = func.typed(&*store)?;
-                call.call_async(&mut *store, (name, arguments)).await?.0
-            }
-        })
+        self.call_tool
+            .call(self.instance_pre(), store, name, arguments)
+            .await
     }
 }
 
