@@ -57,7 +57,7 @@ where
     F: Fn(A) -> Result<R, ToolError>,
 {
     let args: A =
-        serde_json::from_str(arguments).map_err(|e| WitToolError::InvalidArguments(e.to_string()))?;
+        toolhost_json::from_str(arguments).map_err(|e| WitToolError::InvalidArguments(e.to_string()))?;
     f(args).and_then(R::into_output).map_err(|e| match e {
         ToolError {
             kind: Kind::InvalidArguments,

@@ -74,7 +74,7 @@ impl From<wit::CallError> for CallError {
 
 fn result_of(name: &str, result: Result<wit::ToolOutput, wit::CallError>) -> Result<Value, CallError> {
     let output = result?;
-    serde_json::from_str(&output.json).map_err(|e| {
+    toolhost_json::from_str(&output.json).map_err(|e| {
         CallError::local(
             "tool_failed",
             format!("`{name}` returned text that is not JSON: {e}"),

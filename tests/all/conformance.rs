@@ -619,6 +619,7 @@ fn a_new_plugin_builds_and_passes_conformance() {
     }
     let config = std::fs::read_to_string(crate_dir.join(".cargo/config.toml")).unwrap();
     assert!(config.contains("--initial-heap=1048576"), "{config}");
+    assert!(config.contains("target-feature=+simd128"), "{config}");
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
     assert!(manifest.contains("name = \"word-tool\""), "{manifest}");
     assert!(manifest.contains(&format!(

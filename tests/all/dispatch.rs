@@ -40,6 +40,39 @@ async fn wasm_tools_dispatch_and_their_errors_are_handler_failures() {
     );
 }
 
+/// The SDK reads arguments and writes results with toolhost-json, whose
+/// scans inside a guest (WebAssembly vectors, 64 then 16 bytes a step) are
+/// not the host's: every byte JSON escapes, at every place around those
+/// steps, and long texts, pass through a plugin unchanged.
+#[tokio::test]
+async fn every_byte_json_escapes_passes_through_a_plugin_unchanged() {
+    let mut reg = Registry::new();
+    with_component(&mut reg, "hello").await;
+    let d = dispatcher(reg);
+    let base: Vec<char> = "abcdefghijklmnopqrstuvwxyz0123456789".repeat(3).chars().collect();
+    let mut names = Vec::new();
+    for byte in (0u8..0x20).chain(*b"\"\\/\x7f") {
+        for at in [
+            0, 1, 15, 16, 17, 31, 32, 47, 56, 57, 63, 64, 65, 79, 80, 95, 100, 107,
+        ] {
+            let mut name = base.clone();
+            name[at] = char::from(byte);
+            names.push(name.into_iter().collect::<String>());
+        }
+    }
+    names.push("é✓😀 \u{2028}".repeat(40));
+    names.push(format!("{}\"", "x".repeat(16 << 10)));
+    names.push(format!("{}\u{1}{}", "y".repeat(20_000), "\\".repeat(3)));
+    for name in names {
+        let result = d.dispatch("greet", json!({ "name": name }), &trusted()).await;
+        assert_eq!(
+            result.content,
+            serde_json::to_string(&format!("Hello, {name}!")).unwrap(),
+            "{name:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_public_session_can_neither_see_nor_call_a_trusted_tool() {
     let mut reg = Registry::new();

@@ -55,3 +55,8 @@ fn load_component_inputs() {
 fn tool_arguments_inputs() {
     replay("tool_arguments", |data| harness::tool_arguments(fixtures(), data));
 }
+
+#[test]
+fn json_read_inputs() {
+    replay("json_read", harness::json_read);
+}

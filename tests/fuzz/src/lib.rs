@@ -13,6 +13,7 @@
 //! | [`mcp_lines`] | JSON-RPC lines after a real `initialize` | every stdout line is a JSON-RPC message; every line the framing answers is answered; the session ends when input ends |
 //! | [`load_component`] | component bytes | loaded (then every tool called once) or a typed load error; never `internal`, never a panic |
 //! | [`tool_arguments`] | a tool index and JSON argument text | through dispatch and straight into the guest: a result or a typed error, never a trap, `internal` or `stack_overflow` |
+//! | [`json_read`] | JSON text | `toolhost_json::from_str` (the SDK's argument reader) reads it as serde_json does, as a `Value` and as a typed struct: the same value or the same error |
 //!
 //! Shared by the fuzz crate (`tests/fuzz`, its own workspace, built by
 //! `cargo fuzz`) and included by path in `tests/all`: it names only crates
@@ -145,6 +146,54 @@ fn plugin_file(dir: &Path, name: &str) -> PathBuf {
 /// Fails when `code` is one no input may cause.
 fn check_code(code: ErrorCode, what: &dyn std::fmt::Display) {
     assert!(!NEVER.contains(&code), "{what} ended with `{code}`");
+}
+
+/// Arguments as a plugin might declare them: every shape the SDK's reader
+/// reads itself (strings, numbers, options, sequences, maps, enums of each
+/// kind, flattened and tagged ones).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+pub struct Arguments {
+    name: Option<String>,
+    count: Option<i64>,
+    ratio: Option<f64>,
+    tags: Option<Vec<String>>,
+    mode: Option<Mode>,
+    shapes: Option<Vec<Shape>>,
+    #[serde(flatten)]
+    rest: std::collections::BTreeMap<String, Value>,
+}
+
+/// A unit-only enum (a string).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Fast,
+    Careful,
+}
+
+/// An enum of every variant kind, externally tagged.
+#[derive(Debug, PartialEq, serde::Deserialize)]
+pub enum Shape {
+    Empty,
+    Wrapped(u8),
+    Pair(i8, char),
+    Named { text: String, at: Option<u32> },
+}
+
+/// The SDK's JSON reader (`toolhost_json::from_str`, which reads a tool's
+/// arguments inside every Rust plugin) reads any text exactly as
+/// serde_json does: the same value, or the same error message, as a
+/// `Value` and as a typed struct.
+pub fn json_read(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let ours = toolhost_json::from_str::<Value>(text).map_err(|e| e.to_string());
+    let theirs = serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
+    assert_eq!(ours, theirs, "as a Value: {text:?}");
+    let ours = toolhost_json::from_str::<Arguments>(text).map_err(|e| e.to_string());
+    let theirs = serde_json::from_str::<Arguments>(text).map_err(|e| e.to_string());
+    assert_eq!(ours, theirs, "as arguments: {text:?}");
 }
 
 /// The detector: every command gets a verdict that agrees with itself, and

@@ -126,7 +126,7 @@ impl ConfigArgs {
     pub(crate) fn engine(&self) -> Result<Engine, Error> {
         self.engine
             .engine()
-            .map_err(|e| Error::new(toolhost::ErrorCode::Config, format!("{e:#}")))
+            .map_err(|e| Error::new(toolhost::ErrorCode::Config, super::report(&e)))
     }
 
     /// The audience chosen.

@@ -34,7 +34,7 @@ async fn call(args: &CallArgs) -> Result<String, Error> {
     let engine = args
         .engine
         .engine()
-        .map_err(|e| Error::new(ErrorCode::Config, format!("{e:#}")))?;
+        .map_err(|e| Error::new(ErrorCode::Config, super::report(&e)))?;
     let component = engine.load_file(&args.file, options).await?;
     let outcome = component
         .call(

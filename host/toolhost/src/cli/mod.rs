@@ -106,7 +106,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("toolhost: {e:#}");
+            eprintln!("toolhost: {}", report(&e));
             ExitCode::FAILURE
         }
     }
@@ -121,6 +121,28 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// `error` and its causes on one line, `: ` between them, each said once.
+///
+/// A library error's message already names its cause (an MCP client sees
+/// only the message), and keeps the cause as its `source` for callers that
+/// inspect it; so a cause whose text the line already ends with is not
+/// repeated (anyhow's `{:#}` would print `cannot read x: No such file or
+/// directory (os error 2): No such file or directory (os error 2)`).
+pub(crate) fn report(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Prints `error` as `{"error": ..., "error_code": ...}` on stdout and returns
@@ -145,4 +167,25 @@ pub(crate) fn print_outcome(outcome: Result<impl std::fmt::Display, toolhost::Er
 /// The bytes of `path`, or an `io` error naming it.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<Vec<u8>, toolhost::Error> {
     std::fs::read(path).map_err(|e| toolhost::Error::io(format!("cannot read {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+
+    use super::{read_file, report};
+
+    #[test]
+    fn a_report_names_each_cause_once() {
+        let missing = std::path::Path::new("/nonexistent/toolhost/plugin.wasm");
+        let error = read_file(missing).context("loading plugin.wasm").unwrap_err();
+        let io = std::fs::read(missing).unwrap_err().to_string();
+        assert_eq!(
+            report(&error),
+            format!("loading plugin.wasm: cannot read {}: {io}", missing.display())
+        );
+        // A cause the message does not already end with is kept.
+        let error = anyhow::anyhow!("disk full").context("writing the cache");
+        assert_eq!(report(&error), "writing the cache: disk full");
+    }
 }
