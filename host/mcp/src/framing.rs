@@ -89,9 +89,11 @@ pub fn classify(line: &[u8]) -> Line {
     // that is a string or an integer, a string `method`). Any other object
     // (a notification or a response, whose stray fields rmcp ignores; what
     // rmcp refuses) is checked as below. Not tried on anything else: serde
-    // would also read a struct from an array.
+    // would also read a struct from an array. Read by toolhost-json's
+    // reader (serde_json's answer exactly; its strings, a tool's arguments,
+    // scanned 64 bytes a step where serde_json takes 8).
     let object = text.trim_start().starts_with('{');
-    let mut parsed = match object.then(|| serde_json::from_str::<ClientJsonRpcMessage>(text)) {
+    let mut parsed = match object.then(|| toolhost_json::from_str::<ClientJsonRpcMessage>(text)) {
         Some(Ok(message @ JsonRpcMessage::Request(_))) => return Line::Message(Box::new(message)),
         other => other,
     };
@@ -102,7 +104,7 @@ pub fn classify(line: &[u8]) -> Line {
     // nesting past serde_json's depth limit, which skipping does not apply)
     // goes the general way below and gets the same answer as ever.
     if object
-        && let Ok(envelope) = serde_json::from_str::<Envelope>(text)
+        && let Ok(envelope) = toolhost_json::from_str::<Envelope>(text)
         && let Line::Message(message) = single(text, &envelope, parsed.take())
     {
         return Line::Message(message);
@@ -181,7 +183,7 @@ fn single(text: &str, envelope: &Envelope, parsed: Option<serde_json::Result<Cli
         None => return answer(id, INVALID_REQUEST, "Invalid Request: no `method`"),
         Some(_) => return answer(id, INVALID_REQUEST, "Invalid Request: `method` must be a string"),
     }
-    match parsed.unwrap_or_else(|| serde_json::from_str::<ClientJsonRpcMessage>(text)) {
+    match parsed.unwrap_or_else(|| toolhost_json::from_str::<ClientJsonRpcMessage>(text)) {
         Ok(message) => Line::Message(Box::new(message)),
         Err(e) if id.is_some() && !is_response => {
             let method = envelope

@@ -238,7 +238,7 @@ fn call_result(result: ToolResult) -> CallToolResult {
     // (`toolhost_json::string_value`).
     let parsed = match toolhost_json::string_value(&result.content) {
         Some(text) => Ok(Value::String(text.into_owned())),
-        None => serde_json::from_str::<Value>(&result.content),
+        None => toolhost_json::from_str::<Value>(&result.content),
     };
     let (text, structured) = match parsed {
         Ok(Value::Object(map)) => (result.text.unwrap_or(result.content), Some(Value::Object(map))),

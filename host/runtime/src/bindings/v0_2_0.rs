@@ -195,7 +195,7 @@ impl SandboxState {
             ));
         };
         self.nested_left = left;
-        let arguments: serde_json::Value = serde_json::from_str(arguments).map_err(|e| {
+        let arguments: serde_json::Value = toolhost_json::from_str(arguments).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidArguments,
                 format!("the arguments for `{name}` are not JSON: {e}"),

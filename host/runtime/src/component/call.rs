@@ -132,7 +132,7 @@ impl LoadedComponent {
         let Some(index) = self.tools.iter().position(|t| t.name == name) else {
             return Ok(());
         };
-        let value = serde_json::from_str::<serde_json::Value>(arguments).map_err(|e| {
+        let value = toolhost_json::from_str::<serde_json::Value>(arguments).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidArguments,
                 format!("the arguments are not JSON: {e}"),
@@ -253,13 +253,14 @@ impl LoadedComponent {
         let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
         match self.checks.get(index).and_then(|c| c.output.as_ref()) {
             // A text result (one JSON string) is checked 64 bytes a step
-            // (`toolhost_json::is_plain_string`); serde_json judges the rest.
+            // (`toolhost_json::is_plain_string`); the rest is read as
+            // serde_json reads it (`toolhost_json::from_str`).
             None if toolhost_json::is_plain_string(&output.json) => {}
             None => {
-                serde_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
+                toolhost_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
             }
             Some(validator) => {
-                let value: serde_json::Value = serde_json::from_str(&output.json).map_err(not_json)?;
+                let value: serde_json::Value = toolhost_json::from_str(&output.json).map_err(not_json)?;
                 if let Some(error) = validator.iter_errors(&value).next() {
                     let path = error.instance_path().as_str();
                     let at = if path.is_empty() {
