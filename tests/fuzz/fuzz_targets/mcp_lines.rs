@@ -2,6 +2,9 @@
 //! (see `toolhost_fuzz::mcp_lines`). Needs the plugins built (`plugins/build`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    toolhost_fuzz::mcp_lines(toolhost_fuzz::fixtures(&toolhost_fuzz::plugin_dir(), None), data)
-});
+libfuzzer_sys::fuzz_target!(
+    init: {
+        toolhost_fuzz::fuzz_fixtures();
+    },
+    |data: &[u8]| toolhost_fuzz::mcp_lines(toolhost_fuzz::fuzz_fixtures(), data)
+);

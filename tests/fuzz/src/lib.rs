@@ -138,6 +138,24 @@ pub fn plugin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins/wasm32-wasip2/plugin")
 }
 
+/// The fixtures as the fuzz targets use them: the plugins of
+/// [`plugin_dir`], compiled through a cache of the fuzz crate's own
+/// (`tests/fuzz/target/compile-cache`), so that a fuzzer started again
+/// does not compile them again. The targets build them in libFuzzer's
+/// initialization, before the first input: compiling five plugins with
+/// the fuzz build's debug assertions takes about 17 s here, which a
+/// per-input timeout must not count.
+#[allow(
+    dead_code,
+    reason = "the fuzz targets' own; tests/all, which includes this file, passes its own cache"
+)]
+pub fn fuzz_fixtures() -> &'static Fixtures {
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("compile-cache");
+    fixtures(&plugin_dir(), Some(&cache))
+}
+
 /// The `.wasm` file of plugin `name` in `dir`.
 fn plugin_file(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{}.wasm", name.replace('-', "_")))
