@@ -19,9 +19,14 @@
 //! done; done
 //! ```
 //!
-//! The pool is small (4 instances of 64 MiB) so that valgrind can map it,
-//! and compiled code is cached in `target/call_count-cache`, so that a run
-//! under valgrind does not compile.
+//! Under valgrind the pooling allocator cannot reserve its address space
+//! (even this small pool, 4 instances of 64 MiB), and the engine falls
+//! back to on-demand allocation, for the floor and toolhost's paths alike
+//! (`Engine::is_pooling` is false there, true natively): the counts compare
+//! the paths without the pool's own costs, which the time benchmarks
+//! (`cargo bench --bench component`) include. Compiled code is cached in
+//! `target/call_count-cache`, so that a run under valgrind does not
+//! compile.
 
 use std::sync::Arc;
 
