@@ -74,8 +74,9 @@ pub(crate) fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Option<T> {
     reader.peek().is_none().then_some(value)
 }
 
-/// How deep arrays and objects may nest: serde_json's limit (127 levels).
-const MAX_DEPTH: u8 = 128;
+/// How deep arrays and objects may nest: serde_json's limit (it refuses
+/// the 128th level).
+const MAX_DEPTH: u8 = 127;
 
 /// JSON text and how far it has been read.
 struct Reader<'de> {
@@ -191,12 +192,7 @@ impl<'de> Reader<'de> {
 
     /// Opens an array or object (its first byte is next): one level deeper.
     fn open(&mut self) -> Read<()> {
-        // As serde_json counts: the 128th level is refused.
-        self.depth = self
-            .depth
-            .checked_sub(1)
-            .filter(|&left| left > 0)
-            .ok_or(HandBack)?;
+        self.depth = self.depth.checked_sub(1).ok_or(HandBack)?;
         self.at += 1;
         Ok(())
     }

@@ -206,12 +206,16 @@ pub fn json_read(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let ours = toolhost_json::from_str::<Value>(text).map_err(|e| e.to_string());
-    let theirs = serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
-    assert_eq!(ours, theirs, "as a Value: {text:?}");
-    let ours = toolhost_json::from_str::<Arguments>(text).map_err(|e| e.to_string());
-    let theirs = serde_json::from_str::<Arguments>(text).map_err(|e| e.to_string());
-    assert_eq!(ours, theirs, "as arguments: {text:?}");
+    same_as_serde_json::<Value>(text);
+    same_as_serde_json::<Arguments>(text);
+}
+
+/// Fails unless `toolhost_json::from_str` reads `text` as a `T` as
+/// serde_json does.
+fn same_as_serde_json<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(text: &str) {
+    let ours = toolhost_json::from_str::<T>(text).map_err(|e| e.to_string());
+    let theirs = serde_json::from_str::<T>(text).map_err(|e| e.to_string());
+    assert_eq!(ours, theirs, "as {}: {text:?}", std::any::type_name::<T>());
 }
 
 /// The detector: every command gets a verdict that agrees with itself, and

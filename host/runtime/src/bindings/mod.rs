@@ -188,6 +188,8 @@ impl CallTool {
 impl PluginPre {
     /// Type-checks `pre`'s exports against `version`'s world.
     pub(crate) fn new(version: WorldVersion, pre: InstancePre<SandboxState>) -> wasmtime::Result<Self> {
+        // Looked up first, reported after: a component without `call-tool`
+        // gets the generated bindings' own error, as before `CallTool`.
         let call_tool = CallTool::find(pre.component(), version);
         let bindings = match version {
             WorldVersion::V0_1_0 => Bindings::V0_1_0(v0_1_0::PluginPre::new(pre)?),

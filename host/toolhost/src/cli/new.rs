@@ -2,9 +2,10 @@
 //! crate, ready to build and passing conformance as it is: `Cargo.toml`,
 //! `src/lib.rs` (one tool written with toolhost-sdk), `tests/conformance.rs`
 //! (builds the component and runs the conformance suite from `cargo test`),
-//! `.cargo/config.toml` (the plugin's initial heap and vector instructions, as toolhost's own plugins
-//! have it), a README and a `.gitignore`. Its `src/` and `tests/` are those of
-//! `examples/rust-plugin`, which the workspace's own `cargo test` runs.
+//! `.cargo/config.toml` (the plugin's initial heap and vector instructions,
+//! as toolhost's own plugins have them), a README and a `.gitignore`. Its
+//! `src/` and `tests/` are those of `examples/rust-plugin`, which the
+//! workspace's own `cargo test` runs.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
