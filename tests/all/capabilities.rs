@@ -108,6 +108,21 @@ async fn a_granted_directory_is_readable_and_read_only_unless_rw() {
     );
 }
 
+/// A granted directory is opened for each call: a call sees the directory
+/// at the granted path when it runs, not one an earlier call opened.
+#[tokio::test]
+async fn a_granted_directory_is_opened_afresh_for_each_call() {
+    let (dir, grants) = data_dir(DirMode::Ro);
+    let c = probe(grants).await;
+    let read = || call(&c, "read_path", serde_json::json!({"path": "/data/note.txt"}));
+    assert_eq!(read().await.unwrap(), r#""inside""#);
+    let moved = tempfile::tempdir().unwrap();
+    std::fs::rename(dir.path(), moved.path().join("old")).unwrap();
+    std::fs::create_dir(dir.path()).unwrap();
+    std::fs::write(dir.path().join("note.txt"), "replaced").unwrap();
+    assert_eq!(read().await.unwrap(), r#""replaced""#);
+}
+
 #[tokio::test]
 async fn no_path_leaves_a_granted_directory() {
     let outside = tempfile::tempdir().unwrap();

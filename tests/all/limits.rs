@@ -455,3 +455,57 @@ async fn table_and_instance_limits_are_enforced_per_call() {
     // The limits were the call's own: the next call has the defaults.
     hello_still_works().await;
 }
+
+/// What a call captures of its guest's stdout is its own, kept up to its
+/// own `stderr_bytes` limit: nothing of an earlier call of the same
+/// component (whose WASI context a later call may reuse), and a cap set by
+/// one call does not stay for the next.
+#[tokio::test]
+async fn each_call_keeps_only_its_own_output_under_its_own_cap() {
+    let options = LoadOptions {
+        keep_stdout: true,
+        ..LoadOptions::default()
+    };
+    let chatty = crate::engine()
+        .load_file(&crate::support::plugin_path("chatty"), options)
+        .await
+        .unwrap();
+    let line = |i: u32| format!("stdout line {i}: not JSON-RPC\n");
+    for (lines, cap) in [
+        (3, None),
+        (0, None),
+        (2, Some(10)),
+        (1, None),
+        (0, Some(5)),
+        (5, Some(70)),
+        (4, None),
+    ] {
+        let over = LimitsOverride {
+            stderr_bytes: cap,
+            ..Default::default()
+        };
+        let args = serde_json::json!({ "lines": lines }).to_string();
+        let out = chatty.call("chatter", &args, &over, None, 1).await;
+        assert_eq!(out.result.unwrap().content, r#""done""#);
+        let all: String = (0..lines).map(line).collect();
+        assert_eq!(out.stdout_bytes, all.len() as u64, "{lines} lines");
+        let kept = cap.map_or(all.len(), |c| all.len().min(c as usize));
+        assert_eq!(out.stdout, all[..kept], "{lines} lines, cap {cap:?}");
+    }
+}
+
+/// Each call's guest gets fresh hash-map keys (`wasi:random/insecure-seed`),
+/// as a fresh instance should, whatever the host keeps between calls.
+#[tokio::test]
+async fn each_call_keys_its_hash_maps_afresh() {
+    let fickle = load("fickle").await;
+    let mut moods = std::collections::BTreeSet::new();
+    for _ in 0..4 {
+        let mood = call(&fickle, "roll", "{}", &LimitsOverride::default())
+            .await
+            .unwrap();
+        assert!(mood.parse::<u64>().is_ok(), "{mood}");
+        moods.insert(mood);
+    }
+    assert_eq!(moods.len(), 4, "{moods:?}");
+}

@@ -13,6 +13,17 @@
 //! hosts), an empty stdin, and stdout/stderr that
 //! go to a capped buffer logged through `tracing` after the call. Clocks and
 //! randomness are real.
+//!
+//! Each call has its own store, instance, linear memory, resource table
+//! and random generators (made when the guest first asks for randomness:
+//! fresh `wasi:random` streams and a fresh `insecure-seed`, so a guest's
+//! hash maps are keyed afresh in every call). The WASI context (the
+//! component's environment, the clocks and the capped stdout/stderr sinks:
+//! configuration the guest cannot change) is the one thing a call may
+//! inherit from an earlier call of the same component ([`WasiKits`]):
+//! building one costs about as much as the rest of the store, and a guest
+//! can leave nothing in it. A component granted directories gets a fresh
+//! context (and opens its directories afresh) on every call.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -21,6 +32,8 @@ use std::time::Instant;
 
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+use wasmtime_wasi::random::WasiRandomCtx;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -38,13 +51,15 @@ pub(crate) const MAX_LOG_MESSAGE: usize = 4096;
 
 /// The data of one call's `Store`.
 pub struct SandboxState {
-    wasi: WasiCtx,
+    /// The WASI context and the guest's stdout and stderr.
+    pub(crate) wasi: WasiKit,
+    /// The call's random generators and `insecure-seed` (see [`linker`]),
+    /// made when the guest first asks for randomness.
+    random: Option<WasiRandomCtx>,
     table: ResourceTable,
     http_ctx: WasiHttpCtx,
     pub(crate) http: HttpHooks,
     pub(crate) limiter: Limiter,
-    pub(crate) stdout: CappedPipe,
-    pub(crate) stderr: CappedPipe,
     pub(crate) hash: ComponentHash,
     pub(crate) tool: Option<Arc<str>>,
     pub(crate) call_id: u64,
@@ -128,6 +143,8 @@ pub(crate) struct ComponentRef<'a> {
     /// Its outbound-HTTP access (the same as `capabilities.http`), shared.
     pub(crate) http: &'a Arc<HttpAccess>,
     pub(crate) log_budget: &'a Arc<LogBudget>,
+    /// WASI contexts its earlier calls left.
+    pub(crate) kits: &'a WasiKits,
 }
 
 impl SandboxState {
@@ -145,8 +162,90 @@ impl SandboxState {
             capabilities,
             http,
             log_budget,
+            kits,
         } = component;
         let cap = usize::try_from(limits.stderr_bytes).unwrap_or(usize::MAX);
+        let wasi = match kits.take() {
+            Some(kit) => kit.with_cap(cap),
+            None => WasiKit::new(capabilities, cap)?,
+        };
+        Ok(SandboxState {
+            wasi,
+            random: None,
+            table: ResourceTable::new(),
+            http_ctx: WasiHttpCtx::new(),
+            http: HttpHooks::new(http, limits, deadline),
+            limiter: Limiter::new(limits),
+            hash,
+            tool,
+            call_id: ctx.call_id,
+            ctx,
+            callable: capabilities.tools.clone(),
+            callable_by_caller: capabilities.tools_from_caller,
+            call_depth: limits.call_depth,
+            nested_left: limits.nested_calls,
+            nested_limit: limits.nested_calls,
+            deadline,
+            logs_left: limits.log_records,
+            logs_dropped: 0,
+            progress_gate: ProgressGate::default(),
+            log_budget: Arc::clone(log_budget),
+            ticks_left: 0,
+            timed_out: false,
+            stopped: false,
+        })
+    }
+}
+
+impl SandboxState {
+    /// The call's random context, made on first use: fresh generators and
+    /// a fresh `insecure-seed`, as a fresh WASI context would have.
+    fn random(&mut self) -> &mut WasiRandomCtx {
+        self.random.get_or_insert_with(WasiRandomCtx::default)
+    }
+
+    /// The call's WASI context and sinks, for [`WasiKits::put`]: the rest of
+    /// the state, the resource table first (with any stream of the guest's
+    /// stdout or stderr still open in it), is dropped before this returns.
+    pub(crate) fn into_wasi(self) -> WasiKit {
+        let SandboxState { wasi, table, .. } = self;
+        drop(table);
+        wasi
+    }
+}
+
+impl std::fmt::Debug for SandboxState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxState")
+            .field("component", &self.hash)
+            .field("tool", &self.tool)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi.ctx,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A component's deny-by-default WASI context, with the capped sinks its
+/// guest's stdout and stderr write to.
+pub(crate) struct WasiKit {
+    ctx: WasiCtx,
+    pub(crate) stdout: CappedPipe,
+    pub(crate) stderr: CappedPipe,
+}
+
+impl WasiKit {
+    /// A new context for a component with `capabilities` (its granted
+    /// environment and directories, the directories opened now), whose
+    /// sinks keep `cap` bytes each.
+    fn new(capabilities: &Effective, cap: usize) -> Result<WasiKit> {
         let stdout = CappedPipe::new(cap);
         let stderr = CappedPipe::new(cap);
         let mut wasi = WasiCtx::builder();
@@ -174,51 +273,64 @@ impl SandboxState {
                 )
             })?;
         }
-        let wasi = wasi.build();
-        Ok(SandboxState {
-            wasi,
-            table: ResourceTable::new(),
-            http_ctx: WasiHttpCtx::new(),
-            http: HttpHooks::new(http, limits, deadline),
-            limiter: Limiter::new(limits),
+        Ok(WasiKit {
+            ctx: wasi.build(),
             stdout,
             stderr,
-            hash,
-            tool,
-            call_id: ctx.call_id,
-            ctx,
-            callable: capabilities.tools.clone(),
-            callable_by_caller: capabilities.tools_from_caller,
-            call_depth: limits.call_depth,
-            nested_left: limits.nested_calls,
-            nested_limit: limits.nested_calls,
-            deadline,
-            logs_left: limits.log_records,
-            logs_dropped: 0,
-            progress_gate: ProgressGate::default(),
-            log_budget: Arc::clone(log_budget),
-            ticks_left: 0,
-            timed_out: false,
-            stopped: false,
         })
     }
-}
 
-impl std::fmt::Debug for SandboxState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SandboxState")
-            .field("component", &self.hash)
-            .field("tool", &self.tool)
-            .field("call_id", &self.call_id)
-            .finish_non_exhaustive()
+    /// The kit with sinks that keep `cap` bytes each (a call's own
+    /// `stderr_bytes` limit).
+    fn with_cap(self, cap: usize) -> WasiKit {
+        self.stdout.set_cap(cap);
+        self.stderr.set_cap(cap);
+        self
     }
 }
 
-impl WasiView for SandboxState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
+/// The WASI contexts a component's calls left, for its next calls (see the
+/// module documentation). A context goes back only if nothing of its call
+/// holds its sinks any more (the call's store is gone, and its sinks were
+/// emptied by [`CappedPipe::take`]); at most [`WasiKits::KEPT`] are kept.
+pub(crate) struct WasiKits {
+    free: Mutex<Vec<WasiKit>>,
+    /// Whether contexts are kept at all: not for a component granted
+    /// directories, whose calls each open them afresh.
+    keep: bool,
+}
+
+impl WasiKits {
+    /// How many contexts a component keeps. Calls hold one only while they
+    /// run (not while they wait for a place in the pool), so a few serve a
+    /// busy component; more are built when more run at once.
+    const KEPT: usize = 16;
+
+    /// Kits for a component with `capabilities`.
+    pub(crate) fn new(capabilities: &Effective) -> WasiKits {
+        WasiKits {
+            free: Mutex::new(Vec::new()),
+            keep: capabilities.dirs.is_empty(),
+        }
+    }
+
+    /// A kept kit, if there is one.
+    fn take(&self) -> Option<WasiKit> {
+        if !self.keep {
+            return None;
+        }
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).pop()
+    }
+
+    /// Keeps `kit` for a later call, if its sinks are empty and no one else
+    /// holds them (else, or past [`WasiKits::KEPT`], drops it).
+    pub(crate) fn put(&self, kit: WasiKit) {
+        if !self.keep || !kit.stdout.is_idle() || !kit.stderr.is_idle() {
+            return;
+        }
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        if free.len() < Self::KEPT {
+            free.push(kit);
         }
     }
 }
@@ -238,6 +350,20 @@ pub(crate) fn linker(engine: &wasmtime::Engine) -> Result<Linker<SandboxState>> 
     let mut linker = Linker::new(engine);
     let err = |e: wasmtime::Error| Error::internal(format!("cannot build the linker: {e:#}"));
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(err)?;
+    // Randomness is the call's own, not its WASI context's (which an
+    // earlier call may have used): the three `wasi:random` interfaces read
+    // a random context made for the call when the guest first asks.
+    {
+        use wasmtime_wasi::p2::bindings::random::{insecure, insecure_seed, random};
+        use wasmtime_wasi::random::WasiRandom;
+        linker.allow_shadowing(true);
+        random::add_to_linker::<SandboxState, WasiRandom>(&mut linker, SandboxState::random).map_err(err)?;
+        insecure::add_to_linker::<SandboxState, WasiRandom>(&mut linker, SandboxState::random)
+            .map_err(err)?;
+        insecure_seed::add_to_linker::<SandboxState, WasiRandom>(&mut linker, SandboxState::random)
+            .map_err(err)?;
+        linker.allow_shadowing(false);
+    }
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(err)?;
     crate::bindings::add_to_linker(&mut linker).map_err(err)?;
     Ok(linker)
@@ -399,18 +525,47 @@ impl CappedPipe {
         }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, CappedBuf> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps the first `cap` bytes written from now on.
+    fn set_cap(&self, cap: usize) {
+        self.lock().cap = cap;
+    }
+
+    /// Keeps what fits of `bytes` and counts the rest.
+    fn append(&self, bytes: &[u8]) {
+        let mut buf = self.lock();
+        let room = buf.cap.saturating_sub(buf.data.len());
+        let kept = room.min(bytes.len());
+        buf.data.extend_from_slice(&bytes[..kept]);
+        buf.dropped = buf.dropped.saturating_add((bytes.len() - kept) as u64);
+    }
+
     /// What the guest wrote: the captured text (lossily decoded), how many
     /// bytes were dropped past the cap, and how many were written in all.
+    /// The pipe is empty afterwards.
     pub(crate) fn take(&self) -> Captured {
-        let mut buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buf = self.lock();
         let dropped = std::mem::take(&mut buf.dropped);
-        let written = (buf.data.len() as u64).saturating_add(dropped);
-        let text = String::from_utf8_lossy(&buf.data).into_owned();
-        buf.data.clear();
+        let data = std::mem::take(&mut buf.data);
+        let written = (data.len() as u64).saturating_add(dropped);
+        let text =
+            String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         Captured {
             text,
             dropped,
             written,
+        }
+    }
+
+    /// Whether the pipe is empty and held only by its kit (its handle and
+    /// the WASI context's): no stream of a finished call can still write.
+    fn is_idle(&self) -> bool {
+        Arc::strong_count(&self.inner) == 2 && {
+            let buf = self.lock();
+            buf.data.is_empty() && buf.dropped == 0
         }
     }
 }
@@ -428,19 +583,47 @@ impl IsTerminal for CappedPipe {
     }
 }
 
+/// How many bytes a guest may write to its stdout or stderr at once (the
+/// pipe takes them all, keeping what fits under its cap).
+const PIPE_PERMIT: usize = 64 << 10;
+
 impl StdoutStream for CappedPipe {
+    /// The pipe itself: a write lands in the buffer while the guest makes
+    /// it (wasmtime's default stream would hand it to a task of its own,
+    /// which could still be writing after the call).
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
     fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
         Box::new(self.clone())
     }
 }
 
+#[wasmtime_wasi::async_trait]
+impl Pollable for CappedPipe {
+    /// Always ready: a write never waits.
+    async fn ready(&mut self) {}
+}
+
+impl OutputStream for CappedPipe {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.append(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(PIPE_PERMIT)
+    }
+}
+
 impl tokio::io::AsyncWrite for CappedPipe {
     fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, bytes: &[u8]) -> Poll<std::io::Result<usize>> {
-        let mut buf = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let room = buf.cap.saturating_sub(buf.data.len());
-        let kept = room.min(bytes.len());
-        buf.data.extend_from_slice(&bytes[..kept]);
-        buf.dropped += (bytes.len() - kept) as u64;
+        self.append(bytes);
         Poll::Ready(Ok(bytes.len()))
     }
 

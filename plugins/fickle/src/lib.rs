@@ -1,7 +1,7 @@
 //! Adversarial plugin (0.2.0): `list-tools` and `declare` answer
 //! differently in every fresh instance (the description and the declared
 //! variable carry a random number), which the conformance suite's
-//! `deterministic` check must catch. Written against the WIT directly, since
+//! `deterministic` check must catch; `roll` answers with that number. Written against the WIT directly, since
 //! the SDK's descriptions and declarations are constants.
 wit_bindgen::generate!({ path: "../../wit/0.2.0", world: "toolhost:plugin/plugin" });
 
@@ -44,9 +44,11 @@ impl Guest for Fickle {
         }
     }
 
+    /// Answers with the instance's mood: a number a later call (a fresh
+    /// instance) must not repeat.
     fn call_tool(_name: String, _arguments: String) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput {
-            json: "4".into(),
+            json: mood().to_string(),
             text: None,
         })
     }

@@ -482,8 +482,8 @@ impl LoadedComponent {
             peak_memory_bytes: state.limiter.peak_memory as u64,
             wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
-        let stderr = state.stderr.take();
-        let stdout = state.stdout.take();
+        let stderr = state.wasi.stderr.take();
+        let stdout = state.wasi.stdout.take();
         let stdout_bytes = stdout.written;
         let redactor =
             (!stderr.text.is_empty() || !stdout.text.is_empty()).then(|| self.capabilities.redactor());
@@ -520,6 +520,9 @@ impl LoadedComponent {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => Err(sandbox::classify(&err, state, limits, &stderr_text).with_usage(usage)),
         };
+        let http_notes = state.http.notes();
+        // The store is done with: its WASI context serves a later call.
+        self.wasi_kits.put(store.into_data().into_wasi());
         Ran {
             result,
             usage,
@@ -529,7 +532,7 @@ impl LoadedComponent {
             } else {
                 String::new()
             },
-            http_notes: state.http.notes(),
+            http_notes,
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::bindings::{PluginPre, WorldVersion, latest};
 use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective, Grants};
 use crate::engine::Engine;
+use crate::sandbox::WasiKits;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{LimitsOverride, MetadataLimits, ToolClaim};
@@ -176,6 +177,7 @@ impl Engine {
             declared: Declared::default(),
             capabilities: Effective::default(),
             http_access: Arc::default(),
+            wasi_kits: WasiKits::new(&Effective::default()),
             cache,
             pre,
             tier_pres: Default::default(),

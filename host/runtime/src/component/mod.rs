@@ -30,7 +30,7 @@ use crate::cache::CacheOutcome;
 use crate::capabilities::{Declared, Effective};
 use crate::engine::{Engine, StackTier};
 use crate::http::HttpAccess;
-use crate::sandbox::ComponentRef;
+use crate::sandbox::{ComponentRef, WasiKits};
 use toolhost_core::error::{Error, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{Limits, LimitsOverride};
@@ -76,6 +76,8 @@ pub struct LoadedComponent {
     capabilities: Effective,
     /// `capabilities.http`, shared by the calls.
     http_access: Arc<HttpAccess>,
+    /// WASI contexts its calls left for its next calls.
+    wasi_kits: WasiKits,
     cache: CacheOutcome,
     /// Linked against the primary engine (the default stack limit).
     pre: PluginPre,
@@ -200,6 +202,7 @@ impl LoadedComponent {
     /// Sets its capabilities, and what its calls share of them.
     fn set_capabilities(&mut self, capabilities: Effective) {
         self.http_access = Arc::new(capabilities.http.clone());
+        self.wasi_kits = WasiKits::new(&capabilities);
         self.capabilities = capabilities;
     }
 
@@ -217,6 +220,7 @@ impl LoadedComponent {
             capabilities: &self.capabilities,
             http: &self.http_access,
             log_budget: &self.log_budget,
+            kits: &self.wasi_kits,
         }
     }
 
