@@ -79,9 +79,10 @@ struct ExecArgs {
 /// A call outside any session gets a fresh one of its own: it can start
 /// processes but never reach another caller's.
 fn session_of(ctx: &CallContext) -> String {
-    ctx.session_id
-        .clone()
-        .unwrap_or_else(|| toolhost_core::dispatch::new_session_id("anonymous"))
+    ctx.session_id.as_deref().map_or_else(
+        || toolhost_core::dispatch::new_session_id("anonymous"),
+        str::to_string,
+    )
 }
 
 fn exec_error(e: ExecError) -> Error {

@@ -51,8 +51,9 @@ pub(crate) const MAX_LOG_MESSAGE: usize = 4096;
 
 /// The data of one call's `Store`.
 pub struct SandboxState {
-    /// The WASI context and the guest's stdout and stderr.
-    pub(crate) wasi: WasiKit,
+    /// The WASI context and the guest's stdout and stderr (boxed: it moves
+    /// between calls and a store's state is moved whole when it is made).
+    pub(crate) wasi: Box<WasiKit>,
     /// The call's random generators and `insecure-seed` (see [`linker`]),
     /// made when the guest first asks for randomness.
     random: Option<WasiRandomCtx>,
@@ -98,7 +99,7 @@ pub struct SandboxState {
 /// the overrides are a quarter of a kilobyte neither needs.)
 pub(crate) struct CallOrigin {
     pub(crate) call_id: toolhost_core::registry::CallId,
-    pub(crate) session_id: Option<String>,
+    pub(crate) session_id: Option<Arc<str>>,
     pub(crate) session_continues: Arc<[String]>,
     pub(crate) cancel: tokio_util::sync::CancellationToken,
     pub(crate) depth: u32,
@@ -167,7 +168,7 @@ impl SandboxState {
         let cap = usize::try_from(limits.stderr_bytes).unwrap_or(usize::MAX);
         let wasi = match kits.take() {
             Some(kit) => kit.with_cap(cap),
-            None => WasiKit::new(capabilities, cap)?,
+            None => Box::new(WasiKit::new(capabilities, cap)?),
         };
         Ok(SandboxState {
             wasi,
@@ -207,7 +208,7 @@ impl SandboxState {
     /// The call's WASI context and sinks, for [`WasiKits::put`]: the rest of
     /// the state, the resource table first (with any stream of the guest's
     /// stdout or stderr still open in it), is dropped before this returns.
-    pub(crate) fn into_wasi(self) -> WasiKit {
+    pub(crate) fn into_wasi(self) -> Box<WasiKit> {
         let SandboxState { wasi, table, .. } = self;
         drop(table);
         wasi
@@ -282,7 +283,7 @@ impl WasiKit {
 
     /// The kit with sinks that keep `cap` bytes each (a call's own
     /// `stderr_bytes` limit).
-    fn with_cap(self, cap: usize) -> WasiKit {
+    fn with_cap(self: Box<Self>, cap: usize) -> Box<WasiKit> {
         self.stdout.set_cap(cap);
         self.stderr.set_cap(cap);
         self
@@ -294,7 +295,11 @@ impl WasiKit {
 /// holds its sinks any more (the call's store is gone, and its sinks were
 /// emptied by [`CappedPipe::take`]); at most [`WasiKits::KEPT`] are kept.
 pub(crate) struct WasiKits {
-    free: Mutex<Vec<WasiKit>>,
+    #[expect(
+        clippy::vec_box,
+        reason = "a kit moves between this list and a call's state as a pointer, not as its ~300 bytes"
+    )]
+    free: Mutex<Vec<Box<WasiKit>>>,
     /// Whether contexts are kept at all: not for a component granted
     /// directories, whose calls each open them afresh.
     keep: bool,
@@ -315,7 +320,7 @@ impl WasiKits {
     }
 
     /// A kept kit, if there is one.
-    fn take(&self) -> Option<WasiKit> {
+    fn take(&self) -> Option<Box<WasiKit>> {
         if !self.keep {
             return None;
         }
@@ -324,7 +329,7 @@ impl WasiKits {
 
     /// Keeps `kit` for a later call, if its sinks are empty and no one else
     /// holds them (else, or past [`WasiKits::KEPT`], drops it).
-    pub(crate) fn put(&self, kit: WasiKit) {
+    pub(crate) fn put(&self, kit: Box<WasiKit>) {
         if !self.keep || !kit.stdout.is_idle() || !kit.stderr.is_idle() {
             return;
         }

@@ -5,6 +5,7 @@
 //! (a broadcast channel; a slow subscriber loses the oldest events, never
 //! blocks a call) and to `tracing` (target `toolhost::dispatch`, level info).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -33,7 +34,7 @@ pub struct ToolCallEvent {
     /// The calling call, if any.
     pub parent_call_id: Option<CallId>,
     /// The session's id.
-    pub session_id: String,
+    pub session_id: Arc<str>,
     /// The tool's name.
     pub name: String,
     /// Where the tool comes from (`None` for an unknown tool).

@@ -31,7 +31,7 @@ pub struct CallInfo {
     /// The tool's name, as the model asked for it.
     pub name: String,
     /// The session's id.
-    pub session_id: String,
+    pub session_id: Arc<str>,
     /// The session's audience.
     pub audience: ToolAudience,
 }

@@ -41,7 +41,7 @@ impl Dispatcher {
             call_id,
             parent_call_id: ctx.parent_call_id,
             name: name.to_string(),
-            session_id: ctx.session.id().to_string(),
+            session_id: ctx.session.shared_id(),
             audience: ctx.session.audience(),
         };
         let (outcome, source) = self.run_pipeline(&info, arguments, ctx).await;
@@ -291,7 +291,7 @@ async fn execute(
     let call_ctx = CallContext {
         call_id: info.call_id,
         parent_call_id: info.parent_call_id,
-        session_id: Some(info.session_id.clone()),
+        session_id: Some(Arc::clone(&info.session_id)),
         session_continues: Arc::clone(ctx.session.continues()),
         deadline: ctx.deadline,
         cancel: cancel.clone(),

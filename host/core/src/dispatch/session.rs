@@ -24,7 +24,7 @@ use crate::registry::ToolAudience;
 /// between turns.
 #[derive(Debug)]
 pub struct Session {
-    id: String,
+    id: Arc<str>,
     audience: ToolAudience,
     continues: Arc<[String]>,
     activated: Mutex<BTreeSet<String>>,
@@ -74,7 +74,7 @@ impl Session {
         previous: impl IntoIterator<Item = String>,
     ) -> Arc<Session> {
         Arc::new(Session {
-            id: new_session_id(label),
+            id: Arc::from(new_session_id(label)),
             audience,
             continues: previous.into_iter().collect(),
             activated: Mutex::default(),
@@ -95,6 +95,13 @@ impl Session {
     /// The session's id (unguessable; see the module documentation).
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The session's id, shared: what each of its calls carries (in
+    /// [`CallInfo`](super::CallInfo), [`CallContext`](crate::registry::CallContext)
+    /// and [`ToolCallEvent`](super::ToolCallEvent)) without a copy.
+    pub fn shared_id(&self) -> Arc<str> {
+        Arc::clone(&self.id)
     }
 
     /// The ids of the sessions this one continues.

@@ -119,7 +119,7 @@ pub struct CallContext {
     /// The call that made this one (a tool calling a tool), if any.
     pub parent_call_id: Option<CallId>,
     /// The agent session the call belongs to, if the application has one.
-    pub session_id: Option<String>,
+    pub session_id: Option<Arc<str>>,
     /// The sessions that session declares it continues (see
     /// [`Session::continuing`](crate::dispatch::Session::continuing)): it
     /// owns what they owned.
