@@ -196,9 +196,7 @@ impl SandboxState {
             stopped: false,
         })
     }
-}
 
-impl SandboxState {
     /// The call's random context, made on first use: fresh generators and
     /// a fresh `insecure-seed`, as a fresh WASI context would have.
     fn random(&mut self) -> &mut WasiRandomCtx {

@@ -1,8 +1,9 @@
 //! Adversarial plugin (0.2.0): `list-tools` and `declare` answer
 //! differently in every fresh instance (the description and the declared
 //! variable carry a random number), which the conformance suite's
-//! `deterministic` check must catch; `roll` answers with that number. Written against the WIT directly, since
-//! the SDK's descriptions and declarations are constants.
+//! `deterministic` check must catch; `roll` answers with that number.
+//! Written against the WIT directly, since the SDK's descriptions and
+//! declarations are constants.
 wit_bindgen::generate!({ path: "../../wit/0.2.0", world: "toolhost:plugin/plugin" });
 
 use std::hash::BuildHasher;
