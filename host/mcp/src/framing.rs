@@ -76,7 +76,7 @@ pub fn classify(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Skip;
     }
-    let Ok(text) = std::str::from_utf8(line) else {
+    let Ok(text) = simdutf8::basic::from_utf8(line) else {
         let lossy = String::from_utf8_lossy(line);
         let id = serde_json::from_str::<Value>(&lossy)
             .ok()
@@ -371,19 +371,30 @@ where
         }
     }
 
-    /// Reads the rest of one line into the buffer, at most
-    /// [`MAX_LINE_BYTES`] of it. Returns `None` at the end of input,
-    /// `Some(true)` for a whole line, `Some(false)` for one cut at the limit
-    /// (the rest discarded; the buffer keeps its head). Cancel-safe: what
-    /// was read stays in `self` for the next call.
-    async fn read_line(&mut self) -> std::io::Result<Option<bool>> {
+    /// Reads the rest of one line and classifies it. A line read whole in
+    /// one piece of the reader's buffer (the common case: the buffer holds
+    /// 64 KiB) is classified where it lies; any other is gathered into
+    /// `self.buffer` first, at most [`MAX_LINE_BYTES`] of it (past that,
+    /// the rest is discarded and the line answered as too long). Returns
+    /// `None` at the end of input. Cancel-safe: what was read stays in
+    /// `self` for the next call.
+    async fn read_line(&mut self) -> std::io::Result<Option<Line>> {
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
                 let read_any = !self.buffer.is_empty() || self.cut;
-                return Ok(read_any.then_some(!self.cut));
+                return Ok(read_any.then(|| self.take_line()));
             }
             let newline = memchr::memchr(b'\n', available);
+            if let Some(end) = newline
+                && end <= MAX_LINE_BYTES
+                && self.buffer.is_empty()
+                && !self.cut
+            {
+                let line = classify(&available[..end]);
+                self.reader.consume(end + 1);
+                return Ok(Some(line));
+            }
             let take = newline.map_or(available.len(), |p| p + 1);
             if !self.cut {
                 let room = MAX_LINE_BYTES.saturating_sub(self.buffer.len());
@@ -401,20 +412,32 @@ where
             }
             self.reader.consume(take);
             if newline.is_some() {
-                return Ok(Some(!self.cut));
+                return Ok(Some(self.take_line()));
             }
         }
     }
 
-    /// Starts a new line: the buffer emptied (and given back to the
-    /// allocator after a large line).
-    fn next_line(&mut self) {
+    /// Classifies the line gathered in the buffer (answered as too long if
+    /// it was cut), then starts a new one: the buffer emptied (and given
+    /// back to the allocator after a large line).
+    fn take_line(&mut self) -> Line {
+        let line = if self.cut {
+            let head = String::from_utf8_lossy(&self.buffer);
+            answer(
+                scan_id(&head),
+                INVALID_REQUEST,
+                &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
+            )
+        } else {
+            classify(&self.buffer)
+        };
         self.cut = false;
         if self.buffer.capacity() > LARGE_LINE_BYTES {
             self.buffer = Vec::new();
         } else {
             self.buffer.clear();
         }
+        line
     }
 
     async fn write(writer: &Mutex<W>, value: &impl serde::Serialize) -> std::io::Result<()> {
@@ -466,8 +489,8 @@ where
                 let slot = Arc::clone(&self.slots).acquire_owned().await.ok()?;
                 self.slot = Some(slot);
             }
-            let whole = match self.read_line().await {
-                Ok(Some(whole)) => whole,
+            let line = match self.read_line().await {
+                Ok(Some(line)) => line,
                 Ok(None) => return None,
                 Err(e) => {
                     tracing::warn!("reading MCP input failed: {e}");
@@ -476,17 +499,6 @@ where
             };
             // From here to the end of the iteration nothing awaits: the
             // line is handled whole, whatever happens to this future.
-            let line = if whole {
-                classify(&self.buffer)
-            } else {
-                let head = String::from_utf8_lossy(&self.buffer);
-                answer(
-                    scan_id(&head),
-                    INVALID_REQUEST,
-                    &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
-                )
-            };
-            self.next_line();
             let slot = self.slot.take();
             match line {
                 Line::Message(message) => {
@@ -643,5 +655,91 @@ mod tests {
             classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Line::Message(_)
         ));
+    }
+
+    /// Input that arrives `chunk` bytes per read, whatever the lines.
+    struct Trickle {
+        input: Vec<u8>,
+        at: usize,
+        chunk: usize,
+    }
+
+    impl tokio::io::AsyncRead for Trickle {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let end = self.input.len().min(self.at + self.chunk.min(buf.remaining()));
+            buf.put_slice(&self.input[self.at..end]);
+            self.at = end;
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Lines are read whole however the input is cut (a line in one piece
+    /// of the reader's buffer, or gathered from many; a last line without
+    /// its newline), and the messages come out in order, a malformed line
+    /// answered on the way.
+    #[tokio::test]
+    async fn lines_are_whole_however_the_input_arrives() {
+        let call = |id: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{"s":"{}"}}}}}}"#,
+                "é".repeat(id as usize * 40)
+            )
+        };
+        let input = format!(
+            "{}\n\r\n{}\r\n{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\n{}",
+            call(1),
+            call(2),
+            call(4)
+        );
+        for capacity in [1, 2, 7, 64, 300, 64 << 10] {
+            for chunk in [1, 3, 16, 333, input.len()] {
+                let reader = Trickle {
+                    input: input.clone().into_bytes(),
+                    at: 0,
+                    chunk,
+                };
+                let (writer, mut answers) = tokio::io::duplex(1 << 16);
+                let mut transport =
+                    GuardedStdio::new(tokio::io::BufReader::with_capacity(capacity, reader), writer);
+                let mut ids = Vec::new();
+                while let Some(message) = transport.receive().await {
+                    let JsonRpcMessage::Request(request) = message else {
+                        panic!("only requests were sent");
+                    };
+                    let rmcp::model::ClientRequest::CallToolRequest(call) = request.request else {
+                        panic!("only calls were sent");
+                    };
+                    let argument = call.params.arguments.and_then(|a| a.get("s").cloned());
+                    ids.push((
+                        request.id.to_string(),
+                        argument.and_then(|s| s.as_str().map(str::len)),
+                    ));
+                }
+                assert_eq!(
+                    ids,
+                    [
+                        ("1".to_string(), Some(80)),
+                        ("2".to_string(), Some(160)),
+                        ("4".to_string(), Some(320))
+                    ],
+                    "capacity {capacity}, {chunk} bytes a read"
+                );
+                drop(transport);
+                let mut written = String::new();
+                tokio::io::AsyncReadExt::read_to_string(&mut answers, &mut written)
+                    .await
+                    .unwrap();
+                let answer: Value = serde_json::from_str(written.trim()).unwrap();
+                assert_eq!(
+                    (answer["id"].clone(), answer["error"]["code"].clone()),
+                    (json!(3), json!(-32700)),
+                    "capacity {capacity}, {chunk} bytes a read"
+                );
+            }
+        }
     }
 }

@@ -35,6 +35,7 @@
 //! [`HttpOptions::stateless`], no session outlives a request, so replicas
 //! behind an ordinary load balancer answer any request.
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -227,7 +228,7 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
 /// block is the string itself, which a client reads back exactly (the
 /// bridge does), so the string crosses the wire once, not twice. A failure
 /// is an `isError` result whose text is the pipeline's error JSON.
-fn call_result(result: ToolResult) -> CallToolResult {
+fn call_result(mut result: ToolResult) -> CallToolResult {
     if result.is_error() {
         return CallToolResult::error(vec![ContentBlock::text(result.content)]);
     }
@@ -235,9 +236,15 @@ fn call_result(result: ToolResult) -> CallToolResult {
     // JSON string without text of its own) the model's text: the same
     // answer as `ToolResult::model_text`, one pass over the bytes fewer.
     // A text result (one JSON string) is read 64 bytes a step
-    // (`toolhost_json::string_value`).
-    let parsed = match toolhost_json::string_value(&result.content) {
-        Some(text) => Ok(Value::String(text.into_owned())),
+    // (`toolhost_json::string_value`); without escapes, its text is the
+    // content less its quotes, taken in place rather than copied.
+    let text = toolhost_json::string_value(&result.content).map(|text| match text {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(unescaped) => Some(unescaped),
+    });
+    let parsed = match text {
+        Some(Some(unescaped)) => Ok(Value::String(unescaped)),
+        Some(None) => Ok(Value::String(unquoted(std::mem::take(&mut result.content)))),
         None => toolhost_json::from_str::<Value>(&result.content),
     };
     let (text, structured) = match parsed {
@@ -256,6 +263,17 @@ fn call_result(result: ToolResult) -> CallToolResult {
     let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
     out.structured_content = structured;
     out
+}
+
+/// `quoted` (a JSON string without escapes, quotes included) less its
+/// quotes, in its own buffer: a move within the buffer, not a copy into a
+/// new one.
+fn unquoted(mut quoted: String) -> String {
+    quoted.pop();
+    if !quoted.is_empty() {
+        quoted.remove(0);
+    }
+    quoted
 }
 
 /// How many progress reports may wait to be sent for one call; past that,
@@ -707,6 +725,16 @@ mod tests {
         let plain = ok(r#""Hello, \"Ada\"!""#, None);
         assert_eq!(text_of(&plain), r#"Hello, "Ada"!"#);
         assert_eq!(plain.structured_content, None);
+        // Without escapes, the text is the string less its quotes.
+        for (content, text) in [
+            (r#""Hello, Ada!""#, "Hello, Ada!"),
+            (r#""""#, ""),
+            ("\"é ✓ 😀\"", "é ✓ 😀"),
+        ] {
+            let unescaped = ok(content, None);
+            assert_eq!(text_of(&unescaped), text);
+            assert_eq!(unescaped.structured_content, None);
+        }
         // With text of its own, the string is the structured result.
         let told = ok(r#""2 items""#, Some("There are 2 items."));
         assert_eq!(text_of(&told), "There are 2 items.");
