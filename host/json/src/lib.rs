@@ -298,8 +298,10 @@ fn vector_run(bytes: &[u8]) -> usize {
     vector_run_baseline(bytes)
 }
 
-/// From this length on, a scan checks for AVX2 (below it, a vector or two
-/// of SSE2 cost less than the check).
+/// From this length on, a scan runs the AVX2 build. Shorter ones (most of a
+/// message's strings: keys, names, ids) stay in the baseline loop, which is
+/// inlined into its caller: the AVX2 build is a call that cannot be, and
+/// saves a few nanoseconds at most on a run this short.
 #[cfg(target_arch = "x86_64")]
 const AVX2_FROM: usize = 256;
 

@@ -13,7 +13,7 @@
 //! | [`mcp_lines`] | JSON-RPC lines after a real `initialize` | every stdout line is a JSON-RPC message; every line the framing answers is answered; the session ends when input ends |
 //! | [`load_component`] | component bytes | loaded (then every tool called once) or a typed load error; never `internal`, never a panic |
 //! | [`tool_arguments`] | a tool index and JSON argument text | through dispatch and straight into the guest: a result or a typed error, never a trap, `internal` or `stack_overflow` |
-//! | [`json_read`] | JSON text | `toolhost_json::from_str` (the SDK's argument reader) reads it as serde_json does, as a `Value` and as a typed struct: the same value or the same error |
+//! | [`json_read`] | JSON text | `toolhost_json::from_str` (the SDK's argument reader) reads it as serde_json does, as a `Value` and as a typed struct: the same value or the same error; and `toolhost_json::to_string` writes the value as serde_json does |
 //!
 //! Shared by the fuzz crate (`tests/fuzz`, its own workspace, built by
 //! `cargo fuzz`) and included by path in `tests/all`: it names only crates
@@ -208,6 +208,13 @@ pub fn json_read(data: &[u8]) {
     };
     same_as_serde_json::<Value>(text);
     same_as_serde_json::<Arguments>(text);
+    // And writes what it read as serde_json writes it (the writer's string
+    // scans, vector and word loops, on whatever strings the input holds).
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        let ours = toolhost_json::to_string(&value).map_err(|e| e.to_string());
+        let theirs = serde_json::to_string(&value).map_err(|e| e.to_string());
+        assert_eq!(ours, theirs, "writing {text:?}");
+    }
 }
 
 /// Fails unless `toolhost_json::from_str` reads `text` as a `T` as
