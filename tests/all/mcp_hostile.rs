@@ -1,10 +1,12 @@
 //! Hostile MCP clients, over stdio and streamable HTTP: malformed
 //! JSON-RPC, a message of hundreds of megabytes, JSON nested 100,000 deep,
 //! invalid UTF-8, unknown methods, calls to hidden tools, requests sent
-//! faster than they are answered and a client that never reads its
-//! answers. Each gets a JSON-RPC error or a bounded buffer; every request
-//! gets its answer, and the server goes on serving (other sessions, over
-//! HTTP, while one misbehaves).
+//! faster than they are answered, a client that never reads its answers,
+//! and over HTTP clients that open sessions or connections without end,
+//! trickle their headers or body, or leave connections idle. Each gets a
+//! JSON-RPC error, a bounded buffer or a bounded share; every request gets
+//! its answer, and the server goes on serving (other sessions, over HTTP,
+//! while one misbehaves).
 //!
 //! Memory is checked through the server's peak resident size (`VmHWM` in
 //! `/proc/PID/status`): a bound stated in bytes, independent of how busy
@@ -357,10 +359,18 @@ fn http_greet(addr: &str, token: &str, session: &str, id: u64) {
 
 const TOKEN: &str = "t0k";
 
+/// `serve --http` of `hello` with token [`TOKEN`] and `options`.
+fn hello_over_http(options: &[&str]) -> HttpServer {
+    let hello = plugin("hello");
+    let mut args = vec!["--plugin", &hello, "--token", TOKEN];
+    args.extend_from_slice(options);
+    HttpServer::start(&args)
+}
+
 /// A `serve --http` of `hello` with one session open: the server, its
 /// address, the session and the server's peak memory then.
 fn http_server_with_a_session() -> (HttpServer, String, String, u64) {
-    let server = HttpServer::start(&["--plugin", &plugin("hello"), "--token", TOKEN]);
+    let server = hello_over_http(&[]);
     let addr = server.addr();
     let session = http_session(&addr, TOKEN);
     let before = peak_rss(server.pid());
@@ -458,4 +468,210 @@ fn an_http_client_that_never_reads_does_not_stop_other_sessions() {
     );
     drop(unread);
     http_greet(&addr, token, &hog, 99);
+}
+
+/// Ends an HTTP session (`DELETE` with its id); returns the status.
+fn delete_session(addr: &str, token: &str, session: &str) -> u16 {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    read_exchange(stream).status
+}
+
+fn initialize_request(id: u64) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+    .into_bytes()
+}
+
+/// A client that opens session after session (each costs the server about
+/// 50 KiB, and used to be kept for five idle minutes without a bound) is
+/// refused past `--max-sessions` with HTTP 503, `Retry-After` and a
+/// JSON-RPC error; the open sessions go on being served, and a place freed
+/// by `DELETE` is taken again.
+#[test]
+fn http_sessions_past_the_limit_are_refused_until_one_ends() {
+    let server = hello_over_http(&["--max-sessions", "2"]);
+    let addr = server.addr();
+    let (first, second) = (http_session(&addr, TOKEN), http_session(&addr, TOKEN));
+    for id in 0..3 {
+        let refused = post(&addr, TOKEN, None, &initialize_request(40 + id));
+        assert_eq!(refused.status, 503, "{:?}", refused.messages);
+        assert!(refused.header("retry-after").is_some(), "{:?}", refused.headers);
+        let error = &refused.messages[0];
+        assert_eq!(error["id"], 40 + id, "{error}");
+        assert_eq!(error["error"]["code"], -32000, "{error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains("2 MCP sessions open"), "{message}");
+    }
+    http_greet(&addr, TOKEN, &first, 1);
+    http_greet(&addr, TOKEN, &second, 2);
+    // A request of an open session is not an opening, however many are open.
+    let listed = post(
+        &addr,
+        TOKEN,
+        Some(&first),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(listed.status, 200);
+    let ended = delete_session(&addr, TOKEN, &second);
+    assert!((200..300).contains(&ended), "DELETE answered {ended}");
+    let third = http_session(&addr, TOKEN);
+    http_greet(&addr, TOKEN, &third, 4);
+    http_greet(&addr, TOKEN, &first, 5);
+}
+
+/// A session that gets no message for `--session-idle-secs` ends, and its
+/// place is free for another client.
+#[test]
+fn an_idle_http_session_ends_and_frees_its_place() {
+    let server = hello_over_http(&["--max-sessions", "1", "--session-idle-secs", "1"]);
+    let addr = server.addr();
+    let idle = http_session(&addr, TOKEN);
+    // Each refused opening is not a message of the idle session: its
+    // clock runs on, and the opening succeeds once it has ended.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let opened = loop {
+        let answer = post(&addr, TOKEN, None, &initialize_request(1));
+        if answer.status == 200 {
+            break answer;
+        }
+        assert_eq!(answer.status, 503, "{:?}", answer.messages);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle session never ended"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "greet", "arguments": {"name": "Ada"}}});
+    let gone = post(&addr, TOKEN, Some(&idle), call.to_string().as_bytes());
+    assert_eq!(
+        gone.status, 404,
+        "the ended session answered: {:?}",
+        gone.messages
+    );
+    assert!(opened.header("mcp-session-id").is_some_and(|s| s != idle));
+}
+
+/// `serve_http` of `hello` in a runtime of the test's own, with `options`
+/// (token [`TOKEN`]); returns the runtime (dropping it stops the server)
+/// and the address.
+fn serve_in_process(options: toolhost::mcp::HttpOptions) -> (tokio::runtime::Runtime, String) {
+    use toolhost::mcp::{McpServer, serve_http};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = runtime.block_on(async {
+        let dispatcher = crate::mcp_server::serve_public::public_dispatcher(&support::plugin_path("hello"))
+            .await
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let server = McpServer::new(dispatcher, toolhost::registry::ToolAudience::Trusted);
+        let options = toolhost::mcp::HttpOptions {
+            bearer_token: Some(TOKEN.into()),
+            ..options
+        };
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        tokio::spawn(serve_http(
+            server,
+            listener,
+            options,
+            shutdown,
+            Duration::from_secs(1),
+        ));
+        addr
+    });
+    (runtime, addr)
+}
+
+/// Reads from `stream` until the server closes it; panics if it is still
+/// open after `wait`.
+fn closed_within(mut stream: TcpStream, wait: Duration) -> Vec<u8> {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut answer = Vec::new();
+    match stream.read_to_end(&mut answer) {
+        Ok(_) => answer,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => answer,
+        Err(e) => panic!("the server kept the connection open ({e}); it had answered {answer:?}"),
+    }
+}
+
+/// A client that trickles its request's head, or its body, or keeps a
+/// connection idle, holds it no longer than the server's timeouts (here 1
+/// s; by default 30 s): the connection is closed, the trickled body
+/// answered HTTP 408 with a JSON-RPC error. Other clients are served
+/// meanwhile.
+#[test]
+fn http_clients_that_trickle_or_idle_are_closed() {
+    let (_runtime, addr) = serve_in_process(toolhost::mcp::HttpOptions {
+        header_timeout: Duration::from_secs(1),
+        body_timeout: Duration::from_secs(1),
+        ..Default::default()
+    });
+    let session = http_session(&addr, TOKEN);
+    let open = |prefix: &[u8]| {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        stream.write_all(prefix).unwrap();
+        stream
+    };
+    let idle = open(b"");
+    let head = open(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer ").as_bytes());
+    let mut body = post_head(&addr, TOKEN, Some(&session), 200).into_bytes();
+    body.extend_from_slice(br#"{"jsonrpc": "2.0", "id": 12, "#);
+    let body = open(&body);
+    http_greet(&addr, TOKEN, &session, 1);
+    // Generous waits: only a connection that is never closed fails.
+    let wait = Duration::from_secs(30);
+    assert_eq!(closed_within(idle, wait), b"");
+    let _ = closed_within(head, wait);
+    let answer = String::from_utf8(closed_within(body, wait)).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("-32600") && answer.contains("did not arrive within 1 s"),
+        "{answer}"
+    );
+    http_greet(&addr, TOKEN, &session, 2);
+}
+
+/// Past `max_connections`, a new connection waits to be accepted until one
+/// closes: a client holding every slot delays others, but cannot make the
+/// server open more (each connection is a file descriptor, which the
+/// host's tools need too).
+#[test]
+fn http_connections_past_the_limit_wait_for_a_free_one() {
+    let (_runtime, addr) = serve_in_process(toolhost::mcp::HttpOptions {
+        max_connections: 2,
+        header_timeout: Duration::from_secs(600),
+        ..Default::default()
+    });
+    let held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    let mut waiting = TcpStream::connect(&addr).unwrap();
+    waiting
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .unwrap();
+    // Not answered while both slots are held (a slow machine only makes
+    // this more certain)...
+    waiting.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut byte = [0u8; 1];
+    let early = waiting.read(&mut byte);
+    assert!(
+        matches!(&early, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "answered past the connection limit: {early:?}"
+    );
+    // ...and answered once one is let go.
+    drop(held);
+    let answer = String::from_utf8(closed_within(waiting, Duration::from_secs(30))).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.ends_with("ok"),
+        "{answer}"
+    );
 }

@@ -127,7 +127,7 @@ fn python_client_over_stdio() {
     dead_code,
     reason = "the example's `main` is for `cargo run --example serve_public`"
 )]
-mod serve_public;
+pub(crate) mod serve_public;
 
 /// The `serve_public` example's application (a reviewed public built-in,
 /// `word_count`, beside the trusted-only `hello` component), served to the

@@ -53,8 +53,11 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 const ID_SCAN_BYTES: usize = 4096;
 
 const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 const INVALID_PARAMS: i64 = -32602;
+/// A server error (JSON-RPC's range for them): the server cannot take the
+/// request now, and the client may retry later.
+pub(crate) const SERVER_BUSY: i64 = -32000;
 
 /// What one line is.
 #[derive(Debug)]
@@ -240,7 +243,9 @@ fn answer(id: Option<Value>, code: i64, message: &str) -> Line {
     Line::Answer(error_object(id, code, message))
 }
 
-fn error_object(id: Option<Value>, code: i64, message: &str) -> Value {
+/// A JSON-RPC error answer; an `id` that is not a string or a number is
+/// answered as `null`.
+pub(crate) fn error_object(id: Option<Value>, code: i64, message: &str) -> Value {
     let id = id
         .filter(|v| v.is_string() || v.is_number())
         .unwrap_or(Value::Null);

@@ -10,7 +10,8 @@
 //! | `mcp__SERVER__TOOL` names, collisions | [`naming`] |
 //! | a remote tool as a [`Tool`](toolhost_core::registry::Tool), the connection manager | [`client`]: [`McpTool`], [`McpConnection`] |
 //! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
-//! | the registry served over stdio and streamable HTTP | [`server`]: [`McpServer`], [`serve_stdio`], [`serve_http`] |
+//! | the registry served as an MCP server, over stdio | [`server`]: [`McpServer`], [`serve_stdio`] |
+//! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
 //! | every malformed request answered | [`framing`] |
 //! | browser origins | [`origin`] |
 //! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
@@ -43,6 +44,7 @@ pub mod bridge;
 pub mod client;
 pub mod config;
 pub mod framing;
+pub mod http;
 pub mod naming;
 pub mod origin;
 pub mod server;
@@ -52,4 +54,5 @@ pub use approval::McpApprover;
 pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};
-pub use server::{HttpOptions, McpServer, serve_http, serve_stdio};
+pub use http::{HttpOptions, serve_http};
+pub use server::{McpServer, serve_stdio};

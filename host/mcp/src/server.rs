@@ -23,29 +23,17 @@
 //! [`McpApprover`] ([`McpServer::with_approver`]), a call that needs
 //! approval is put to that session's client as an elicitation.
 //!
-//! [`serve_stdio`] and [`serve_http`] run it. Both shut down gracefully when
-//! their `shutdown` token is cancelled: new calls are refused, calls in flight
-//! get up to `grace` to finish, then the transport closes. Over HTTP
-//! ([`HttpOptions`]), a non-loopback address needs a bearer token, the `Host`
-//! header must be a loopback name unless a token is set, and a request with an
-//! `Origin` header is refused unless that origin is allowed (loopback origins
-//! and those in [`HttpOptions::allowed_origins`]). `GET /healthz` answers 200
-//! (503 once shutting down) without a token, for load balancers; `GET
-//! /status` answers [`HttpOptions::status`] behind the token. With
-//! [`HttpOptions::stateless`], no session outlives a request, so replicas
-//! behind an ordinary load balancer answer any request.
+//! [`serve_stdio`] and [`serve_http`](super::http::serve_http) run it.
+//! Both shut down gracefully when their `shutdown` token is cancelled: new
+//! calls are refused, calls in flight get up to `grace` to finish, then the
+//! transport closes. What HTTP adds (tokens, origins, health, the bounds on
+//! what one client may hold) is in [`http`](super::http).
 
 use std::borrow::Cow;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
@@ -53,8 +41,6 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -452,7 +438,7 @@ pub async fn serve_stdio(server: McpServer, shutdown: CancellationToken, grace: 
 
 /// Drains `server`, then gives the transport a moment to write the answers
 /// of the calls that just finished.
-async fn finish(server: &McpServer, grace: Duration) {
+pub(crate) async fn finish(server: &McpServer, grace: Duration) {
     let had_calls = server.in_flight() > 0;
     let left = server.drain(grace).await;
     if left > 0 {
@@ -468,235 +454,6 @@ async fn finish(server: &McpServer, grace: Duration) {
 
 /// How long answers get to reach the transport after the last call ends.
 const FLUSH_DELAY: Duration = Duration::from_millis(100);
-
-/// A JSON report served at `GET /status` (behind the bearer token).
-pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
-
-/// How [`serve_http`] listens.
-#[derive(Clone)]
-pub struct HttpOptions {
-    /// Every request must carry `Authorization: Bearer TOKEN`. Required when
-    /// the listener is not on a loopback address.
-    pub bearer_token: Option<String>,
-    /// Browser origins allowed besides the loopback ones, e.g.
-    /// `https://app.example.com:443` (`:*` for any port).
-    pub allowed_origins: Vec<String>,
-    /// The HTTP path of the endpoint.
-    pub path: String,
-    /// Stateless mode: no MCP session is kept between requests (rmcp's
-    /// `legacy_session_mode` off, JSON answers), so any replica behind a
-    /// load balancer answers any request. Each request is a dispatch
-    /// session of its own: lazy-mode activations and session approvals do
-    /// not outlive it, and no `list_changed` notification is sent.
-    pub stateless: bool,
-    /// What `GET /status` answers (behind the bearer token); none: 404.
-    pub status: Option<StatusFn>,
-}
-
-impl std::fmt::Debug for HttpOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
-            .field("allowed_origins", &self.allowed_origins)
-            .field("path", &self.path)
-            .field("stateless", &self.stateless)
-            .field("status", &self.status.is_some())
-            .finish()
-    }
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            bearer_token: None,
-            allowed_origins: Vec::new(),
-            path: "/mcp".into(),
-            stateless: false,
-            status: None,
-        }
-    }
-}
-
-/// Serves `server` over streamable HTTP on `listener` until `shutdown` is
-/// cancelled (then calls in flight get `grace` to finish).
-///
-/// # Errors
-///
-/// [`ErrorCode::Config`] if the listener is not on a loopback address and no
-/// bearer token is set; [`ErrorCode::Io`] if serving fails.
-pub async fn serve_http(
-    server: McpServer,
-    listener: tokio::net::TcpListener,
-    options: HttpOptions,
-    shutdown: CancellationToken,
-    grace: Duration,
-) -> Result<()> {
-    let addr: SocketAddr = listener
-        .local_addr()
-        .map_err(|e| Error::io("reading the listener's address", e))?;
-    let token = options.bearer_token.clone().filter(|t| !t.is_empty());
-    if !addr.ip().is_loopback() && token.is_none() {
-        return Err(Error::new(
-            ErrorCode::Config,
-            format!(
-                "serving MCP on {addr}, which is not a loopback address, needs a bearer token (--token or TOOLHOST_MCP_TOKEN)"
-            ),
-        ));
-    }
-    let mut origins: Vec<String> = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    origins.extend(options.allowed_origins.iter().cloned());
-    let origins_for_policy = origins.clone();
-    let rmcp_ct = CancellationToken::new();
-    let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(origins)
-        .enforce_origin_validation()
-        .with_cancellation_token(rmcp_ct.clone());
-    if token.is_some() {
-        // The token, not the Host name, is what protects a public listener.
-        config = config.disable_allowed_hosts();
-    }
-    if options.stateless {
-        config = config.with_legacy_session_mode(false).with_json_response(true);
-    }
-    let factory_server = server.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(factory_server.new_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
-    let mut router = axum::Router::new()
-        .route_service(&options.path, service)
-        .layer(middleware::from_fn(answer_malformed));
-    if let Some(status) = options.status.clone() {
-        router = router.route(
-            "/status",
-            axum::routing::get(move || {
-                let body = status().to_string();
-                async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
-            }),
-        );
-    }
-    let health = server.clone();
-    let router = router
-        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(origin_policy),
-            require_origin,
-        ))
-        // Readiness for load balancers and orchestrators, without the token:
-        // 200 while serving, 503 once shutting down (so traffic moves away
-        // during the grace period).
-        .route(
-            "/healthz",
-            axum::routing::get(move || {
-                let draining = health.is_draining();
-                async move {
-                    if draining {
-                        (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
-                    } else {
-                        (StatusCode::OK, "ok")
-                    }
-                }
-            }),
-        );
-    let drained = CancellationToken::new();
-    let graceful = {
-        let (server, shutdown, drained, rmcp_ct) =
-            (server.clone(), shutdown.clone(), drained.clone(), rmcp_ct.clone());
-        async move {
-            shutdown.cancelled().await;
-            finish(&server, grace).await;
-            rmcp_ct.cancel();
-            drained.cancel();
-        }
-    };
-    // Answers go out as several small writes (headers, then event-stream
-    // chunks): with Nagle's algorithm on, the second waits for the client's
-    // delayed ACK, 40 ms per call.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("could not set TCP_NODELAY on an MCP connection: {e}");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(graceful)
-        .await
-        .map_err(|e| Error::io("serving MCP over HTTP", e))
-}
-
-/// Answers a POST whose body rmcp would refuse with a bare HTTP 415 with
-/// the JSON-RPC error the spec names instead (HTTP 400, the request's id
-/// echoed; see [`super::framing`]); passes every other request on.
-async fn answer_malformed(request: Request, next: Next) -> Response {
-    if request.method() != http::Method::POST {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let limit = super::framing::MAX_LINE_BYTES;
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            return json_response(StatusCode::PAYLOAD_TOO_LARGE, &super::framing::too_long());
-        }
-    };
-    if let super::framing::Line::Answer(answer) = super::framing::classify(&bytes) {
-        return json_response(StatusCode::BAD_REQUEST, &answer);
-    }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(http::header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
-/// Refuses (403) a request whose `Origin` the policy does not allow (see
-/// [`super::origin`]); requests without one (not from a browser) pass.
-async fn require_origin(
-    State(policy): State<Arc<super::origin::OriginPolicy>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if let Some(origin) = request.headers().get(http::header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| policy.allows(o));
-        if !allowed {
-            return (StatusCode::FORBIDDEN, "this origin may not call the MCP endpoint").into_response();
-        }
-    }
-    next.run(request).await
-}
-
-async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
-    if let Some(token) = token.as_deref() {
-        let given = request
-            .headers()
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(http::header::WWW_AUTHENTICATE, "Bearer")],
-                "a valid bearer token is required",
-            )
-                .into_response();
-        }
-    }
-    next.run(request).await
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 #[cfg(test)]
 mod tests {

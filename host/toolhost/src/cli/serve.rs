@@ -73,6 +73,18 @@ pub(crate) struct ServeArgs {
     /// mode is refused and approvals are never asked by elicitation.
     #[arg(long, conflicts_with = "stdio")]
     stateless: bool,
+    /// Over HTTP, the most MCP sessions open at once; an `initialize` past
+    /// them is answered HTTP 503 (retry later).
+    #[arg(long, default_value_t = HttpOptions::default().max_sessions, value_name = "N", conflicts_with = "stdio")]
+    max_sessions: usize,
+    /// Over HTTP, how long a session may go without a message before it
+    /// ends.
+    #[arg(long, default_value_t = HttpOptions::default().session_idle.as_secs(), value_name = "SECONDS", conflicts_with = "stdio")]
+    session_idle_secs: u64,
+    /// Over HTTP, the most connections served at once (more wait to be
+    /// accepted); at most half the process's open-file limit.
+    #[arg(long, default_value_t = HttpOptions::default().max_connections, value_name = "N", conflicts_with = "stdio")]
+    max_connections: usize,
     /// How long calls in flight may run after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     grace_ms: u64,
@@ -168,6 +180,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             allowed_origins: args.allowed_origins.clone(),
             stateless: args.stateless,
             status: Some(Arc::new(move || status.status())),
+            max_sessions: args.max_sessions,
+            session_idle: Duration::from_secs(args.session_idle_secs),
+            max_connections: args.max_connections,
             ..HttpOptions::default()
         };
         eprintln!("toolhost: serving MCP at http://{local}{}", options.path);

@@ -1,0 +1,481 @@
+//! # The registry served over streamable HTTP
+//!
+//! [`serve_http`] serves an [`McpServer`] at [`HttpOptions::path`] through
+//! rmcp's streamable HTTP service: one MCP session, a dispatch session of
+//! its own, per client that sends `initialize` (none kept between requests
+//! with [`HttpOptions::stateless`]). A non-loopback address needs a bearer
+//! token; the `Host` header must be a loopback name unless a token is set;
+//! a request with an `Origin` header is refused unless that origin is
+//! allowed (loopback origins and [`HttpOptions::allowed_origins`]); a POST
+//! body rmcp would refuse gets the JSON-RPC error the spec names (see
+//! [`framing`](super::framing)). `GET /healthz` answers 200 (503 once
+//! shutting down) without a token, for load balancers; `GET /status`
+//! answers [`HttpOptions::status`] behind the token.
+//!
+//! ## What one client can hold
+//!
+//! Nothing a client sends, or withholds, grows without a bound, so that a
+//! hostile or broken client cannot starve the other clients, nor the host's
+//! tools of memory and file descriptors:
+//!
+//! | a client that | is bounded by | default |
+//! |---|---|---|
+//! | opens many connections | [`HttpOptions::max_connections`] open at once (at most half the process's file-descriptor limit); more wait in the listen backlog | 1,024 |
+//! | trickles a request's head, or keeps a connection idle | [`HttpOptions::header_timeout`], then the connection is closed | 30 s |
+//! | trickles a POST body | [`HttpOptions::body_timeout`], then HTTP 408 | 30 s |
+//! | sends a huge body | [`MAX_LINE_BYTES`](super::framing::MAX_LINE_BYTES), then HTTP 413 | 16 MiB |
+//! | opens many sessions | [`HttpOptions::max_sessions`] live at once; an `initialize` past them gets HTTP 503 and a JSON-RPC error | 1,024 |
+//! | leaves its sessions open | [`HttpOptions::session_idle`] without a message, then the session ends | 5 min |
+
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use tokio::sync::{Mutex, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::framing;
+use super::server::{McpServer, finish};
+use toolhost_core::error::{Error, ErrorCode, Result};
+
+/// A JSON report served at `GET /status` (behind the bearer token).
+pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
+
+/// How [`serve_http`] listens, and what one client may hold (see the
+/// [module](self)'s table).
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// Every request must carry `Authorization: Bearer TOKEN`. Required when
+    /// the listener is not on a loopback address.
+    pub bearer_token: Option<String>,
+    /// Browser origins allowed besides the loopback ones, e.g.
+    /// `https://app.example.com:443` (`:*` for any port).
+    pub allowed_origins: Vec<String>,
+    /// The HTTP path of the endpoint.
+    pub path: String,
+    /// Stateless mode: no MCP session is kept between requests (rmcp's
+    /// `legacy_session_mode` off, JSON answers), so any replica behind a
+    /// load balancer answers any request. Each request is a dispatch
+    /// session of its own: lazy-mode activations and session approvals do
+    /// not outlive it, and no `list_changed` notification is sent.
+    pub stateless: bool,
+    /// What `GET /status` answers (behind the bearer token); none: 404.
+    pub status: Option<StatusFn>,
+    /// Connections served at once; the next is accepted when one closes.
+    /// Held to half the process's soft file-descriptor limit, the rest
+    /// being the host's own (plugins, the compile cache, bridged servers).
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's head, counted
+    /// from its opening or the end of its previous answer: a connection
+    /// idle that long, or trickling its headers, is closed.
+    pub header_timeout: Duration,
+    /// How long a POST may take to send its body after its head; past it,
+    /// HTTP 408.
+    pub body_timeout: Duration,
+    /// MCP sessions live at once; an `initialize` past them is answered
+    /// HTTP 503 with a JSON-RPC error and `Retry-After`.
+    pub max_sessions: usize,
+    /// A session that gets no message for this long ends (its client must
+    /// `initialize` again).
+    pub session_idle: Duration,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field("allowed_origins", &self.allowed_origins)
+            .field("path", &self.path)
+            .field("stateless", &self.stateless)
+            .field("status", &self.status.is_some())
+            .field("max_connections", &self.max_connections)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle", &self.session_idle)
+            .finish()
+    }
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            bearer_token: None,
+            allowed_origins: Vec::new(),
+            path: "/mcp".into(),
+            stateless: false,
+            status: None,
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
+            max_sessions: 1024,
+            session_idle: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Serves `server` over streamable HTTP on `listener` until `shutdown` is
+/// cancelled (then calls in flight get `grace` to finish, and the open
+/// connections close once their answers are out).
+///
+/// # Errors
+///
+/// [`ErrorCode::Config`] if the listener is not on a loopback address and no
+/// bearer token is set; [`ErrorCode::Io`] if its address cannot be read.
+pub async fn serve_http(
+    server: McpServer,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    grace: Duration,
+) -> Result<()> {
+    let addr: SocketAddr = listener
+        .local_addr()
+        .map_err(|e| Error::io("reading the listener's address", e))?;
+    let token = options.bearer_token.clone().filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!(
+                "serving MCP on {addr}, which is not a loopback address, needs a bearer token (--token or TOOLHOST_MCP_TOKEN)"
+            ),
+        ));
+    }
+    let mut origins: Vec<String> = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    origins.extend(options.allowed_origins.iter().cloned());
+    let origins_for_policy = origins.clone();
+    let rmcp_ct = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_cancellation_token(rmcp_ct.clone());
+    if token.is_some() {
+        // The token, not the Host name, is what protects a public listener.
+        config = config.disable_allowed_hosts();
+    }
+    if options.stateless {
+        config = config.with_legacy_session_mode(false).with_json_response(true);
+    }
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(options.session_idle);
+    let sessions = Arc::new(sessions);
+    let factory_server = server.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(factory_server.new_session()),
+        Arc::clone(&sessions),
+        config,
+    );
+    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
+    let mut endpoint = axum::Router::new().route_service(&options.path, service);
+    if !options.stateless {
+        let limit = SessionLimit {
+            sessions,
+            max: options.max_sessions,
+            opening: Mutex::new(()),
+        };
+        endpoint = endpoint.layer(middleware::from_fn_with_state(Arc::new(limit), limit_sessions));
+    }
+    let mut router = endpoint.layer(middleware::from_fn_with_state(
+        options.body_timeout,
+        answer_malformed,
+    ));
+    if let Some(status) = options.status.clone() {
+        router = router.route(
+            "/status",
+            axum::routing::get(move || {
+                let body = status().to_string();
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+            }),
+        );
+    }
+    let health = server.clone();
+    let router = router
+        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(origin_policy),
+            require_origin,
+        ))
+        // Readiness for load balancers and orchestrators, without the token:
+        // 200 while serving, 503 once shutting down (so traffic moves away
+        // during the grace period).
+        .route(
+            "/healthz",
+            axum::routing::get(move || {
+                let draining = health.is_draining();
+                async move {
+                    if draining {
+                        (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+                    } else {
+                        (StatusCode::OK, "ok")
+                    }
+                }
+            }),
+        );
+    // New connections are accepted through the grace period (so that
+    // `/healthz` can say 503), and stop once the calls have drained.
+    let drained = CancellationToken::new();
+    let graceful = async {
+        shutdown.cancelled().await;
+        finish(&server, grace).await;
+        rmcp_ct.cancel();
+        drained.cancel();
+    };
+    let connections = Connections {
+        max: connection_limit(options.max_connections),
+        header_timeout: options.header_timeout,
+    };
+    tokio::join!(graceful, connections.serve(listener, router, &drained));
+    Ok(())
+}
+
+/// The most connections served at once: `wanted`, held to half the soft
+/// limit on open files (`RLIMIT_NOFILE`), at least one.
+fn connection_limit(wanted: usize) -> usize {
+    #[cfg(target_os = "linux")]
+    let wanted = match rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        Some(files) if (files / 2) < wanted as u64 => {
+            let held = usize::try_from(files / 2).unwrap_or(wanted);
+            tracing::info!(
+                "serving at most {held} HTTP connections at once, not {wanted}: half of this process's open-file limit ({files}; raise it with `ulimit -n`)"
+            );
+            held
+        }
+        _ => wanted,
+    };
+    wanted.max(1)
+}
+
+/// The listener's side of [`HttpOptions`]: how many connections, and how
+/// long a request's head may take.
+///
+/// Written here rather than with `axum::serve`, which sets no timer on its
+/// connections (so hyper's header timeout never runs, and a client that
+/// trickles its headers holds its connection, a file descriptor, forever)
+/// and accepts every connection it is offered.
+struct Connections {
+    max: usize,
+    header_timeout: Duration,
+}
+
+impl Connections {
+    /// Accepts and serves connections until `stop` is cancelled, then asks
+    /// each open connection to close after its request in progress, and
+    /// returns when all have.
+    async fn serve(&self, listener: tokio::net::TcpListener, router: axum::Router, stop: &CancellationToken) {
+        let slots = Arc::new(Semaphore::new(self.max));
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_timeout);
+        // Each connection's task holds a receiver; `closed` resolves when
+        // the last has ended.
+        let (open, open_rx) = tokio::sync::watch::channel(());
+        loop {
+            let slot = tokio::select! {
+                slot = Arc::clone(&slots).acquire_owned() => slot,
+                () = stop.cancelled() => break,
+            };
+            // The semaphore is never closed.
+            let Ok(slot) = slot else { break };
+            let tcp = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, _)) => tcp,
+                    Err(e) => {
+                        accept_failed(&e).await;
+                        continue;
+                    }
+                },
+                () = stop.cancelled() => break,
+            };
+            // Answers go out as several small writes (headers, then
+            // event-stream chunks): with Nagle's algorithm on, the second
+            // waits for the client's delayed ACK, 40 ms per call.
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("could not set TCP_NODELAY on an MCP connection: {e}");
+            }
+            let connection =
+                http1.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(router.clone()));
+            let (stop, open_rx) = (stop.clone(), open_rx.clone());
+            tokio::spawn(async move {
+                let mut connection = pin!(connection);
+                let served = tokio::select! {
+                    served = connection.as_mut() => served,
+                    () = stop.cancelled() => {
+                        connection.as_mut().graceful_shutdown();
+                        connection.await
+                    }
+                };
+                if let Err(e) = served {
+                    tracing::debug!("MCP connection ended: {e}");
+                }
+                drop((slot, open_rx));
+            });
+        }
+        drop(open_rx);
+        open.closed().await;
+    }
+}
+
+/// After a failed `accept`: a connection the client dropped before it was
+/// accepted is nothing; anything else (out of file descriptors, say) is
+/// logged and waited out for a moment rather than retried in a busy loop.
+async fn accept_failed(e: &std::io::Error) {
+    use std::io::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset | ErrorKind::ConnectionRefused
+    ) {
+        return;
+    }
+    tracing::warn!("accepting an MCP connection failed: {e}; retrying in a second");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// Answers a POST whose body rmcp would refuse with a bare HTTP 415 with
+/// the JSON-RPC error the spec names instead (HTTP 400, the request's id
+/// echoed; see [`framing`]), a body longer than
+/// [`framing::MAX_LINE_BYTES`] with HTTP 413, and one not received whole
+/// within `body_timeout` with HTTP 408; passes every other request on.
+async fn answer_malformed(State(body_timeout): State<Duration>, request: Request, next: Next) -> Response {
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let limit = framing::MAX_LINE_BYTES;
+    let bytes = match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return json_response(StatusCode::PAYLOAD_TOO_LARGE, &framing::too_long()),
+        Err(_) => {
+            let message = format!(
+                "Invalid Request: the body did not arrive within {} s",
+                body_timeout.as_secs_f64()
+            );
+            return json_response(
+                StatusCode::REQUEST_TIMEOUT,
+                &framing::error_object(None, framing::INVALID_REQUEST, &message),
+            );
+        }
+    };
+    if let framing::Line::Answer(answer) = framing::classify(&bytes) {
+        return json_response(StatusCode::BAD_REQUEST, &answer);
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// The live sessions' bound ([`HttpOptions::max_sessions`]).
+struct SessionLimit {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+    /// Held while an `initialize` is counted and answered, so that two at
+    /// once cannot both take the last place.
+    opening: Mutex<()>,
+}
+
+/// What a POST without a session says it is.
+#[derive(serde::Deserialize)]
+struct Opening {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+}
+
+/// Answers an `initialize` that would open a session past the limit with
+/// HTTP 503, `Retry-After`, and a JSON-RPC error; passes every other
+/// request on. Runs after [`answer_malformed`], on a body read whole.
+async fn limit_sessions(State(limit): State<Arc<SessionLimit>>, request: Request, next: Next) -> Response {
+    if request.method() != http::Method::POST || request.headers().contains_key("mcp-session-id") {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // Already read whole by `answer_malformed`: no wait, no copy.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let request = Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
+    let opening = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|text| toolhost_json::from_str::<Opening>(text).ok())
+        .filter(|o| o.method.as_deref() == Some("initialize"));
+    let Some(opening) = opening else {
+        return next.run(request).await;
+    };
+    let _opening = limit.opening.lock().await;
+    let live = limit.sessions.sessions.read().await.len();
+    if live >= limit.max {
+        let message = format!(
+            "the server has {live} MCP sessions open, its limit (--max-sessions); retry later, or end an unused session (HTTP DELETE with its Mcp-Session-Id)"
+        );
+        let mut answer = json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &framing::error_object(opening.id, framing::SERVER_BUSY, &message),
+        );
+        answer
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("10"));
+        return answer;
+    }
+    next.run(request).await
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Refuses (403) a request whose `Origin` the policy does not allow (see
+/// [`super::origin`]); requests without one (not from a browser) pass.
+async fn require_origin(
+    State(policy): State<Arc<super::origin::OriginPolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(origin) = request.headers().get(http::header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| policy.allows(o));
+        if !allowed {
+            return (StatusCode::FORBIDDEN, "this origin may not call the MCP endpoint").into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
+    if let Some(token) = token.as_deref() {
+        let given = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(http::header::WWW_AUTHENTICATE, "Bearer")],
+                "a valid bearer token is required",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
