@@ -323,3 +323,69 @@ async fn a_name_collision_after_sanitizing_is_a_clear_error() {
         .unwrap();
     assert!(out.content.contains("underscore:x"), "{}", out.content);
 }
+
+/// `tests/peers/hostile_server.py MODE SIZE`, bridged as `hostile`.
+fn hostile_server(mode: &str, size: usize) -> McpServerConfig {
+    let python = support::peer_python().display().to_string();
+    let script = support::peer_script("hostile_server.py").display().to_string();
+    McpServerConfig::stdio("hostile", python, vec![script, mode.into(), size.to_string()])
+}
+
+/// A server whose `tools/list` pages on without end is refused once it has
+/// listed 4,096 tools or 16 MiB of definitions, whichever comes first,
+/// rather than followed until the host's memory runs out; nothing of it is
+/// bridged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_listing_without_end_is_refused_at_a_bound() {
+    use toolhost::mcp::client::{MAX_LISTED_BYTES, MAX_LISTED_TOOLS};
+    let description = 64 << 10;
+    // Tools of 64 KiB reach the byte bound with their 256th (each is a
+    // little more than its description).
+    for (size, listed) in [
+        (0, MAX_LISTED_TOOLS + 1),
+        (description, MAX_LISTED_BYTES / description),
+    ] {
+        let mut config = hostile_server("pages", size);
+        // The bound ends the listing, not the timeout.
+        config.timeout_ms = 600_000;
+        let connection = McpConnection::start(config);
+        let state = wait_for(&connection, "the listing error", |s| s.error.is_some()).await;
+        assert!(!state.available && state.tools.is_empty(), "{state:?}");
+        let error = state.error.unwrap();
+        assert!(
+            error.contains("refused") && error.contains(&format!("({listed} tools in {listed} pages")),
+            "{error}"
+        );
+    }
+}
+
+/// A server that sends 100,000 `notifications/tools/list_changed` at once
+/// is listed again a few times, not 100,000 times: notifications that
+/// arrive while a listing runs make one more listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_list_changed_costs_a_few_listings() {
+    let connection = McpConnection::start(hostile_server("flood", 100_000));
+    let state = wait_for(&connection, "the server", |s| s.available).await;
+    let lists = tool(&state, "mcp__hostile__lists");
+    let listings = async || {
+        let out = lists.call(json!({}), CallContext::default()).await.unwrap();
+        let digits: String = out.content.chars().filter(char::is_ascii_digit).collect();
+        digits.parse::<u64>().unwrap()
+    };
+    // Asked until the count holds still for a second.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut before = listings().await;
+    let settled = loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = listings().await;
+        if now == before {
+            break now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still listing: {now} listings"
+        );
+        before = now;
+    };
+    assert!(settled < 1_000, "{settled} listings for 100,000 notifications");
+}

@@ -5,7 +5,11 @@
 //! on `notifications/tools/list_changed`, and when the server dies or cannot
 //! be reached it marks the server unavailable (its tools leave the list) and
 //! reconnects with exponential backoff, from 200 ms up to 30 s. Nothing a
-//! server does can take the host down.
+//! server does can take the host down: each message is held to 16 MiB
+//! (rmcp's transports), a listing to [`MAX_LISTED_TOOLS`] tools and
+//! [`MAX_LISTED_BYTES`] of definitions (past either it fails, and the
+//! server is unavailable), and `list_changed` notifications that arrive
+//! while a listing runs make one more listing, however many they are.
 //!
 //! The current state is a [`tokio::sync::watch`] of [`McpState`]: whether the
 //! server is available, its tools as [`McpTool`] values (each a registry
@@ -37,13 +41,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{McpServerConfig, McpTransport};
@@ -69,14 +73,16 @@ pub struct McpState {
 pub use super::tool::McpTool;
 use super::tool::PeerSlot;
 
-/// Hears `notifications/tools/list_changed`.
+/// Hears `notifications/tools/list_changed`: any number of them while a
+/// listing runs make one more listing, not one each (a server flooding
+/// them costs a listing per round trip at most).
 struct Events {
-    list_changed: mpsc::UnboundedSender<()>,
+    list_changed: Arc<Notify>,
 }
 
 impl ClientHandler for Events {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.list_changed.send(());
+        self.list_changed.notify_one();
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -217,7 +223,7 @@ async fn list(
     peer: &Peer<RoleClient>,
     slot: &PeerSlot,
 ) -> Result<Vec<Arc<McpTool>>> {
-    let remote = tokio::time::timeout(config.timeout(), peer.list_all_tools())
+    let remote = tokio::time::timeout(config.timeout(), list_pages(peer))
         .await
         .map_err(|_| {
             Error::new(
@@ -239,6 +245,63 @@ async fn list(
         tools.push(Arc::new(McpTool::from_remote(config, name, tool, slot.clone())));
     }
     Ok(tools)
+}
+
+/// The most tools one bridged server may list, and the most bytes their
+/// definitions may take as JSON: past either, its listing fails, so that a
+/// server that pages on without end, or defines tools without end, cannot
+/// take the host's memory (each message is already held to 16 MiB by
+/// rmcp's transports).
+pub const MAX_LISTED_TOOLS: usize = 4096;
+/// See [`MAX_LISTED_TOOLS`].
+pub const MAX_LISTED_BYTES: usize = 16 << 20;
+
+/// Every page of the server's `tools/list`, within [`MAX_LISTED_TOOLS`] and
+/// [`MAX_LISTED_BYTES`] (rmcp's `list_all_tools` follows cursors without a
+/// bound). Empty pages count as tools, so that paging itself is bounded.
+async fn list_pages(peer: &Peer<RoleClient>) -> std::result::Result<Vec<rmcp::model::Tool>, String> {
+    let (mut tools, mut pages, mut bytes) = (Vec::new(), 0usize, 0usize);
+    let mut cursor = None;
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+        let page = peer.list_tools(Some(params)).await.map_err(|e| e.to_string())?;
+        pages += 1;
+        for tool in page.tools {
+            bytes += json_len(&tool);
+            tools.push(tool);
+        }
+        bytes += page.next_cursor.as_ref().map_or(0, String::len);
+        if tools.len().max(pages) > MAX_LISTED_TOOLS || bytes > MAX_LISTED_BYTES {
+            return Err(format!(
+                "the server listed more than {MAX_LISTED_TOOLS} tools or {} MiB of definitions ({} tools in {pages} pages, {bytes} bytes so far); refused",
+                MAX_LISTED_BYTES >> 20,
+                tools.len()
+            ));
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+}
+
+/// How many bytes `value` takes as JSON, counted without writing it out.
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter fails only if serializing does; such a value
+    // counts as what was written before.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn publish(
@@ -271,9 +334,12 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
     let (peer_tx, peer_slot) = watch::channel(None);
     let mut backoff = BACKOFF_MIN;
     while !shutdown.is_cancelled() {
-        let (tx, mut list_changed) = mpsc::unbounded_channel();
+        let list_changed = Arc::new(Notify::new());
+        let events = Events {
+            list_changed: Arc::clone(&list_changed),
+        };
         let connected = tokio::select! {
-            r = connect(&config, Events { list_changed: tx }) => r,
+            r = connect(&config, events) => r,
             () = shutdown.cancelled() => break,
         };
         match connected {
@@ -302,7 +368,7 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                     }
                     tokio::select! {
                         _ = &mut done => break,
-                        Some(()) = list_changed.recv() => refresh = true,
+                        () = list_changed.notified() => refresh = true,
                         () = shutdown.cancelled() => {
                             ct.cancel();
                             let _ = done.await;
