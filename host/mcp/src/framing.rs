@@ -141,17 +141,73 @@ pub fn classify(line: &[u8]) -> Line {
 /// the message is skipped, not copied. A field that is present with
 /// `null` is `Some(Value::Null)` (absent is `None`), as `Value::get` sees it.
 #[derive(serde::Deserialize)]
-struct Envelope {
+pub(crate) struct Envelope {
     #[serde(default, deserialize_with = "present")]
     jsonrpc: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
+    pub(crate) id: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    method: Option<Value>,
+    pub(crate) method: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     result: Option<IgnoredAny>,
     #[serde(default, deserialize_with = "present")]
     error: Option<IgnoredAny>,
+}
+
+impl Envelope {
+    /// The answer to a message whose envelope is malformed (an `id` that is
+    /// not a string or a number, `jsonrpc` other than "2.0", no string
+    /// `method` in a request or notification); `None` if it is well-formed.
+    fn refusal(&self) -> Option<Line> {
+        let id = self.id.clone();
+        if !matches!(&id, None | Some(Value::String(_)) | Some(Value::Number(_))) {
+            return Some(answer(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: `id` must be a string or a number",
+            ));
+        }
+        if self.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+            return Some(answer(
+                id,
+                INVALID_REQUEST,
+                "Invalid Request: `jsonrpc` must be \"2.0\"",
+            ));
+        }
+        match &self.method {
+            Some(Value::String(_)) => None,
+            None if self.is_response() => None,
+            None => Some(answer(id, INVALID_REQUEST, "Invalid Request: no `method`")),
+            Some(_) => Some(answer(
+                id,
+                INVALID_REQUEST,
+                "Invalid Request: `method` must be a string",
+            )),
+        }
+    }
+
+    fn is_response(&self) -> bool {
+        self.result.is_some() || self.error.is_some()
+    }
+
+    /// Whether the message is a request or notification of `method`.
+    pub(crate) fn is(&self, method: &str) -> bool {
+        self.method.as_ref().and_then(Value::as_str) == Some(method)
+    }
+}
+
+/// The envelope of `body`, one JSON-RPC message, if it is well-formed:
+/// UTF-8, an object, and fields that [`classify`] would not refuse. Read
+/// without the rest of the message (a tool's arguments are skipped, not
+/// copied): what an HTTP body needs before rmcp reads it whole. `None`:
+/// [`classify`] says what is wrong, if anything is.
+pub(crate) fn well_formed_envelope(body: &[u8]) -> Option<Envelope> {
+    let text = simdutf8::basic::from_utf8(body).ok()?;
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let envelope = toolhost_json::from_str::<Envelope>(text).ok()?;
+    envelope.refusal().is_none().then_some(envelope)
 }
 
 /// A field that is there, whatever its value (`null` included).
@@ -167,25 +223,11 @@ where
 /// `envelope`; `parsed` is rmcp's reading of `text` when it was already
 /// made.
 fn single(text: &str, envelope: &Envelope, parsed: Option<serde_json::Result<ClientJsonRpcMessage>>) -> Line {
+    if let Some(refused) = envelope.refusal() {
+        return refused;
+    }
     let id = envelope.id.clone();
-    let id_ok = matches!(&id, None | Some(Value::String(_)) | Some(Value::Number(_)));
-    if !id_ok {
-        return answer(
-            None,
-            INVALID_REQUEST,
-            "Invalid Request: `id` must be a string or a number",
-        );
-    }
-    if envelope.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
-        return answer(id, INVALID_REQUEST, "Invalid Request: `jsonrpc` must be \"2.0\"");
-    }
-    let is_response = envelope.result.is_some() || envelope.error.is_some();
-    match &envelope.method {
-        Some(Value::String(_)) => {}
-        None if is_response => {}
-        None => return answer(id, INVALID_REQUEST, "Invalid Request: no `method`"),
-        Some(_) => return answer(id, INVALID_REQUEST, "Invalid Request: `method` must be a string"),
-    }
+    let is_response = envelope.is_response();
     match parsed.unwrap_or_else(|| toolhost_json::from_str::<ClientJsonRpcMessage>(text)) {
         Ok(message) => Line::Message(Box::new(message)),
         Err(e) if id.is_some() && !is_response => {

@@ -32,6 +32,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
@@ -41,7 +42,7 @@ use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::{Mutex, MutexGuard, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::framing;
@@ -173,25 +174,24 @@ pub async fn serve_http(
     sessions.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(sessions);
     let factory_server = server.clone();
-    let service = StreamableHttpService::new(
+    let rmcp = StreamableHttpService::new(
         move || Ok(factory_server.new_session()),
         Arc::clone(&sessions),
         config,
     );
-    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
-    let mut endpoint = axum::Router::new().route_service(&options.path, service);
-    if !options.stateless {
-        let limit = SessionLimit {
+    let endpoint = Endpoint {
+        rmcp,
+        limit: (!options.stateless).then(|| SessionLimit {
             sessions,
             max: options.max_sessions,
             opening: Mutex::new(()),
-        };
-        endpoint = endpoint.layer(middleware::from_fn_with_state(Arc::new(limit), limit_sessions));
-    }
-    let mut router = endpoint.layer(middleware::from_fn_with_state(
-        options.body_timeout,
-        answer_malformed,
-    ));
+        }),
+        body_timeout: options.body_timeout,
+    };
+    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
+    let mut router = axum::Router::new()
+        .route(&options.path, axum::routing::any(Endpoint::serve))
+        .with_state(Arc::new(endpoint));
     if let Some(status) = options.status.clone() {
         router = router.route(
             "/status",
@@ -344,36 +344,18 @@ async fn accept_failed(e: &std::io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
-/// Answers a POST whose body rmcp would refuse with a bare HTTP 415 with
-/// the JSON-RPC error the spec names instead (HTTP 400, the request's id
-/// echoed; see [`framing`]), a body longer than
-/// [`framing::MAX_LINE_BYTES`] with HTTP 413, and one not received whole
-/// within `body_timeout` with HTTP 408; passes every other request on.
-async fn answer_malformed(State(body_timeout): State<Duration>, request: Request, next: Next) -> Response {
-    if request.method() != http::Method::POST {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let limit = framing::MAX_LINE_BYTES;
-    let bytes = match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit)).await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return json_response(StatusCode::PAYLOAD_TOO_LARGE, &framing::too_long()),
-        Err(_) => {
-            let message = format!(
-                "Invalid Request: the body did not arrive within {} s",
-                body_timeout.as_secs_f64()
-            );
-            return json_response(
-                StatusCode::REQUEST_TIMEOUT,
-                &framing::error_object(None, framing::INVALID_REQUEST, &message),
-            );
-        }
-    };
-    if let framing::Line::Answer(answer) = framing::classify(&bytes) {
-        return json_response(StatusCode::BAD_REQUEST, &answer);
-    }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+/// The MCP endpoint: rmcp's streamable HTTP service, and what it does not
+/// do itself. A POST's body is read whole first (within
+/// [`HttpOptions::body_timeout`], else HTTP 408; at most
+/// [`framing::MAX_LINE_BYTES`], else 413); a malformed message gets the
+/// JSON-RPC error the spec names (HTTP 400, its id echoed; see
+/// [`framing`]) where rmcp would answer a bare 415; an `initialize` past
+/// [`HttpOptions::max_sessions`] gets HTTP 503.
+struct Endpoint {
+    rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    /// `None` when stateless (no session is kept).
+    limit: Option<SessionLimit>,
+    body_timeout: Duration,
 }
 
 /// The live sessions' bound ([`HttpOptions::max_sessions`]).
@@ -385,51 +367,86 @@ struct SessionLimit {
     opening: Mutex<()>,
 }
 
-/// What a POST without a session says it is.
-#[derive(serde::Deserialize)]
-struct Opening {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<String>,
+impl Endpoint {
+    /// Answers one request. rmcp is called through a shared reference
+    /// (`handle`), not as a tower service, which would clone it (and its
+    /// configuration) for every request.
+    async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+        if request.method() != http::Method::POST {
+            return endpoint.rmcp(request).await;
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = match tokio::time::timeout(endpoint.body_timeout, to_bytes(body, framing::MAX_LINE_BYTES))
+            .await
+        {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => return json_response(StatusCode::PAYLOAD_TOO_LARGE, &framing::too_long()),
+            Err(_) => {
+                let message = format!(
+                    "Invalid Request: the body did not arrive within {} s",
+                    endpoint.body_timeout.as_secs_f64()
+                );
+                return json_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &framing::error_object(None, framing::INVALID_REQUEST, &message),
+                );
+            }
+        };
+        // A well-formed envelope (the common case) is all that is read
+        // here: rmcp reads the message whole, and only if rmcp refuses it
+        // does `classify` read it again to say why.
+        let Some(envelope) = framing::well_formed_envelope(&bytes) else {
+            if let framing::Line::Answer(answer) = framing::classify(&bytes) {
+                return json_response(StatusCode::BAD_REQUEST, &answer);
+            }
+            return endpoint.rmcp(Request::from_parts(parts, Body::from(bytes))).await;
+        };
+        let opening = !parts.headers.contains_key("mcp-session-id") && envelope.is("initialize");
+        let _opening = match (&endpoint.limit, opening) {
+            (Some(limit), true) => match limit.admit(envelope.id).await {
+                Ok(guard) => Some(guard),
+                Err(refused) => return refused,
+            },
+            _ => None,
+        };
+        let response = endpoint
+            .rmcp(Request::from_parts(parts, Body::from(bytes.clone())))
+            .await;
+        if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+            && let framing::Line::Answer(answer) = framing::classify(&bytes)
+        {
+            return json_response(StatusCode::BAD_REQUEST, &answer);
+        }
+        response
+    }
+
+    async fn rmcp(&self, request: Request) -> Response {
+        self.rmcp.handle(request).await.map(Body::new)
+    }
 }
 
-/// Answers an `initialize` that would open a session past the limit with
-/// HTTP 503, `Retry-After`, and a JSON-RPC error; passes every other
-/// request on. Runs after [`answer_malformed`], on a body read whole.
-async fn limit_sessions(State(limit): State<Arc<SessionLimit>>, request: Request, next: Next) -> Response {
-    if request.method() != http::Method::POST || request.headers().contains_key("mcp-session-id") {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    // Already read whole by `answer_malformed`: no wait, no copy.
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    let request = Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
-    let opening = std::str::from_utf8(&bytes)
-        .ok()
-        .and_then(|text| toolhost_json::from_str::<Opening>(text).ok())
-        .filter(|o| o.method.as_deref() == Some("initialize"));
-    let Some(opening) = opening else {
-        return next.run(request).await;
-    };
-    let _opening = limit.opening.lock().await;
-    let live = limit.sessions.sessions.read().await.len();
-    if live >= limit.max {
+impl SessionLimit {
+    /// Lets an `initialize` (request `id`) open a session, holding the
+    /// count until it is answered; or answers it HTTP 503 with
+    /// `Retry-After` and a JSON-RPC error if the sessions are at the limit.
+    async fn admit(&self, id: Option<Value>) -> std::result::Result<MutexGuard<'_, ()>, Response> {
+        let opening = self.opening.lock().await;
+        let live = self.sessions.sessions.read().await.len();
+        if live < self.max {
+            return Ok(opening);
+        }
         let message = format!(
             "the server has {live} MCP sessions open, its limit (--max-sessions); retry later, or end an unused session (HTTP DELETE with its Mcp-Session-Id)"
         );
         let mut answer = json_response(
             StatusCode::SERVICE_UNAVAILABLE,
-            &framing::error_object(opening.id, framing::SERVER_BUSY, &message),
+            &framing::error_object(id, framing::SERVER_BUSY, &message),
         );
         answer
             .headers_mut()
             .insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("10"));
-        return answer;
+        Err(answer)
     }
-    next.run(request).await
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
