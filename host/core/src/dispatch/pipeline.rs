@@ -241,6 +241,16 @@ impl Dispatcher {
                 "tool_search needs `query` (to search) or `name` (to activate a tool)",
             )));
         };
+        if lazy::query_too_long(query) {
+            return Err(Failure::Pipeline(Error::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "tool_search's `query` is {} characters; it may be at most {} (a few words)",
+                    query.chars().count(),
+                    lazy::MAX_QUERY_CHARS
+                ),
+            )));
+        }
         let pairs: Vec<(&str, &str)> = candidates
             .iter()
             .map(|e| (e.name(), e.spec().description.as_str()))

@@ -29,6 +29,18 @@ pub const TOOL_SEARCH: &str = "tool_search";
 /// The most results one `tool_search(query=...)` returns.
 pub const MAX_RESULTS: usize = 15;
 
+/// The longest `tool_search` query, and the longest name suggestions are
+/// looked for, in characters. Ranking costs the query's length times each
+/// name's (an edit distance), and no tool name is longer than 64
+/// characters: a longer query is refused (a client's 16 MiB query held a
+/// thread for seconds), a longer unknown name gets no suggestions.
+pub const MAX_QUERY_CHARS: usize = 1024;
+
+/// Whether `query` is longer than [`MAX_QUERY_CHARS`].
+pub fn query_too_long(query: &str) -> bool {
+    query.len() > MAX_QUERY_CHARS && query.chars().count() > MAX_QUERY_CHARS
+}
+
 /// How much the agent's iteration limit grows in lazy mode, to account for
 /// the discovery round-trips.
 pub const LAZY_ITERATION_FACTOR: u32 = 3;
@@ -68,7 +80,7 @@ pub fn tool_search_spec(available: usize) -> ToolSpec {
         json!({
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Words to look for in tool names and descriptions."},
+                "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "Words to look for in tool names and descriptions."},
                 "name": {"type": "string", "description": "The exact name of a tool to activate."}
             },
             "additionalProperties": false
@@ -78,8 +90,12 @@ pub fn tool_search_spec(available: usize) -> ToolSpec {
 
 /// The names of the tools matching `query`, best first, at most
 /// [`MAX_RESULTS`]: exact name, name prefix, name substring, description
-/// match, then fuzzy name match (case-insensitive).
+/// match, then fuzzy name match (case-insensitive). None for a query
+/// longer than [`MAX_QUERY_CHARS`].
 pub fn rank<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>, query: &str) -> Vec<&'a str> {
+    if query_too_long(query) {
+        return Vec::new();
+    }
     let q = query.trim().to_lowercase();
     if q.is_empty() {
         return Vec::new();
@@ -113,6 +129,9 @@ pub fn rank<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>, query: &str
 /// Up to `n` names closest to `name` (for "did you mean" errors): the
 /// ranked matches first, then the nearest by edit distance.
 pub fn suggest<'a>(names: impl IntoIterator<Item = &'a str> + Clone, name: &str, n: usize) -> Vec<&'a str> {
+    if query_too_long(name) {
+        return Vec::new();
+    }
     let mut out: Vec<&str> = rank(names.clone().into_iter().map(|t| (t, "")), name);
     let mut rest: Vec<(usize, &str)> = names
         .into_iter()

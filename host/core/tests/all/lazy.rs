@@ -3,7 +3,7 @@
 use serde_json::json;
 use toolhost_core::ErrorCode;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost_core::registry::lazy::{MAX_RESULTS, RegistryMode, TOOL_SEARCH};
+use toolhost_core::registry::lazy::{MAX_QUERY_CHARS, MAX_RESULTS, RegistryMode, TOOL_SEARCH};
 use toolhost_core::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 
 use crate::fixtures::{def_names, echo, echo_with};
@@ -161,4 +161,50 @@ async fn a_public_session_cannot_find_or_activate_trusted_tools() {
     assert!(r.is_error());
     assert_eq!(def_names(&d.definitions(&ctx.session).unwrap()), [TOOL_SEARCH]);
     assert!(ctx.session.activated().is_empty());
+}
+
+/// A query, or a name to suggest for, longer than any tool name can match
+/// is not ranked: ranking costs the query's length times each name's, and
+/// a client's 16 MiB query held a thread for seconds. `tool_search`
+/// refuses a query past [`MAX_QUERY_CHARS`] (`invalid_arguments`, naming
+/// the bound); an unknown name past it gets no suggestions; a query within
+/// it is ranked as ever.
+#[tokio::test]
+async fn a_query_past_the_bound_is_refused_not_ranked() {
+    let d = lazy_dispatcher();
+    let ctx = DispatchContext::new(Session::trusted("s"));
+    // Every word is in every description, so each tool would be ranked.
+    let long = "a ".repeat(1 << 20);
+    let r = d.dispatch(TOOL_SEARCH, json!({"query": long}), &ctx).await;
+    assert_eq!(
+        r.error_code,
+        Some(ErrorCode::InvalidArguments),
+        "{}",
+        &r.content[..200]
+    );
+    let error = r.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains(&format!("at most {MAX_QUERY_CHARS} (a few words)")),
+        "{error}"
+    );
+
+    let within = "a ".repeat(MAX_QUERY_CHARS / 2);
+    let r = d
+        .dispatch(TOOL_SEARCH, json!({"query": within.trim_end()}), &ctx)
+        .await;
+    assert_eq!(
+        r.json()["tools"].as_array().unwrap().len(),
+        MAX_RESULTS,
+        "{}",
+        r.content
+    );
+
+    let name = "bulk ".repeat(1 << 18);
+    let r = d.dispatch(&name, json!({}), &ctx).await;
+    assert_eq!(r.error_code, Some(ErrorCode::UnknownTool));
+    let suggestions = r.json()["suggestions"].clone();
+    assert!(suggestions.as_array().is_none_or(Vec::is_empty), "{suggestions}");
+    let r = d.dispatch(TOOL_SEARCH, json!({"name": name}), &ctx).await;
+    assert_eq!(r.error_code, Some(ErrorCode::UnknownTool));
+    assert!(!r.json()["error"].as_str().unwrap().contains("did you mean"));
 }
