@@ -471,3 +471,51 @@ async fn the_smart_approver_is_asked_only_about_low_risk_categories() {
             .is_allowed()
     );
 }
+
+/// A long command is judged off the runtime's workers: the detector may
+/// take seconds on a hostile megabyte, and the other tasks of the worker
+/// that judges go on meanwhile. On a runtime of one worker, a task that
+/// counts while it yields has counted during the judgment (it could not
+/// if the judgment held the only worker). On a current-thread runtime
+/// (where that hand-over is not allowed) the command is judged in place.
+#[test]
+fn a_long_command_is_judged_off_the_workers() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let command = "ls;".repeat(200_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let counted = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&counted);
+    runtime.spawn(async move {
+        loop {
+            counter.fetch_add(1, Ordering::Relaxed);
+            tokio::task::yield_now().await;
+        }
+    });
+    let gate = Arc::new(ApprovalGate::new(ApprovalPolicy::default()));
+    let judged = {
+        let (gate, counted, command) = (Arc::clone(&gate), Arc::clone(&counted), command.clone());
+        runtime.spawn(async move {
+            let before = counted.load(Ordering::Relaxed);
+            let decision = gate.check_command("s", &command).await;
+            (counted.load(Ordering::Relaxed) - before, decision)
+        })
+    };
+    let (during, decision) = runtime.block_on(judged).unwrap();
+    assert!(
+        during > 0,
+        "the other task did not run while the command was judged"
+    );
+    // Long, not dangerous: `ls` 200,000 times.
+    assert_eq!(decision, Decision::Allow(AllowedBy::NotFlagged));
+    runtime.shutdown_background();
+
+    let current = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    assert_eq!(
+        current.block_on(gate.check_command("s", &command)),
+        Decision::Allow(AllowedBy::NotFlagged)
+    );
+}

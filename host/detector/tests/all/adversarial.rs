@@ -318,6 +318,31 @@ fn random_inputs_terminate() {
     assert!(start.elapsed() < Duration::from_secs(60));
 }
 
+/// A value that doubles from assignment to assignment pays for its length
+/// from the work budget: a few hundred bytes exhaust it (`unanalyzable`,
+/// so approval is needed) instead of growing a string without end (40
+/// doublings in 300 bytes would be a terabyte: the host process was
+/// killed). 22 doublings here, 4 MiB, which the old code built whole.
+#[test]
+fn doubling_values_exhaust_the_budget_not_memory() {
+    let k = 22;
+    let cases = [
+        "a=x; ".to_string() + &"a=$a$a; ".repeat(k) + "echo $a",
+        "a=x; ".to_string() + &"a=\"$a$a\"; ".repeat(k) + "echo \"$a\"",
+        "export a=x; ".to_string() + &"export a=$a$a; ".repeat(k) + "echo $a",
+        "a=x; ".to_string() + &"a=$(echo $a$a); ".repeat(k) + "echo $a",
+    ];
+    for c in &cases {
+        let v = detect(c);
+        assert!(
+            v.dangerous && v.categories.contains(&Category::Unanalyzable),
+            "{c}: {v:?}"
+        );
+    }
+    // A few doublings are analysed as ever.
+    assert!(!detect("a=x; a=$a$a; a=$a$a; echo $a").dangerous);
+}
+
 /// Indirection stays bounded: definitions calling each other, scripts
 /// running themselves, huge option values.
 #[test]

@@ -217,7 +217,7 @@ impl ApprovalGate {
         cwd: Option<&str>,
         waiting: &Waiting,
     ) -> Decision {
-        let Evaluation { verdict, rule } = self.evaluate(command, cwd);
+        let Evaluation { verdict, rule } = off_the_workers(command.len(), || self.evaluate(command, cwd));
         match rule {
             RuleOutcome::NotFlagged => return Decision::Allow(AllowedBy::NotFlagged),
             RuleOutcome::Denylisted { program } => {
@@ -455,5 +455,25 @@ impl toolhost_core::dispatch::CallGate for ApprovalGate {
                 Decision::Block(blocked) => GateDecision::Refuse(blocked.into_output()),
             }
         })
+    }
+}
+
+/// Commands at least this long are judged off the async runtime's workers.
+const LONG_COMMAND_BYTES: usize = 64 << 10;
+
+/// Runs `judge` (the detector, on a command of `len` bytes). The detector
+/// is bounded by a work budget proportional to its input, which on a
+/// hostile megabyte is seconds: a long command on a multi-thread runtime
+/// is judged in `block_in_place`, so that the worker's other tasks (every
+/// other tool call) move to another thread meanwhile. Short commands, and
+/// a current-thread runtime (where `block_in_place` is not allowed), judge
+/// in place.
+fn off_the_workers<T>(len: usize, judge: impl FnOnce() -> T) -> T {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if len >= LONG_COMMAND_BYTES && multi_thread {
+        tokio::task::block_in_place(judge)
+    } else {
+        judge()
     }
 }
