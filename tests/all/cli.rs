@@ -399,3 +399,15 @@ async fn the_floor_sees_a_call_grow_its_memory() {
     assert_eq!(initial_big, initial);
     assert!(peak_big > initial + (2 << 20), "{initial} {peak_big}");
 }
+
+/// The HTTP bounds must be at least one: zero sessions, connections or
+/// idle seconds would serve no one, and is refused at the command line.
+#[test]
+fn http_bounds_of_zero_are_refused() {
+    for flag in ["--max-sessions", "--max-connections", "--session-idle-secs"] {
+        let out = toolhost(&["serve", "--http", "127.0.0.1:0", flag, "0"]);
+        assert_eq!(out.status.code(), Some(2), "{flag} 0 was taken");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag) && err.contains("0 is not in 1.."), "{err}");
+    }
+}
