@@ -25,9 +25,12 @@
 //! [`STDIO_PIPE_BYTES`] each (kernel memory, bounded as well), so that
 //! large requests and answers pass without a wake-up per 64 KiB.
 //!
-//! Over streamable HTTP the same [`classify`] runs on each POST body, and a
-//! malformed one gets HTTP 400 with the same JSON-RPC error (413 past the
-//! size limit) instead of rmcp's bare 415.
+//! Over streamable HTTP a POST body gets the same answers: HTTP 400 with
+//! the same JSON-RPC error (413 past the size limit) instead of rmcp's
+//! bare 415. There only the envelope of a body is read first
+//! (`well_formed_envelope`); rmcp reads a well-formed one whole, and
+//! [`classify`] reads a body whole only when its envelope is malformed or
+//! rmcp refused it (see [`http`](super::http)).
 //!
 //! Written here rather than taken from a crate: the check must be rmcp's
 //! own parse (so that what passes is exactly what rmcp accepts), and the
