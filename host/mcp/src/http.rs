@@ -242,7 +242,8 @@ pub async fn serve_http(
 }
 
 /// The most connections served at once: `wanted`, held to half the soft
-/// limit on open files (`RLIMIT_NOFILE`), at least one.
+/// limit on open files (`RLIMIT_NOFILE`), at least one, and within what a
+/// semaphore can count.
 fn connection_limit(wanted: usize) -> usize {
     #[cfg(target_os = "linux")]
     let wanted = match rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
@@ -255,7 +256,7 @@ fn connection_limit(wanted: usize) -> usize {
         }
         _ => wanted,
     };
-    wanted.max(1)
+    wanted.clamp(1, Semaphore::MAX_PERMITS)
 }
 
 /// The listener's side of [`HttpOptions`]: how many connections, and how
@@ -495,4 +496,19 @@ async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Reque
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_connection_limit_is_one_a_semaphore_can_count() {
+        for wanted in [0, 1, 2, 1024, usize::MAX] {
+            let max = connection_limit(wanted);
+            assert!((1..=Semaphore::MAX_PERMITS).contains(&max), "{wanted} -> {max}");
+            assert!(max <= wanted.max(1));
+            let _ = Semaphore::new(max);
+        }
+    }
 }
