@@ -397,10 +397,10 @@ impl Endpoint {
         // here: rmcp reads the message whole, and only if rmcp refuses it
         // does `classify` read it again to say why.
         let Some(envelope) = framing::well_formed_envelope(&bytes) else {
-            if let framing::Line::Answer(answer) = framing::classify(&bytes) {
-                return json_response(StatusCode::BAD_REQUEST, &answer);
-            }
-            return endpoint.rmcp(Request::from_parts(parts, Body::from(bytes))).await;
+            return match malformed(&bytes) {
+                Some(answer) => answer,
+                None => endpoint.rmcp(Request::from_parts(parts, Body::from(bytes))).await,
+            };
         };
         let opening = !parts.headers.contains_key("mcp-session-id") && envelope.is("initialize");
         let _opening = match (&endpoint.limit, opening) {
@@ -414,9 +414,9 @@ impl Endpoint {
             .rmcp(Request::from_parts(parts, Body::from(bytes.clone())))
             .await;
         if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
-            && let framing::Line::Answer(answer) = framing::classify(&bytes)
+            && let Some(answer) = malformed(&bytes)
         {
-            return json_response(StatusCode::BAD_REQUEST, &answer);
+            return answer;
         }
         response
     }
@@ -447,6 +447,15 @@ impl SessionLimit {
             .headers_mut()
             .insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("10"));
         Err(answer)
+    }
+}
+
+/// HTTP 400 with the JSON-RPC error [`framing::classify`] answers `body`
+/// with, if it answers one (the body is malformed).
+fn malformed(body: &[u8]) -> Option<Response> {
+    match framing::classify(body) {
+        framing::Line::Answer(answer) => Some(json_response(StatusCode::BAD_REQUEST, &answer)),
+        _ => None,
     }
 }
 
