@@ -36,13 +36,17 @@
 //! MCP_BENCH_BUSY=2 cargo bench -p toolhost --bench mcp  # vCPUs kept busy
 //! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench -p toolhost --bench mcp
 //! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn cargo bench -p toolhost --bench mcp  # some sections
-//! MCP_BENCH_ROUNDS=5 cargo bench -p toolhost --bench mcp  # rounds of floor then toolhost (default 3)
+//! MCP_BENCH_ROUNDS=5 cargo bench -p toolhost --bench mcp  # rounds (default 3)
+//! MCP_BENCH_BLOCKS=20 cargo bench -p toolhost --bench mcp  # turns within a round (default 10)
 //! ```
 //!
-//! The stdio sections run the `rmcp+sandbox` floor and toolhost one after
-//! the other, `MCP_BENCH_ROUNDS` times, and summarize each ratio as its
-//! median and range over the rounds: on a shared machine one run of each
-//! can be 30% off either way.
+//! The stdio sections run the `rmcp+sandbox` floor and toolhost side by
+//! side, each on a server of its own, taking turns in `MCP_BENCH_BLOCKS`
+//! blocks of calls (the payload section: every size and both servers), so
+//! that both sides of a ratio meet the same machine; they do that
+//! `MCP_BENCH_ROUNDS` times, and summarize each ratio as its median and
+//! range over the rounds: on a shared machine one measurement can be 30%
+//! off either way, and two measured seconds apart twice that.
 //! Targets: spawn-to-initialized under 20 ms; toolhost within 1.15x of the
 //! `rmcp+sandbox` floor per call; a 16 KiB argument within 2x of a 5 B one.
 
@@ -274,58 +278,127 @@ struct Measured {
     p99_us: f64,
 }
 
-/// Calls `greet` with a name of `payload` bytes `calls` times, `in_flight`
-/// at once, after a warm-up.
-fn measure_stdio(kind: Kind, calls: usize, in_flight: usize, payload: usize) -> Measured {
-    let mut client = StdioClient::spawn(kind);
-    client.initialize();
-    let name = "x".repeat(payload);
-    for id in 1..=20 {
-        client.send(&greet(id, &name));
-        let answer = client.recv();
-        assert!(answer.contains("Hello, x") || kind == Kind::Echo, "{answer:.200}");
-    }
-    let mut rounds = Vec::with_capacity(calls);
-    let cpu_before = client.process.cpu_seconds();
-    let start = Instant::now();
-    let mut sent = 0;
-    while sent < in_flight.min(calls) {
-        client.send(&greet(100 + sent, &name));
-        sent += 1;
-    }
-    let mut last = Instant::now();
-    for _ in 0..calls {
-        client.recv();
-        let now = Instant::now();
-        rounds.push(now - last);
-        last = now;
-        if sent < calls {
-            client.send(&greet(100 + sent, &name));
-            sent += 1;
+/// One server under measurement: `calls` calls of `greet` with a name of
+/// `payload` bytes, `in_flight` at once.
+#[derive(Clone, Copy)]
+struct Side {
+    kind: Kind,
+    payload: usize,
+    calls: usize,
+}
+
+/// A running [`Side`]: its server, warmed up, and what its blocks cost so far.
+struct Running {
+    side: Side,
+    client: StdioClient,
+    name: String,
+    sent: usize,
+    cpu: f64,
+    wall: Duration,
+    rounds: Vec<Duration>,
+}
+
+impl Running {
+    fn start(side: Side) -> Running {
+        let mut client = StdioClient::spawn(side.kind);
+        client.initialize();
+        let name = "x".repeat(side.payload);
+        for id in 1..=20 {
+            client.send(&greet(id, &name));
+            let answer = client.recv();
+            assert!(
+                answer.contains("Hello, x") || side.kind == Kind::Echo,
+                "{answer:.200}"
+            );
+        }
+        Running {
+            side,
+            client,
+            name,
+            sent: 100,
+            cpu: 0.0,
+            wall: Duration::ZERO,
+            rounds: Vec::with_capacity(side.calls),
         }
     }
-    let wall = start.elapsed();
-    let cpu = client.process.cpu_seconds() - cpu_before;
-    rounds.sort();
-    Measured {
-        cpu_us: cpu * 1e6 / calls as f64,
-        wall_us: wall.as_secs_f64() * 1e6 / calls as f64,
-        p50_us: percentile(&rounds, 0.5),
-        p99_us: percentile(&rounds, 0.99),
+
+    /// Makes `calls` calls, `in_flight` at once, and adds what they cost.
+    fn block(&mut self, calls: usize, in_flight: usize) {
+        let cpu_before = self.client.process.cpu_seconds();
+        let start = Instant::now();
+        let first = self.sent;
+        let end = first + calls;
+        while self.sent < end.min(first + in_flight) {
+            self.client.send(&greet(self.sent, &self.name));
+            self.sent += 1;
+        }
+        let mut last = start;
+        for _ in 0..calls {
+            self.client.recv();
+            let now = Instant::now();
+            self.rounds.push(now - last);
+            last = now;
+            if self.sent < end {
+                self.client.send(&greet(self.sent, &self.name));
+                self.sent += 1;
+            }
+        }
+        self.wall += start.elapsed();
+        self.cpu += self.client.process.cpu_seconds() - cpu_before;
+    }
+
+    fn measured(mut self) -> Measured {
+        let calls = self.rounds.len() as f64;
+        self.rounds.sort();
+        Measured {
+            cpu_us: self.cpu * 1e6 / calls,
+            wall_us: self.wall.as_secs_f64() * 1e6 / calls,
+            p50_us: percentile(&self.rounds, 0.5),
+            p99_us: percentile(&self.rounds, 0.99),
+        }
     }
 }
 
-/// One round: the `rmcp+sandbox` floor, then toolhost, each making `calls`
-/// calls with a name of `payload` bytes, each printed with `print`.
-fn floor_then_toolhost(
+/// Measures `sides` side by side, each on a server of its own: every
+/// server started and warmed up, then their calls made in `blocks` blocks,
+/// one block of each side in turn, so that every side meets the machine's
+/// slow and quiet moments alike (run one after the other, two sides of a
+/// ratio were seconds apart, and on this shared VM a side's cost could
+/// double from one to the next: a 16 KiB call read 1.13x and 2.69x its 5 B
+/// call in two rounds of one run).
+fn side_by_side(sides: &[Side], in_flight: usize, blocks: usize) -> Vec<Measured> {
+    let mut running: Vec<Running> = sides.iter().map(|&side| Running::start(side)).collect();
+    for b in 0..blocks {
+        for r in &mut running {
+            // The calls split as evenly as they go.
+            let calls = r.side.calls * (b + 1) / blocks - r.side.calls * b / blocks;
+            r.block(calls, in_flight);
+        }
+    }
+    running.into_iter().map(Running::measured).collect()
+}
+
+/// Calls `greet` with a name of `payload` bytes `calls` times, `in_flight`
+/// at once, after a warm-up.
+fn measure_stdio(kind: Kind, calls: usize, in_flight: usize, payload: usize) -> Measured {
+    let side = Side { kind, payload, calls };
+    side_by_side(&[side], in_flight, 1).remove(0)
+}
+
+/// One round: the `rmcp+sandbox` floor and toolhost side by side (see
+/// [`side_by_side`]), each making `calls` calls with a name of `payload`
+/// bytes, each printed with `print`.
+fn floor_and_toolhost(
     section: &str,
     print: fn(&str, Kind, &Measured),
     calls: usize,
     in_flight: usize,
     payload: usize,
+    blocks: usize,
 ) -> (Measured, Measured) {
-    let floor = measure_stdio(Kind::RmcpSandbox, calls, in_flight, payload);
-    let toolhost = measure_stdio(Kind::Toolhost, calls, in_flight, payload);
+    let sides = [Kind::RmcpSandbox, Kind::Toolhost].map(|kind| Side { kind, payload, calls });
+    let mut measured = side_by_side(&sides, in_flight, blocks).into_iter();
+    let (floor, toolhost) = (measured.next().unwrap(), measured.next().unwrap());
     print(section, Kind::RmcpSandbox, &floor);
     print(section, Kind::Toolhost, &toolhost);
     (floor, toolhost)
@@ -661,9 +734,11 @@ fn main() {
     let spawns = common::env_or("MCP_BENCH_SPAWNS", 20);
     let busy = common::env_or("MCP_BENCH_BUSY", 0);
     let calls = common::env_or("MCP_BENCH_CALLS", 10000);
-    // Floor and toolhost run one after the other, this many times: the
-    // summaries give the median ratio and the range over the rounds.
+    // Floor and toolhost are measured this many times: the summaries give
+    // the median ratio and the range over the rounds.
     let rounds = common::env_or("MCP_BENCH_ROUNDS", 3usize).max(1);
+    // Within a round, the servers compared take turns this many times.
+    let blocks = common::env_or("MCP_BENCH_BLOCKS", 10usize).max(1);
     // MCP_BENCH_ONLY=payload,http runs those sections only.
     let only = std::env::var("MCP_BENCH_ONLY").unwrap_or_default();
     let section = |name: &str| only.is_empty() || only.split(',').any(|s| s.trim() == name);
@@ -713,7 +788,7 @@ fn main() {
         let mut cpu = Vec::new();
         let mut over_echo = Vec::new();
         for _ in 0..rounds {
-            let (floor, toolhost) = floor_then_toolhost("stdio", print_round_trip, calls, 1, 3);
+            let (floor, toolhost) = floor_and_toolhost("stdio", print_round_trip, calls, 1, 3, blocks);
             cpu.push(toolhost.cpu_us / floor.cpu_us);
             over_echo.push(toolhost.p50_us - echo.p50_us);
         }
@@ -730,7 +805,7 @@ fn main() {
         print_cpu_and_wall("stdio32", Kind::Rmcp, &measure_stdio(Kind::Rmcp, calls, 32, 3));
         let mut cpu = Vec::new();
         for _ in 0..rounds {
-            let (floor, toolhost) = floor_then_toolhost("stdio32", print_cpu_and_wall, calls, 32, 3);
+            let (floor, toolhost) = floor_and_toolhost("stdio32", print_cpu_and_wall, calls, 32, 3, blocks);
             cpu.push(toolhost.cpu_us / floor.cpu_us);
         }
         println!(
@@ -745,20 +820,26 @@ fn main() {
         let sizes = [5usize, 1 << 10, 16 << 10, (1 << 20) - 256];
         for in_flight in [1, 32] {
             // Per size: toolhost over its own 5 B call, and over the floor,
-            // each from one round (the two sides ran one after the other).
+            // each from one round.
             let mut own = vec![Vec::new(); sizes.len()];
             let mut floor = vec![Vec::new(); sizes.len()];
             for _ in 0..rounds {
-                let mut base = None;
-                for (i, &payload) in sizes.iter().enumerate() {
-                    let n = if payload > (64 << 10) {
-                        (calls / 50).max(100)
-                    } else {
-                        calls
-                    };
-                    // Printed below, as one line for both sides.
-                    let (f, m) = floor_then_toolhost("payload", |_, _, _| {}, n, in_flight, payload);
-                    let base_cpu = *base.get_or_insert(m.cpu_us);
+                // Every size and both servers side by side in one round.
+                let sides: Vec<Side> = sizes
+                    .iter()
+                    .flat_map(|&payload| {
+                        let calls = if payload > (64 << 10) {
+                            (calls / 50).max(100)
+                        } else {
+                            calls
+                        };
+                        [Kind::RmcpSandbox, Kind::Toolhost].map(|kind| Side { kind, payload, calls })
+                    })
+                    .collect();
+                let measured = side_by_side(&sides, in_flight, blocks);
+                let base_cpu = measured[1].cpu_us;
+                for (i, (payload, pair)) in sizes.iter().zip(measured.chunks(2)).enumerate() {
+                    let (f, m) = (&pair[0], &pair[1]);
                     println!(
                         "mcp/payload/{in_flight}x{payload:<8} toolhost cpu {:>8.1} us/call ({:>5.2}x its 5 B call)  rmcp+sandbox floor {:>8.1} us ({:.2}x)",
                         m.cpu_us,
