@@ -23,6 +23,7 @@ mod exec_tool;
 mod faults;
 mod fixtures;
 mod fuzz_regressions;
+mod glibc;
 mod http;
 mod layering;
 mod limits;

@@ -177,6 +177,11 @@ impl Kind {
         } else {
             let mut c = Command::new(std::env::current_exe().expect("the benchmark's path"));
             c.env(FLOOR_ENV, self.floor_name());
+            // The floors copy as the `toolhost` binary does (which starts
+            // itself again with these; see `toolhost::glibc`).
+            if let Some(tunables) = toolhost::glibc::tunables() {
+                c.env("GLIBC_TUNABLES", tunables);
+            }
             if http {
                 c.env(FLOOR_HTTP_ENV, "1");
             }

@@ -13,7 +13,7 @@
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
 //! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
-//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary | [`config`], [`admin`], [`bench`] |
+//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary (and its start under a slow glibc `memcpy`) | [`config`], [`admin`], [`bench`], [`glibc`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost::Result<()> {
@@ -30,6 +30,7 @@
 pub mod admin;
 pub mod bench;
 pub mod config;
+pub mod glibc;
 pub mod live;
 
 pub use toolhost_codemode as codemode;

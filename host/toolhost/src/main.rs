@@ -4,6 +4,10 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    // SAFETY: first thing in `main`, before any other thread exists. May
+    // execute this binary again, once, with glibc told not to copy with
+    // `REP MOVSB` (see `toolhost::glibc`).
+    unsafe { toolhost::glibc::reexec() };
     // SAFETY: restoring the default SIGPIPE disposition happens before any
     // other thread exists, and only changes how a closed stdout ends the
     // process (quietly, as for other command-line tools) instead of a panic

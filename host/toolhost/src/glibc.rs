@@ -1,0 +1,219 @@
+//! A slow `memcpy` in glibc before 2.39 on AMD processors, and how the
+//! `toolhost` binary avoids it.
+//!
+//! From a size threshold up to the L2 cache's size, glibc's `memcpy` and
+//! `memmove` copy with `REP MOVSB` when the processor advertises fast string
+//! instructions (ERMS). On AMD Zen 3 and Zen 4 that instruction is about
+//! twenty times slower when the destination lies 1 to 15 bytes past the
+//! source modulo 64 (glibc bug 30994; glibc 2.39 stopped using it on AMD).
+//! A tool call's payload meets that case every time: `hello`'s
+//! `format!("Hello, {name}!")` copies a 16 KiB name seven bytes along, and
+//! wasmtime carries out the guest's `memory.copy` with the host's `memmove`.
+//! On this project's machines (AMD EPYC, glibc 2.36) such a 16 KiB copy took
+//! 7,400 ns against 300 ns at other offsets; a 16 KiB `greet` made about nine
+//! copies of 8 KiB or more, two of them at a slow offset on average.
+//!
+//! glibc reads its tunables once, as a process starts, so the only remedy
+//! within reach is to start again: [`reexec`], which the `toolhost` binary
+//! calls first thing, executes the same binary with `GLIBC_TUNABLES` naming
+//! a threshold above any L2 cache ([`tunables`]), which is what glibc 2.39
+//! does on AMD. The process keeps its id, arguments, file descriptors and
+//! signal dispositions, and gives its children the environment it was
+//! started with. It does nothing elsewhere: not on glibc 2.39 or later, not
+//! on other processors or systems, not when `GLIBC_TUNABLES` already sets
+//! the threshold, not when [`KEEP_ENV`] is set.
+//!
+//! An application embedding toolhost can call [`reexec`] the same way, or
+//! start with the variable set: `GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824`.
+
+use std::ffi::OsString;
+
+/// The environment variable that, set to anything, keeps [`reexec`] from
+/// executing the binary again.
+pub const KEEP_ENV: &str = "TOOLHOST_KEEP_MEMCPY";
+
+/// glibc's tunable for the size from which copies use `REP MOVSB`.
+pub const REP_MOVSB_THRESHOLD: &str = "glibc.cpu.x86_rep_movsb_threshold";
+
+/// The threshold [`tunables`] sets: larger than any L2 cache, so that `REP
+/// MOVSB` is never chosen (from the L2's size on, glibc uses its vector
+/// loops, then non-temporal stores).
+pub const ABOVE_ANY_L2: u64 = 1 << 30;
+
+/// Set by [`reexec`] in the process it starts: `GLIBC_TUNABLES` as it was
+/// (`=` and the value), or empty when it was unset.
+const WAS_ENV: &str = "TOOLHOST_GLIBC_TUNABLES_WAS";
+
+/// The value of `GLIBC_TUNABLES` under which this process's copies would
+/// avoid the slow case: the current value with [`REP_MOVSB_THRESHOLD`]
+/// added. `None` when there is nothing to avoid (see the module
+/// documentation) or the variable already sets that threshold.
+pub fn tunables() -> Option<String> {
+    if !slow_rep_movsb() {
+        return None;
+    }
+    let current = std::env::var_os("GLIBC_TUNABLES").unwrap_or_default();
+    let current = current.to_str()?;
+    if current.contains("x86_rep_movsb_threshold") {
+        return None;
+    }
+    let ours = format!("{REP_MOVSB_THRESHOLD}={ABOVE_ANY_L2}");
+    Some(if current.is_empty() {
+        ours
+    } else {
+        format!("{current}:{ours}")
+    })
+}
+
+/// Executes this binary again with [`tunables`] in its environment, when
+/// there are tunables to add; returns only when there are none, [`KEEP_ENV`]
+/// is set, or the execution fails (the process then goes on as it is). In
+/// the process started that way, puts `GLIBC_TUNABLES` back as it was, so
+/// that children inherit the environment the binary was given.
+///
+/// # Safety
+///
+/// Changes the process's environment: no other thread may exist yet (call
+/// it first thing in `main`).
+pub unsafe fn reexec() {
+    if let Some(was) = std::env::var_os(WAS_ENV) {
+        // SAFETY: single-threaded, as this function's caller guarantees.
+        unsafe { restore(was) };
+        return;
+    }
+    if std::env::var_os(KEEP_ENV).is_some() {
+        return;
+    }
+    let Some(tunables) = tunables() else {
+        return;
+    };
+    let was = match std::env::var_os("GLIBC_TUNABLES") {
+        Some(value) => {
+            let mut was = OsString::from("=");
+            was.push(value);
+            was
+        }
+        None => OsString::new(),
+    };
+    exec_self(&tunables, &was);
+}
+
+/// Puts `GLIBC_TUNABLES` back as [`WAS_ENV`] says it was, and removes
+/// [`WAS_ENV`].
+///
+/// # Safety
+///
+/// As [`reexec`].
+unsafe fn restore(was: OsString) {
+    let bytes = was.as_encoded_bytes();
+    // SAFETY: single-threaded (the caller's guarantee).
+    unsafe {
+        match bytes.strip_prefix(b"=") {
+            Some(value) => {
+                // SAFETY: `value` is what follows an ASCII `=` in an
+                // `OsString`'s encoded bytes, so a valid encoding.
+                let value = std::ffi::OsStr::from_encoded_bytes_unchecked(value);
+                std::env::set_var("GLIBC_TUNABLES", value);
+            }
+            None => std::env::remove_var("GLIBC_TUNABLES"),
+        }
+        std::env::remove_var(WAS_ENV);
+    }
+}
+
+#[cfg(unix)]
+fn exec_self(tunables: &str, was: &OsString) {
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os();
+    let mut command = std::process::Command::new("/proc/self/exe");
+    if let Some(arg0) = args.next() {
+        command.arg0(arg0);
+    }
+    // Only returns on failure (no `/proc`, say): then the process goes on.
+    let _ = command
+        .args(args)
+        .env("GLIBC_TUNABLES", tunables)
+        .env(WAS_ENV, was)
+        .exec();
+}
+
+#[cfg(not(unix))]
+fn exec_self(_: &str, _: &OsString) {}
+
+/// Whether this process's `memcpy` is glibc's before 2.39 on an AMD
+/// processor with ERMS.
+fn slow_rep_movsb() -> bool {
+    glibc_before_2_39() && amd_with_erms()
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn glibc_before_2_39() -> bool {
+    // SAFETY: `gnu_get_libc_version` returns a pointer to a static,
+    // NUL-terminated string.
+    let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+    version
+        .to_str()
+        .ok()
+        .and_then(parse_version)
+        .is_some_and(|v| v < (2, 39))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn glibc_before_2_39() -> bool {
+    false
+}
+
+/// `(major, minor)` of a glibc version such as `2.36` or `2.39.9000`.
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn amd_with_erms() -> bool {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    let vendor = __cpuid(0);
+    let amd = is_amd(vendor.ebx, vendor.edx, vendor.ecx);
+    // ERMS: leaf 7, subleaf 0, EBX bit 9.
+    amd && vendor.eax >= 7 && __cpuid_count(7, 0).ebx & (1 << 9) != 0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn amd_with_erms() -> bool {
+    false
+}
+
+/// Whether CPUID leaf 0's vendor registers spell `AuthenticAMD`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn is_amd(ebx: u32, edx: u32, ecx: u32) -> bool {
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&ecx.to_le_bytes());
+    &vendor == b"AuthenticAMD"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_read_as_glibc_writes_them() {
+        assert_eq!(parse_version("2.36"), Some((2, 36)));
+        assert_eq!(parse_version("2.39.9000"), Some((2, 39)));
+        assert_eq!(parse_version("2"), None);
+        assert_eq!(parse_version("two.36"), None);
+        assert!(parse_version("2.38").unwrap() < (2, 39));
+        assert!(parse_version("2.39").unwrap() >= (2, 39));
+        assert!(parse_version("3.0").unwrap() >= (2, 39));
+    }
+
+    #[test]
+    fn the_vendor_is_read_from_ebx_edx_ecx() {
+        let word = |s: &[u8; 4]| u32::from_le_bytes(*s);
+        assert!(is_amd(word(b"Auth"), word(b"enti"), word(b"cAMD")));
+        assert!(!is_amd(word(b"Genu"), word(b"ineI"), word(b"ntel")));
+    }
+}
