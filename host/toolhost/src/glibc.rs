@@ -15,7 +15,9 @@
 //!
 //! glibc reads its tunables once, as a process starts, so the only remedy
 //! within reach is to start again: [`reexec`], which the `toolhost` binary
-//! calls first thing, executes the same binary with `GLIBC_TUNABLES` naming
+//! calls first thing for `serve` and `bench` (a second start costs about
+//! 2.5 ms here, more than a short command could save), executes the same
+//! binary with `GLIBC_TUNABLES` naming
 //! a threshold above any L2 cache ([`tunables`]), which is what glibc 2.39
 //! does on AMD. The process keeps its id, arguments, file descriptors and
 //! signal dispositions, and gives its children the environment it was
