@@ -300,7 +300,8 @@ struct Running {
     sent: usize,
     cpu: f64,
     wall: Duration,
-    rounds: Vec<Duration>,
+    /// Each call's round trip, as the client saw it.
+    round_trips: Vec<Duration>,
 }
 
 impl Running {
@@ -323,7 +324,7 @@ impl Running {
             sent: 100,
             cpu: 0.0,
             wall: Duration::ZERO,
-            rounds: Vec::with_capacity(side.calls),
+            round_trips: Vec::with_capacity(side.calls),
         }
     }
 
@@ -341,7 +342,7 @@ impl Running {
         for _ in 0..calls {
             self.client.recv();
             let now = Instant::now();
-            self.rounds.push(now - last);
+            self.round_trips.push(now - last);
             last = now;
             if self.sent < end {
                 self.client.send(&greet(self.sent, &self.name));
@@ -353,13 +354,13 @@ impl Running {
     }
 
     fn measured(mut self) -> Measured {
-        let calls = self.rounds.len() as f64;
-        self.rounds.sort();
+        let calls = self.round_trips.len() as f64;
+        self.round_trips.sort();
         Measured {
             cpu_us: self.cpu * 1e6 / calls,
             wall_us: self.wall.as_secs_f64() * 1e6 / calls,
-            p50_us: percentile(&self.rounds, 0.5),
-            p99_us: percentile(&self.rounds, 0.99),
+            p50_us: percentile(&self.round_trips, 0.5),
+            p99_us: percentile(&self.round_trips, 0.99),
         }
     }
 }
