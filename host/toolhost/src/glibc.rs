@@ -1,11 +1,13 @@
-//! A slow `memcpy` in glibc before 2.39 on AMD processors, and how the
+//! A slow `memcpy` in glibc before 2.40 on AMD processors, and how the
 //! `toolhost` binary avoids it.
 //!
 //! From a size threshold up to the L2 cache's size, glibc's `memcpy` and
 //! `memmove` copy with `REP MOVSB` when the processor advertises fast string
 //! instructions (ERMS). On AMD Zen 3 and Zen 4 that instruction is about
 //! twenty times slower when the destination lies 1 to 15 bytes past the
-//! source modulo 64 (glibc bug 30994; glibc 2.39 stopped using it on AMD).
+//! source modulo 64 (glibc bug 30994). glibc's fix (2024; taken here to be
+//! in 2.40 and later) sets the threshold on AMD to the non-temporal one,
+//! past which `REP MOVSB` is never chosen.
 //! A tool call's payload meets that case every time: `hello`'s
 //! `format!("Hello, {name}!")` copies a 16 KiB name seven bytes along, and
 //! wasmtime carries out the guest's `memory.copy` with the host's `memmove`.
@@ -18,10 +20,11 @@
 //! calls first thing for `serve` and `bench` (a second start costs about
 //! 2.5 ms here, more than a short command could save), executes the same
 //! binary with `GLIBC_TUNABLES` naming
-//! a threshold above any L2 cache ([`tunables`]), which is what glibc 2.39
-//! does on AMD. The process keeps its id, arguments, file descriptors and
+//! a threshold above any L2 cache ([`tunables`]), to the same effect. The
+//! process keeps its id, arguments, file descriptors and
 //! signal dispositions, and gives its children the environment it was
-//! started with. It does nothing elsewhere: not on glibc 2.39 or later, not
+//! started with. It does nothing elsewhere: not on glibc 2.40 or later (a
+//! 2.39 with the fix backported starts twice for nothing), not
 //! on other processors or systems, not when `GLIBC_TUNABLES` already sets
 //! the threshold, not when [`KEEP_ENV`] is set.
 //!
@@ -142,14 +145,14 @@ fn exec_self(tunables: &str, was: &OsString) {
 #[cfg(not(unix))]
 fn exec_self(_: &str, _: &OsString) {}
 
-/// Whether this process's `memcpy` is glibc's before 2.39 on an AMD
+/// Whether this process's `memcpy` is glibc's before 2.40 on an AMD
 /// processor with ERMS.
 fn slow_rep_movsb() -> bool {
-    glibc_before_2_39() && amd_with_erms()
+    glibc_before_2_40() && amd_with_erms()
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn glibc_before_2_39() -> bool {
+fn glibc_before_2_40() -> bool {
     // SAFETY: `gnu_get_libc_version` returns a pointer to a static,
     // NUL-terminated string.
     let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
@@ -157,11 +160,11 @@ fn glibc_before_2_39() -> bool {
         .to_str()
         .ok()
         .and_then(parse_version)
-        .is_some_and(|v| v < (2, 39))
+        .is_some_and(|v| v < (2, 40))
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn glibc_before_2_39() -> bool {
+fn glibc_before_2_40() -> bool {
     false
 }
 
@@ -207,9 +210,9 @@ mod tests {
         assert_eq!(parse_version("2.39.9000"), Some((2, 39)));
         assert_eq!(parse_version("2"), None);
         assert_eq!(parse_version("two.36"), None);
-        assert!(parse_version("2.38").unwrap() < (2, 39));
-        assert!(parse_version("2.39").unwrap() >= (2, 39));
-        assert!(parse_version("3.0").unwrap() >= (2, 39));
+        assert!(parse_version("2.39").unwrap() < (2, 40));
+        assert!(parse_version("2.40").unwrap() >= (2, 40));
+        assert!(parse_version("3.0").unwrap() >= (2, 40));
     }
 
     #[test]
