@@ -1,9 +1,9 @@
 //! A slow `memcpy` in glibc before 2.40 on AMD processors, and how the
 //! `toolhost` binary avoids it.
 //!
-//! From a size threshold up to the L2 cache's size, glibc's `memcpy` and
-//! `memmove` copy with `REP MOVSB` when the processor advertises fast string
-//! instructions (ERMS). On AMD Zen 3 and Zen 4 that instruction is about
+//! From a size threshold (2,112 bytes on processors with FSRM) up to the L2
+//! cache's size, glibc's `memcpy` and `memmove` copy with `REP MOVSB` when
+//! the processor advertises fast string instructions (ERMS). On AMD Zen 3 and Zen 4 that instruction is about
 //! twenty times slower when the destination lies 1 to 15 bytes past the
 //! source modulo 64 (glibc bug 30994). glibc's fix (2024; taken here to be
 //! in 2.40 and later) sets the threshold on AMD to the non-temporal one,
