@@ -75,16 +75,16 @@ pub(crate) struct ServeArgs {
     stateless: bool,
     /// Over HTTP, the most MCP sessions open at once; an `initialize` past
     /// them is answered HTTP 503 (retry later).
-    #[arg(long, default_value_t = HttpOptions::default().max_sessions as u64, value_name = "N", conflicts_with = "stdio", value_parser = clap::value_parser!(u64).range(1..))]
-    max_sessions: u64,
+    #[arg(long, default_value_t = HttpOptions::default().max_sessions, value_name = "N", conflicts_with = "stdio", value_parser = at_least_one::<usize>())]
+    max_sessions: usize,
     /// Over HTTP, how long a session may go without a message before it
     /// ends.
-    #[arg(long, default_value_t = HttpOptions::default().session_idle.as_secs(), value_name = "SECONDS", conflicts_with = "stdio", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = HttpOptions::default().session_idle.as_secs(), value_name = "SECONDS", conflicts_with = "stdio", value_parser = at_least_one::<u64>())]
     session_idle_secs: u64,
     /// Over HTTP, the most connections served at once (more wait to be
     /// accepted); at most half the process's open-file limit.
-    #[arg(long, default_value_t = HttpOptions::default().max_connections as u64, value_name = "N", conflicts_with = "stdio", value_parser = clap::value_parser!(u64).range(1..))]
-    max_connections: u64,
+    #[arg(long, default_value_t = HttpOptions::default().max_connections, value_name = "N", conflicts_with = "stdio", value_parser = at_least_one::<usize>())]
+    max_connections: usize,
     /// How long calls in flight may run after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     grace_ms: u64,
@@ -180,9 +180,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             allowed_origins: args.allowed_origins.clone(),
             stateless: args.stateless,
             status: Some(Arc::new(move || status.status())),
-            max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+            max_sessions: args.max_sessions,
             session_idle: Duration::from_secs(args.session_idle_secs),
-            max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+            max_connections: args.max_connections,
             ..HttpOptions::default()
         };
         eprintln!("toolhost: serving MCP at http://{local}{}", options.path);
@@ -194,6 +194,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What needs MCP sessions, refused or announced in stateless mode.
+/// A whole number of at least one, read as `T` (the HTTP bounds: zero
+/// sessions, connections or idle seconds would serve no one).
+fn at_least_one<T: TryFrom<u64> + Clone + Send + Sync + 'static>() -> clap::builder::RangedU64ValueParser<T> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
+}
+
 fn stateless_checks(started: &Started) -> anyhow::Result<()> {
     if started.dispatcher.mode() == RegistryMode::Lazy {
         anyhow::bail!(
