@@ -3,12 +3,10 @@
 //! glibc's `REP MOVSB` threshold raised; its children get the environment
 //! it was given; `TOOLHOST_KEEP_MEMCPY` keeps it as it is.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::mcp_server::serve_args;
+use crate::mcp_server::{StdioServer, serve_args, temp_config};
 use crate::support;
 
 const SENTINEL: (&str, &str) = ("TOOLHOST_TEST_SENTINEL", "given-to-toolhost");
@@ -31,30 +29,11 @@ fn value<'a>(environ: &'a [String], name: &str) -> Option<&'a str> {
 
 /// `toolhost serve --stdio` of `hello` (plus `extra`), with `env` added,
 /// once it has answered `initialize` (so after any second start).
-fn serve(extra: &[&str], env: &[(&str, &str)]) -> Child {
+fn serve(extra: &[&str], env: &[(&str, &str)]) -> StdioServer {
     let hello = support::plugin_path("hello").display().to_string();
-    let mut args = serve_args(&["--stdio", "--plugin", &hello]);
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let mut child = Command::new(support::toolhost_bin())
-        .args(&args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.as_mut().unwrap();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
-    )
-    .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.contains("serverInfo"), "{line}");
-    child
+    let mut args = vec!["--plugin", hello.as_str()];
+    args.extend_from_slice(extra);
+    StdioServer::start_with_env(&args, env)
 }
 
 fn wait_for_file(path: &Path) -> String {
@@ -78,8 +57,8 @@ fn wait_for_file(path: &Path) -> String {
 /// the environment it was given (a shell that then becomes another
 /// toolhost server): what the server and the bridged server were given.
 fn serve_bridging(env: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    let dump = dir.path().join("bridged-environ");
+    let dumps = tempfile::tempdir().unwrap();
+    let dump = dumps.path().join("bridged-environ");
     let script = format!(
         "tr '\\0' '\\n' < /proc/$$/environ > '{}'; exec \"$0\" \"$@\"",
         dump.display()
@@ -90,22 +69,16 @@ fn serve_bridging(env: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
         support::toolhost_bin().display().to_string(),
     ];
     bridged.extend(serve_args(&["--stdio"]));
-    let config = dir.path().join("toolhost.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[mcp.servers]]\nname = \"inner\"\ntransport = \"stdio\"\ncommand = \"sh\"\nargs = {}\n",
-            toml::Value::Array(bridged.into_iter().map(toml::Value::String).collect())
-        ),
-    )
-    .unwrap();
+    let (_dir, config) = temp_config(&format!(
+        "[[mcp.servers]]\nname = \"inner\"\ntransport = \"stdio\"\ncommand = \"sh\"\nargs = {}\n",
+        toml::Value::Array(bridged.into_iter().map(toml::Value::String).collect())
+    ));
     let mut env = env.to_vec();
     env.push(SENTINEL);
-    let mut server = serve(&["--config", &config.display().to_string()], &env);
-    let started = environ(server.id());
+    let server = serve(&["--config", &config], &env);
+    let started = environ(server.child.id());
     let children = wait_for_file(&dump);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(value(&started, SENTINEL.0), Some(SENTINEL.1));
     let children: Vec<String> = children.lines().map(str::to_string).collect();
     assert_eq!(value(&children, SENTINEL.0), Some(SENTINEL.1), "{children:?}");
@@ -165,10 +138,7 @@ fn other_tunables_are_kept_and_given_back_to_the_children() {
 
 #[test]
 fn keep_memcpy_starts_the_server_once_as_it_is() {
-    let mut server = serve(&[], &[("TOOLHOST_KEEP_MEMCPY", "1")]);
-    let started = environ(server.id());
-    let _ = server.kill();
-    let _ = server.wait();
+    let started = environ(serve(&[], &[("TOOLHOST_KEEP_MEMCPY", "1")]).child.id());
     assert_eq!(
         value(&started, "GLIBC_TUNABLES"),
         std::env::var("GLIBC_TUNABLES").ok().as_deref(),
@@ -184,10 +154,7 @@ fn keep_memcpy_starts_the_server_once_as_it_is() {
 #[test]
 fn a_threshold_already_set_is_left_as_it_is() {
     let mine = "glibc.cpu.x86_rep_movsb_threshold=4096";
-    let mut server = serve(&[], &[("GLIBC_TUNABLES", mine)]);
-    let started = environ(server.id());
-    let _ = server.kill();
-    let _ = server.wait();
+    let started = environ(serve(&[], &[("GLIBC_TUNABLES", mine)]).child.id());
     assert_eq!(value(&started, "GLIBC_TUNABLES"), Some(mine), "{started:?}");
     assert!(
         !started

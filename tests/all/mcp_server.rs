@@ -366,7 +366,12 @@ pub struct StdioServer {
 impl StdioServer {
     /// Spawns `toolhost serve --stdio EXTRA...` and completes `initialize`.
     pub fn start(extra: &[&str]) -> StdioServer {
-        let mut server = StdioServer::spawn(extra);
+        StdioServer::start_with_env(extra, &[])
+    }
+
+    /// [`StdioServer::start`] with `env` added to the server's environment.
+    pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> StdioServer {
+        let mut server = StdioServer::spawn_with_env(extra, env);
         server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
         let init = server.recv();
@@ -378,10 +383,16 @@ impl StdioServer {
     /// Spawns `toolhost serve --stdio EXTRA...`, leaving the handshake to
     /// the test.
     pub fn spawn(extra: &[&str]) -> StdioServer {
+        StdioServer::spawn_with_env(extra, &[])
+    }
+
+    /// [`StdioServer::spawn`] with `env` added to the server's environment.
+    pub fn spawn_with_env(extra: &[&str], env: &[(&str, &str)]) -> StdioServer {
         let mut args = vec!["--stdio"];
         args.extend_from_slice(extra);
         let mut child = Command::new(support::toolhost_bin())
             .args(serve_args(&args))
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
