@@ -165,8 +165,7 @@ impl Analyzer {
             },
             Part::CmdSub { list, quoted } => match self.static_output(list) {
                 Some(v) if self.spend(v.len()) => {
-                    let v = v.trim_end_matches('\n').to_string();
-                    self.push_expansion(&v, *quoted, out);
+                    self.push_expansion(v.trim_end_matches('\n'), *quoted, out);
                 }
                 _ => out.push(Atom::Unknown),
             },
