@@ -78,6 +78,9 @@ pub enum ErrorCode {
     /// Lazy mode: the tool exists but is not active in this session yet
     /// (activate it with `tool_search(name=...)`).
     NotActive,
+    /// Bytes offered to the host (a component file, a pulled blob, a
+    /// signature) exceed their cap.
+    TooLarge,
     /// A configuration file or value is wrong.
     Config,
     /// Reading or writing a file failed.
@@ -114,6 +117,7 @@ impl ErrorCode {
             ErrorCode::ScriptFailed => "script_failed",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::NotActive => "not_active",
+            ErrorCode::TooLarge => "too_large",
             ErrorCode::Config => "config",
             ErrorCode::Io => "io",
             ErrorCode::Internal => "internal",

@@ -6,6 +6,7 @@
 //!
 //! | concept | where |
 //! |---|---|
+//! | reading untrusted files: regular files only, capped, off the async workers | [`bounded`] |
 //! | errors and their codes | [`error`] |
 //! | a component's identity (blake3 of its bytes) | [`identity`] |
 //! | every sandbox limit and its default, usage, load-time claims, log budgets | [`limits`] |
@@ -35,6 +36,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bounded;
 pub mod dispatch;
 pub mod error;
 pub mod identity;
