@@ -8,8 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use toolhost::dispatch::LoadComponent;
+use toolhost::admission::PluginRequest;
+use toolhost::config::Config;
 use toolhost::dispatch::{DispatchContext, Dispatcher, Session, ToolCall, ToolResult};
+use toolhost::live::LivePlugins;
 use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig};
 
@@ -40,11 +42,12 @@ pub async fn run(plugin: &Path) -> toolhost::Result<Vec<ToolResult>> {
         }))
         .build()?;
 
-    // A sandboxed component; its tools join the registry, trusted-only.
+    // A sandboxed component, admitted as every plugin is (a regular file
+    // within the size cap, pins, signatures and grants as the config says);
+    // its tools join the registry, trusted-only.
     let engine = Engine::new(EngineConfig::default())?;
-    dispatcher
-        .load_component(&engine, plugin, Default::default(), &Default::default())
-        .await?;
+    let plugins = LivePlugins::new(&dispatcher, engine, Config::default())?;
+    plugins.load(PluginRequest::file(plugin)).await?;
 
     // Every call publishes an event.
     let mut events = dispatcher.subscribe();

@@ -15,10 +15,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use toolhost::admission::PluginRequest;
+use toolhost::config::Config;
 use toolhost::dispatch::Dispatcher;
-use toolhost::dispatch::LoadComponent;
+use toolhost::live::LivePlugins;
 use toolhost::mcp::{HttpOptions, McpServer, serve_http, serve_stdio};
-use toolhost::registry::{ComponentRegistration, FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
+use toolhost::registry::{FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig};
 
 /// The application's dispatcher: `word_count` (public) and the tools of
@@ -38,14 +40,8 @@ pub async fn public_dispatcher(plugin: &Path) -> toolhost::Result<Dispatcher> {
     ))?;
     let dispatcher = Dispatcher::builder(registry).build()?;
     let engine = Engine::new(EngineConfig::default())?;
-    dispatcher
-        .load_component(
-            &engine,
-            plugin,
-            Default::default(),
-            &ComponentRegistration::default(),
-        )
-        .await?;
+    let plugins = LivePlugins::new(&dispatcher, engine, Config::default())?;
+    plugins.load(PluginRequest::file(plugin)).await?;
     Ok(dispatcher)
 }
 

@@ -9,7 +9,9 @@ use toolhost::dispatch::{CallOutcome, DispatchContext, Session};
 use toolhost::registry::{Registry, ToolSource};
 
 use crate::fixtures::{def_names, dispatcher, echo, trusted, with_component};
-use toolhost::dispatch::LoadComponent;
+use toolhost::admission::PluginRequest;
+use toolhost::config::Config;
+use toolhost::live::LivePlugins;
 
 /// Bounds a test's wait so that a broken concurrency guarantee fails
 /// instead of hanging (never asserts speed).
@@ -149,15 +151,8 @@ async fn components_load_and_unload_while_serving() {
     let d = dispatcher(Registry::new());
     let mut changes = d.subscribe_changes();
     let path = crate::support::plugin_path("counter");
-    let c = d
-        .load_component(
-            crate::fixtures::engine(),
-            &path,
-            Default::default(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+    let live = LivePlugins::new(&d, crate::fixtures::engine().clone(), Config::default()).unwrap();
+    let c = live.load(PluginRequest::file(&path)).await.unwrap();
     assert!(changes.has_changed().unwrap());
     assert_eq!(*changes.borrow_and_update(), 1);
     assert_eq!(d.dispatch("count", json!({}), &trusted()).await.content, "1");

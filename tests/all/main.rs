@@ -3,6 +3,7 @@
 
 mod support;
 
+mod admission;
 mod approval_flow;
 mod cache;
 mod call_many;

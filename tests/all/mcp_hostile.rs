@@ -675,3 +675,134 @@ fn http_connections_past_the_limit_wait_for_a_free_one() {
         "{answer}"
     );
 }
+
+/// The `[[mcp.servers]]` entries of `tests/peers/hostile_server.py` in each
+/// of `modes` (`(mode, size)`), named after the mode, each call cut off
+/// after three seconds.
+fn hostile_servers(modes: &[(&str, usize)]) -> String {
+    let python = support::peer_python().display().to_string();
+    let script = support::peer_script("hostile_server.py").display().to_string();
+    modes
+        .iter()
+        .map(|(mode, size)| {
+            format!(
+                "[[mcp.servers]]\nname = \"{}\"\ntransport = \"stdio\"\ncommand = {python:?}\nargs = [{script:?}, \"{mode}\", \"{size}\"]\ntimeout_ms = 3000\n",
+                mode.replace('-', "_")
+            )
+        })
+        .collect()
+}
+
+/// Lists the server's tools until `names` are all there (bridged servers
+/// connect in the background).
+fn wait_for_tools(server: &mut StdioServer, names: &[String]) {
+    let start = std::time::Instant::now();
+    for id in 1000.. {
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        let list = server.answer(&json!(id));
+        let listed: HashSet<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        if names.iter().all(|n| listed.contains(n.as_str())) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "not all of {names:?} were bridged: {list}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Bridged servers that close their stdin, close their stdout, exit
+/// mid-call, answer garbage and a line without end, or hang: each call
+/// gets an error, and the real binary (where a closed pipe once ended the
+/// process by SIGPIPE) goes on serving every other tool, in bounded memory.
+#[test]
+fn bridged_servers_that_misbehave_never_end_the_host() {
+    let modes = [
+        ("close-stdin", 0),
+        ("close-stdout", 0),
+        ("exit", 0),
+        ("garbage", 256 << 20),
+        ("hang", 0),
+    ];
+    let (_dir, config) = temp_config(&format!(
+        "[[plugins]]\npath = {:?}\n{}",
+        plugin("hello"),
+        hostile_servers(&modes)
+    ));
+    let mut server = StdioServer::start(&["--config", &config]);
+    let tools: Vec<String> = modes
+        .iter()
+        .map(|(mode, _)| format!("mcp__{}__act", mode.replace('-', "_")))
+        .collect();
+    wait_for_tools(&mut server, &tools);
+    let before = peak_rss(server.child.id());
+    for (i, tool) in tools.iter().enumerate() {
+        let id = 10 * i as i64 + 10;
+        let result = server.call(id, tool, json!({}));
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        assert!(
+            server.child.try_wait().unwrap().is_none(),
+            "{tool} ended the host"
+        );
+        server.assert_serves(id + 1);
+    }
+    // Once more, now that each connection is gone or stuck.
+    for (i, tool) in tools.iter().enumerate() {
+        let result = server.call(100 + i as i64, tool, json!({}));
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+    }
+    server.assert_serves(200);
+    let growth = peak_rss(server.child.id()).saturating_sub(before);
+    assert!(
+        growth < GROWTH_BOUND,
+        "the host's peak memory grew by {growth} bytes while a server sent a 256 MiB line"
+    );
+}
+
+/// An HTTP client that vanishes in the middle of a call (its connection
+/// closed before the answer) costs the server nothing: other sessions, and
+/// the same client's next requests, are served.
+#[test]
+fn an_http_client_that_vanishes_mid_call_leaves_the_server_serving() {
+    let (_dir, config) = temp_config(&hostile_servers(&[("hang", 0)]));
+    let hello = plugin("hello");
+    let server = HttpServer::start(&["--plugin", &hello, "--token", TOKEN, "--config", &config]);
+    let addr = server.addr();
+    let session = http_session(&addr, TOKEN);
+    let other = http_session(&addr, TOKEN);
+    let start = std::time::Instant::now();
+    loop {
+        let list = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"});
+        let answer = post(&addr, TOKEN, Some(&session), list.to_string().as_bytes());
+        if answer
+            .messages
+            .iter()
+            .any(|m| m.to_string().contains("mcp__hang__act"))
+        {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{:?}", answer.messages);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for id in 1..=5 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "mcp__hang__act", "arguments": {}}});
+        let body = call.to_string();
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        stream
+            .write_all(post_head(&addr, TOKEN, Some(&session), body.len()).as_bytes())
+            .unwrap();
+        stream.write_all(body.as_bytes()).unwrap();
+        drop(stream);
+        http_greet(&addr, TOKEN, &other, 100 + id);
+    }
+    http_greet(&addr, TOKEN, &session, 200);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    assert!(!status.contains("State:\tZ"), "{status}");
+}

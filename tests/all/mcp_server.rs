@@ -372,12 +372,24 @@ impl StdioServer {
     /// [`StdioServer::start`] with `env` added to the server's environment.
     pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> StdioServer {
         let mut server = StdioServer::spawn_with_env(extra, env);
-        server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
-        let init = server.recv();
-        assert!(init["result"]["serverInfo"].is_object(), "{init}");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server.handshake();
         server
+    }
+
+    /// The server `child` (spawned with stdin and stdout piped), spoken to
+    /// with raw JSON-RPC lines; the handshake is left to the test.
+    pub fn from_child(mut child: Child) -> StdioServer {
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        StdioServer { child, stdout }
+    }
+
+    /// Completes `initialize`.
+    pub fn handshake(&mut self) {
+        self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
+        let init = self.recv();
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     }
 
     /// Spawns `toolhost serve --stdio EXTRA...`, leaving the handshake to

@@ -407,19 +407,51 @@ async fn no_path_leaves_the_workspace() {
             );
         }
     }
-    // Symlinks out are blocked by the host's handle.
-    for path in ["link", "linkdir/secret.txt"] {
-        assert_eq!(
-            err(&c, "read_file", json!({ "path": path })).await.code(),
-            ErrorCode::ToolFailed
-        );
+    // Links out (absolute, relative, dangling) are refused by name when
+    // read or written through: never a success for a write that did not
+    // happen (the host's handle would refuse it anyway).
+    std::os::unix::fs::symlink("../escape.txt", dir.path().join("dangling")).unwrap();
+    std::os::unix::fs::symlink("src/../../escape", dir.path().join("climbing")).unwrap();
+    for path in [
+        "link",
+        "linkdir/secret.txt",
+        "linkdir/planted",
+        "dangling",
+        "climbing/x",
+    ] {
+        for (tool, args) in [
+            ("read_file", json!({ "path": path })),
+            ("code_read", json!({ "path": path })),
+            ("write_file", json!({ "path": path, "content": "x" })),
+            (
+                "write_file",
+                json!({ "path": path, "content": "x", "overwrite": false }),
+            ),
+        ] {
+            let e = err(&c, tool, args).await;
+            assert_eq!(e.code(), ErrorCode::InvalidArguments, "{tool} {path}: {e}");
+            assert!(
+                e.message().contains("outside the workspace"),
+                "{tool} {path}: {e}"
+            );
+        }
     }
-    err(
-        &c,
-        "write_file",
-        json!({"path": "linkdir/planted", "content": "x"}),
-    )
-    .await;
+    assert!(!dir.path().parent().unwrap().join("escape.txt").exists());
+    // A link that stays inside is followed, and `created` is about its
+    // target.
+    std::os::unix::fs::symlink("src/new.txt", dir.path().join("inner")).unwrap();
+    let written = ok(&c, "write_file", json!({"path": "inner", "content": "in"})).await;
+    assert_eq!(
+        (written["path"].clone(), written["created"].clone()),
+        (json!("inner"), json!(true))
+    );
+    assert_eq!(fs::read_to_string(dir.path().join("src/new.txt")).unwrap(), "in");
+    let again = ok(&c, "write_file", json!({"path": "inner", "content": "again"})).await;
+    assert_eq!(again["created"], false);
+    assert_eq!(
+        ok(&c, "read_file", json!({"path": "inner"})).await["content"],
+        "again"
+    );
     err(&c, "list_files", json!({"path": "linkdir"})).await;
     let g = ok(&c, "grep", json!({"pattern": "secret"})).await;
     assert_eq!(g["matches"], json!([]));

@@ -307,3 +307,141 @@ async fn no_grant_may_write_into_the_plugins_folder() {
         "{status:?}"
     );
 }
+
+/// A `toolhost serve --stdio --plugin hello` child whose stderr is
+/// collected, line by line; killed when dropped or after a watchdog's
+/// minutes (a stalled server fails the test instead of hanging it).
+struct Collected {
+    server: crate::mcp_server::StdioServer,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Collected {
+    fn start(extra: &[&str], env: &[(&str, &str)]) -> Collected {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let hello = support::plugin_path("hello").display().to_string();
+        let mut args = vec!["--stdio", "--plugin", hello.as_str()];
+        args.extend_from_slice(extra);
+        let mut child = Command::new(support::toolhost_bin())
+            .args(crate::mcp_server::serve_args(&args))
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap());
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let pid = child.id();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(240));
+            // SAFETY: a plain kill(2) of the child we started; at worst the
+            // pid is gone already.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        });
+        let mut server = crate::mcp_server::StdioServer::from_child(child);
+        server.handshake();
+        Collected { server, log }
+    }
+
+    fn count(&self, needle: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(needle))
+            .count()
+    }
+
+    fn wait_count(&self, needle: &str, n: usize) {
+        let deadline = std::time::Instant::now() + LIMIT;
+        while self.count(needle) < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{n} lines with {needle:?} not logged: {:?}",
+                self.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success());
+}
+
+/// A named pipe in the folder at start, another added later, and a file
+/// of 400 MiB: the server starts, answers every call at once, and reads
+/// none of them (a pipe is not a regular file; the big file is refused by
+/// its size before it is read).
+#[test]
+fn pipes_and_huge_files_in_the_plugins_folder_never_stall_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    mkfifo(&live.join("early.wasm"));
+    let live_arg = live.display().to_string();
+    let mut s = Collected::start(&["--plugins", &live_arg], &[]);
+    s.server.assert_serves(1);
+    s.wait_count("early.wasm", 1);
+    let before = crate::mcp_hostile::peak_rss(s.server.child.id());
+    mkfifo(&live.join("late.wasm"));
+    let huge = std::fs::File::create(live.join("huge.wasm")).unwrap();
+    huge.set_len(400 << 20).unwrap();
+    drop(huge);
+    s.wait_count("late.wasm", 1);
+    s.wait_count("huge.wasm", 1);
+    for id in 2..20 {
+        s.server.assert_serves(id);
+    }
+    let log = s.log.lock().unwrap().join("\n");
+    assert!(log.contains("named pipe, not a regular file"), "{log}");
+    assert!(log.contains("more than the cap"), "{log}");
+    let growth = crate::mcp_hostile::peak_rss(s.server.child.id()).saturating_sub(before);
+    assert!(growth < 64 << 20, "peak memory grew by {growth} bytes");
+}
+
+/// Loading a file raises watch events of its own (opened, read, closed):
+/// they must not schedule another look, or an unchanged folder is read
+/// again and again and a bad file logged each time. Each bad file is
+/// reported once, and again only when it changes.
+#[test]
+fn an_unchanged_folder_is_read_once_and_a_bad_file_reported_once_until_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    for i in 0..20 {
+        std::fs::write(live.join(format!("junk{i}.wasm")), format!("junk {i}")).unwrap();
+    }
+    let live_arg = live.display().to_string();
+    let mut s = Collected::start(&["--plugins", &live_arg], &[("TOOLHOST_LOG", "error")]);
+    const REFUSED: &str = "plugin not loaded";
+    s.wait_count(REFUSED, 20);
+    // Several settle periods (300 ms) of quiet: nothing is looked at again.
+    std::thread::sleep(Duration::from_secs(2));
+    s.server.assert_serves(1);
+    assert_eq!(s.count(REFUSED), 20, "{:?}", s.log.lock().unwrap());
+    // A changed file is looked at again, once.
+    std::fs::write(live.join("junk0.wasm"), "other junk").unwrap();
+    s.wait_count(REFUSED, 21);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(s.count(REFUSED), 21, "{:?}", s.log.lock().unwrap());
+    // A good file still loads.
+    put(dir.path(), "counter.wasm", &support::plugin_bytes("counter"));
+    let deadline = std::time::Instant::now() + LIMIT;
+    for id in 100.. {
+        if s.server.call(id, "count", json!({}))["isError"] == false {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "counter.wasm never loaded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -46,11 +46,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
+use toolhost::admission::PluginRequest;
 use toolhost::config::Config;
-use toolhost::dispatch::{DispatchContext, Dispatcher, LoadComponent, McpDispatcher, Session};
+use toolhost::dispatch::{DispatchContext, Dispatcher, McpDispatcher, Session};
 use toolhost::mcp::McpServer;
 use toolhost::mcp::framing::GuardedStdio;
-use toolhost::registry::{ComponentRegistration, Registry, ToolAudience};
+use toolhost::registry::{Registry, ToolAudience};
 use toolhost::{ComponentHash, Engine, EngineConfig, ErrorCode, LimitsOverride, LoadOptions};
 
 use crate::support;
@@ -419,25 +420,20 @@ impl Host {
             .start(&engine, Registry::new(), None)
             .await
             .expect("starting the soak's host");
-        let dispatcher = started.dispatcher;
+        let dispatcher = started.dispatcher.clone();
         let limits = LimitsOverride {
             timeout_ms: Some(2000),
             memory_mb: Some(64),
             ..LimitsOverride::default()
         };
         for &(plugin, ..) in ADVERSARIAL_CALLS {
-            let options = LoadOptions {
+            let request = PluginRequest {
                 limits,
-                ..LoadOptions::default()
+                ..PluginRequest::file(support::plugin_path(plugin))
             };
-            let path = support::plugin_path(plugin);
-            dispatcher
-                .load_component(
-                    &engine,
-                    &path,
-                    options,
-                    &ComponentRegistration::for_file(&path, None),
-                )
+            started
+                .live
+                .load(request)
                 .await
                 .unwrap_or_else(|e| panic!("loading {plugin}: {e}"));
         }

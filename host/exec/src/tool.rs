@@ -110,7 +110,7 @@ impl ExecTool {
             object_schema(
                 json!({
                     "command": {"type": "string", "description": "The shell command line."},
-                    "cwd": {"type": "string", "description": "Working directory (default: the configured one)."},
+                    "cwd": {"type": "string", "description": "Working directory, relative to the configured one (default: the configured one)."},
                     "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit; the whole process group is killed past it."},
                     "background": {"type": "boolean", "description": "Start it in the background and return a handle."}
                 }),
@@ -135,7 +135,13 @@ impl ExecTool {
         let args: ExecArgs = serde_json::from_value(args)
             .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))?;
         let session = session_of(&ctx);
-        let cwd = args.cwd.or_else(|| self.settings.default_cwd.clone());
+        // One working directory, resolved once, travels to the judge and
+        // the backend alike: a relative one asked for is relative to the
+        // configured one (the workspace), never to this process's.
+        let cwd = match (args.cwd, &self.settings.default_cwd) {
+            (Some(asked), Some(base)) => Some(base.join(asked)),
+            (asked, base) => asked.or_else(|| base.clone()),
+        };
         let cwd_text = cwd.as_ref().map(|c| c.to_string_lossy().into_owned());
         let decision = self
             .gate

@@ -43,10 +43,9 @@ use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -176,19 +175,8 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
+                let transport = crate::child::ChildStdio::spawn(&config.name, cmd)
                     .map_err(|e| failed(format!("cannot start {command:?}: {e}")))?;
-                if let Some(stderr) = stderr {
-                    let server = config.name.clone();
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::debug!(target: "toolhost::mcp::server_stderr", server = %server, "{line}");
-                        }
-                    });
-                }
                 events.serve(transport).await.map_err(|e| failed(e.to_string()))
             }
             McpTransport::Http { url, headers } => {

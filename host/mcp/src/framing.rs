@@ -383,12 +383,8 @@ pub(crate) fn widen_stdio_pipes() {
 /// another event wins its `select!`): a partly read line stays in the
 /// transport, and answers are written by tasks of their own.
 pub struct GuardedStdio<R, W> {
-    reader: R,
+    lines: LineReader<R>,
     writer: Arc<Mutex<W>>,
-    /// The line being read (its head only, once it is past the limit).
-    buffer: Vec<u8>,
-    /// Whether the line being read went past [`MAX_LINE_BYTES`].
-    cut: bool,
     /// A free place among the requests in flight, taken before a line is
     /// read, held by the request until its answer is written.
     slot: Option<OwnedSemaphorePermit>,
@@ -411,83 +407,28 @@ where
     /// A transport reading `reader` and writing `writer`.
     pub fn new(reader: R, writer: W) -> Self {
         GuardedStdio {
-            reader,
+            lines: LineReader::new(reader, MAX_LINE_BYTES),
             writer: Arc::new(Mutex::new(writer)),
-            buffer: Vec::new(),
-            cut: false,
             slot: None,
             slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             outstanding: Arc::default(),
         }
     }
 
-    /// Reads the rest of one line and classifies it. A line read whole in
-    /// one piece of the reader's buffer (the common case: the buffer holds
-    /// 64 KiB) is classified where it lies; any other is gathered into
-    /// `self.buffer` first, at most [`MAX_LINE_BYTES`] of it (past that,
-    /// the rest is discarded and the line answered as too long). Returns
-    /// `None` at the end of input. Cancel-safe: what was read stays in
-    /// `self` for the next call.
+    /// Reads the rest of one line and classifies it (a line past
+    /// [`MAX_LINE_BYTES`] is answered as too long). `None` at the end of
+    /// input. Cancel-safe, as [`LineReader::next`].
     async fn read_line(&mut self) -> std::io::Result<Option<Line>> {
-        loop {
-            let available = self.reader.fill_buf().await?;
-            if available.is_empty() {
-                let read_any = !self.buffer.is_empty() || self.cut;
-                return Ok(read_any.then(|| self.take_line()));
-            }
-            let newline = memchr::memchr(b'\n', available);
-            if let Some(end) = newline
-                && end <= MAX_LINE_BYTES
-                && self.buffer.is_empty()
-                && !self.cut
-            {
-                let line = classify(&available[..end]);
-                self.reader.consume(end + 1);
-                return Ok(Some(line));
-            }
-            let take = newline.map_or(available.len(), |p| p + 1);
-            if !self.cut {
-                let room = MAX_LINE_BYTES.saturating_sub(self.buffer.len());
-                let chunk = &available[..take];
-                let end = chunk.strip_suffix(b"\n").unwrap_or(chunk);
-                if end.len() > room {
-                    // Keep the head (to find the id), drop the rest.
-                    self.buffer.truncate(ID_SCAN_BYTES);
-                    let fill = ID_SCAN_BYTES.saturating_sub(self.buffer.len()).min(end.len());
-                    self.buffer.extend_from_slice(&end[..fill]);
-                    self.cut = true;
-                } else {
-                    self.buffer.extend_from_slice(end);
-                }
-            }
-            self.reader.consume(take);
-            if newline.is_some() {
-                return Ok(Some(self.take_line()));
-            }
-        }
-    }
-
-    /// Classifies the line gathered in the buffer (answered as too long if
-    /// it was cut), then starts a new one: the buffer emptied (and given
-    /// back to the allocator after a large line).
-    fn take_line(&mut self) -> Line {
-        let line = if self.cut {
-            let head = String::from_utf8_lossy(&self.buffer);
-            answer(
-                scan_id(&head),
-                INVALID_REQUEST,
-                &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
-            )
-        } else {
-            classify(&self.buffer)
-        };
-        self.cut = false;
-        if self.buffer.capacity() > LARGE_LINE_BYTES {
-            self.buffer = Vec::new();
-        } else {
-            self.buffer.clear();
-        }
-        line
+        self.lines
+            .next(|line| match line {
+                RawLine::Whole(bytes) => classify(bytes),
+                RawLine::Cut { head } => answer(
+                    scan_id(&String::from_utf8_lossy(head)),
+                    INVALID_REQUEST,
+                    &format!("Invalid Request: the message is longer than {MAX_LINE_BYTES} bytes"),
+                ),
+            })
+            .await
     }
 
     async fn write(writer: &Mutex<W>, value: &impl serde::Serialize) -> std::io::Result<()> {
@@ -501,6 +442,116 @@ where
 
 /// A line buffer larger than this is freed after its line.
 const LARGE_LINE_BYTES: usize = 1 << 20;
+
+/// One line as [`LineReader`] read it.
+#[derive(Debug, Clone, Copy)]
+pub enum RawLine<'a> {
+    /// The whole line, without its newline.
+    Whole(&'a [u8]),
+    /// A line longer than the reader's bound: its first
+    /// [`ID_SCAN_BYTES`] bytes (the rest was discarded unread into memory).
+    Cut {
+        /// The line's head.
+        head: &'a [u8],
+    },
+}
+
+/// The one bounded reader of every line-framed peer: MCP clients on
+/// stdin ([`GuardedStdio`]), bridged MCP servers' stdout and stderr. A line
+/// is kept up to a bound; past it, only its head is kept and the rest is
+/// read and dropped, so a peer that never sends a newline costs a bounded
+/// buffer, not memory without end.
+pub struct LineReader<R> {
+    reader: R,
+    /// The line being read (its head only, once it is past the bound).
+    buffer: Vec<u8>,
+    /// Whether the line being read went past the bound.
+    cut: bool,
+    max: usize,
+}
+
+impl<R> std::fmt::Debug for LineReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineReader")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    /// Reads lines of at most `max` bytes from `reader`.
+    pub fn new(reader: R, max: usize) -> Self {
+        LineReader {
+            reader,
+            buffer: Vec::new(),
+            cut: false,
+            max,
+        }
+    }
+
+    /// Reads the rest of one line and hands it to `take`, returning what
+    /// that gives. A line read whole in one piece of the reader's buffer
+    /// (the common case: the buffer holds 64 KiB) is handed over where it
+    /// lies; any other is gathered into a buffer of at most `max` bytes
+    /// first (past that, only its head is kept). `None` at the end of
+    /// input. Cancel-safe: what was read stays in `self` for the next call.
+    pub async fn next<T>(&mut self, take: impl FnOnce(RawLine<'_>) -> T) -> std::io::Result<Option<T>> {
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                let read_any = !self.buffer.is_empty() || self.cut;
+                return Ok(read_any.then(|| self.take_line(take)));
+            }
+            let newline = memchr::memchr(b'\n', available);
+            if let Some(end) = newline
+                && end <= self.max
+                && self.buffer.is_empty()
+                && !self.cut
+            {
+                let line = take(RawLine::Whole(&available[..end]));
+                self.reader.consume(end + 1);
+                return Ok(Some(line));
+            }
+            let consumed = newline.map_or(available.len(), |p| p + 1);
+            if !self.cut {
+                let room = self.max.saturating_sub(self.buffer.len());
+                let chunk = &available[..consumed];
+                let end = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+                if end.len() > room {
+                    // Keep the head (to find the id), drop the rest.
+                    self.buffer.truncate(ID_SCAN_BYTES);
+                    let fill = ID_SCAN_BYTES.saturating_sub(self.buffer.len()).min(end.len());
+                    self.buffer.extend_from_slice(&end[..fill]);
+                    self.cut = true;
+                } else {
+                    self.buffer.extend_from_slice(end);
+                }
+            }
+            self.reader.consume(consumed);
+            if newline.is_some() {
+                return Ok(Some(self.take_line(take)));
+            }
+        }
+    }
+
+    /// Hands the line gathered in the buffer to `take`, then starts a new
+    /// one: the buffer emptied (and given back to the allocator after a
+    /// large line).
+    fn take_line<T>(&mut self, take: impl FnOnce(RawLine<'_>) -> T) -> T {
+        let line = if self.cut {
+            take(RawLine::Cut { head: &self.buffer })
+        } else {
+            take(RawLine::Whole(&self.buffer))
+        };
+        self.cut = false;
+        if self.buffer.capacity() > LARGE_LINE_BYTES {
+            self.buffer = Vec::new();
+        } else {
+            self.buffer.clear();
+        }
+        line
+    }
+}
 
 impl<R, W> Transport<RoleServer> for GuardedStdio<R, W>
 where

@@ -9,10 +9,11 @@
 //! | `[[mcp.servers]]` entries | [`config`]: [`McpConfig`], [`McpServerConfig`] |
 //! | `mcp__SERVER__TOOL` names, collisions | [`naming`] |
 //! | a remote tool as a [`Tool`](toolhost_core::registry::Tool), the connection manager | [`client`]: [`McpTool`], [`McpConnection`] |
+//! | a bridged stdio server's process and pipes, read within bounds | [`child`] |
 //! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
 //! | the registry served as an MCP server, over stdio | [`server`]: [`McpServer`], [`serve_stdio`] |
 //! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
-//! | every malformed request answered | [`framing`] |
+//! | every malformed request answered; the one bounded line reader | [`framing`] |
 //! | browser origins | [`origin`] |
 //! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
 //!
@@ -41,6 +42,7 @@
 
 pub mod approval;
 pub mod bridge;
+pub mod child;
 pub mod client;
 pub mod config;
 pub mod framing;

@@ -76,7 +76,15 @@ pub struct EngineConfig {
     pub cache_dir: Option<PathBuf>,
     /// The limits calls run under unless a plugin or a call overrides them.
     pub default_limits: Limits,
+    /// The most bytes a component may have (default 64 MiB; a Python or
+    /// JavaScript plugin is 12 to 18 MB): [`Engine::load`] refuses more with
+    /// `too_large`, and every file of a component is refused before it is
+    /// read when it is larger (see `toolhost_core::bounded`).
+    pub max_component_bytes: u64,
 }
+
+/// The default of [`EngineConfig::max_component_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_COMPONENT_BYTES: u64 = 64 << 20;
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -89,6 +97,7 @@ impl Default for EngineConfig {
             epoch_tick: Duration::from_millis(10),
             cache_dir: None,
             default_limits: Limits::DEFAULT,
+            max_component_bytes: DEFAULT_MAX_COMPONENT_BYTES,
         }
     }
 }
@@ -109,7 +118,8 @@ pub const MAX_STACK_TIERS: usize = 4;
 pub(crate) struct EngineInner {
     /// The primary wasmtime engine, whose stack limit is the default one.
     pub(crate) wasmtime: wasmtime::Engine,
-    /// Admission to its instance pool.
+    /// Admission to every instance pool, the stack tiers' too: one count
+    /// of the instances alive, whatever their stack size.
     pub(crate) gate: InstanceGate,
     pub(crate) linker: Linker<SandboxState>,
     pub(crate) config: EngineConfig,
@@ -123,8 +133,6 @@ pub(crate) struct EngineInner {
 pub(crate) struct StackTier {
     pub(crate) stack_bytes: usize,
     pub(crate) wasmtime: wasmtime::Engine,
-    /// Admission to its instance pool.
-    pub(crate) gate: InstanceGate,
     pub(crate) linker: Linker<SandboxState>,
 }
 
@@ -252,10 +260,6 @@ impl Engine {
         }
         let tier = Arc::new(StackTier {
             stack_bytes,
-            gate: InstanceGate::new(
-                inner.config.max_concurrent_instances as usize,
-                inner.config.max_waiting_calls,
-            ),
             linker: crate::sandbox::linker(&wasmtime)?,
             wasmtime: wasmtime.clone(),
         });
@@ -269,8 +273,9 @@ impl Engine {
         Ok(Some(tier))
     }
 
-    /// The gate of the primary engine's pool (see [`crate::gate`]); a stack
-    /// tier's is [`StackTier::gate`].
+    /// The one gate of every instance pool (see [`crate::gate`]): a tier's
+    /// pool is as large as the primary's, and this gate keeps the instances
+    /// of all of them together within `max_concurrent_instances`.
     pub(crate) fn gate(&self) -> &InstanceGate {
         &self.inner.gate
     }
@@ -317,13 +322,7 @@ impl Engine {
     /// How many calls wait for an instance now (every stack size), and how
     /// many instances are in use.
     pub fn instance_queue(&self) -> (usize, usize) {
-        let inner = &self.inner;
-        let tiers = inner.tiers.lock().unwrap_or_else(PoisonError::into_inner);
-        tiers
-            .iter()
-            .map(|t| &t.gate)
-            .chain([&inner.gate])
-            .fold((0, 0), |(w, u), g| (w + g.waiting(), u + g.in_use()))
+        (self.inner.gate.waiting(), self.inner.gate.in_use())
     }
 
     /// The number of ticks the ticker has produced so far.

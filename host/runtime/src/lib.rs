@@ -38,7 +38,7 @@ pub mod http;
 pub mod sandbox;
 
 pub use component::{
-    ComponentProbe, ComponentRegistration, LoadComponent, LoadOptions, LoadedComponent, RegisterComponent,
-    ToolCalls, WasmTool,
+    ComponentProbe, ComponentRegistration, LoadOptions, LoadedComponent, RegisterComponent, ToolCalls,
+    WasmTool,
 };
 pub use engine::{Engine, EngineConfig};

@@ -177,16 +177,20 @@ impl Kind {
         } else {
             let mut c = Command::new(std::env::current_exe().expect("the benchmark's path"));
             c.env(FLOOR_ENV, self.floor_name());
-            // The floors copy as the `toolhost` binary does (which starts
-            // itself again with these; see `toolhost::glibc`).
-            if let Some(tunables) = toolhost::glibc::tunables() {
-                c.env("GLIBC_TUNABLES", tunables);
-            }
             if http {
                 c.env(FLOOR_HTTP_ENV, "1");
             }
             c
         };
+        // Every server copies the same way, as a deployment that follows
+        // the advice of `toolhost::glibc` would (the machines this bench
+        // runs on differ: on some, glibc's `REP MOVSB` is slow at some
+        // offsets); `MCP_BENCH_GLIBC_AS_IS` measures them as they start.
+        if std::env::var_os("MCP_BENCH_GLIBC_AS_IS").is_none()
+            && let Some(tunables) = toolhost::glibc::tunables()
+        {
+            command.env("GLIBC_TUNABLES", tunables);
+        }
         command.env("TOOLHOST_LOG", "warn");
         command
     }

@@ -4,29 +4,29 @@
 //! `toolhost-admin`), so that a trusted MCP client can change what is served
 //! without a restart:
 //!
-//! - `toolhost__load_component {"path", "hash"?, "toolset"?}` loads a
-//!   component file (refusing bytes that do not match `hash` when given) and
-//!   registers its tools, trusted-only like every component's; it answers
-//!   `{"hash", "tools"}`.
+//! - `toolhost__load_component {"path", "hash"?, "toolset"?}` admits a
+//!   component file as every plugin is admitted ([`crate::admission`]: a
+//!   regular file within the size cap, the pin when `hash` is given, the
+//!   config's signature policy, no grants) and registers its tools,
+//!   trusted-only like every component's; it answers `{"hash", "tools"}`.
 //! - `toolhost__unload_component {"hash": "blake3:..."}` removes them; it
 //!   answers `{"tools"}`. Calls already running finish normally: they hold
 //!   their own reference to the component.
 //!
 //! Either changes the registry, so every MCP session gets
 //! `notifications/tools/list_changed`. The tools are off unless `--admin` is
-//! given. The library API is [`Dispatcher::load_component`] and
-//! [`Dispatcher::unload_component`].
+//! given. The library API is [`LivePlugins::load`] and
+//! [`LivePlugins::unload`].
 
-use std::path::PathBuf;
+use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 
-use crate::component::LoadOptions;
-use crate::dispatch::{Dispatcher, LoadComponent, WeakDispatcher};
-use crate::engine::Engine;
+use crate::admission::{PluginRequest, Via};
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
-use crate::registry::{ComponentRegistration, FnTool, Registration, ToolOutput, ToolSource, ToolSpec};
+use crate::live::LivePlugins;
+use crate::registry::{FnTool, Registration, ToolOutput, ToolSpec};
 
 /// The name of the load tool.
 pub const LOAD_TOOL: &str = "toolhost__load_component";
@@ -35,14 +35,15 @@ pub const UNLOAD_TOOL: &str = "toolhost__unload_component";
 /// The toolset of the admin tools.
 pub const ADMIN_TOOLSET: &str = "toolhost-admin";
 
-/// Registers the admin tools in `dispatcher`'s registry (trusted-only
-/// built-ins). They hold only a weak handle to the dispatcher.
+/// Registers the admin tools among `live`'s plugins' (trusted-only
+/// built-ins). They hold only a weak handle to it.
 ///
 /// # Errors
 ///
-/// [`ErrorCode::DuplicateTool`] if they are there already.
-pub fn add_admin_tools(dispatcher: &Dispatcher, engine: Engine) -> Result<()> {
-    let weak = dispatcher.downgrade();
+/// [`ErrorCode::DuplicateTool`] if they are there already;
+/// [`ErrorCode::Unavailable`] when the server is shutting down.
+pub fn add_admin_tools(live: &Arc<LivePlugins>) -> Result<()> {
+    let weak = Arc::downgrade(live);
     let load_spec = ToolSpec::new(
         LOAD_TOOL,
         "Load a WebAssembly component file and serve its tools (trusted-only).",
@@ -70,54 +71,39 @@ pub fn add_admin_tools(dispatcher: &Dispatcher, engine: Engine) -> Result<()> {
     let load = {
         let weak = weak.clone();
         FnTool::new(load_spec, move |args: Value, _ctx| {
-            let (weak, engine) = (weak.clone(), engine.clone());
-            async move { load(&upgrade(&weak)?, &engine, &args).await }
+            let weak = weak.clone();
+            async move { load(&*upgrade(&weak)?, &args).await }
         })
     };
     let unload = FnTool::new(unload_spec, move |args: Value, _ctx| {
         let weak = weak.clone();
-        async move { unload(&upgrade(&weak)?, &args) }
+        async move { unload(&*upgrade(&weak)?, &args).await }
     });
-    dispatcher.update_registry(|registry| {
+    live.dispatcher()?.update_registry(|registry| {
         registry.register(Registration::new(load).toolset(ADMIN_TOOLSET))?;
         registry.register(Registration::new(unload).toolset(ADMIN_TOOLSET))
     })
 }
 
-async fn load(dispatcher: &Dispatcher, engine: &Engine, args: &Value) -> Result<ToolOutput> {
-    let path = PathBuf::from(string_arg(args, "path")?.unwrap_or_default());
-    let expected_hash = string_arg(args, "hash")?
-        .map(|h| h.parse::<ComponentHash>())
-        .transpose()?;
-    let load = LoadOptions {
-        expected_hash,
-        ..LoadOptions::default()
+async fn load(live: &LivePlugins, args: &Value) -> Result<ToolOutput> {
+    let path = string_arg(args, "path")?.unwrap_or_default();
+    let request = PluginRequest {
+        pin: string_arg(args, "hash")?
+            .map(|h| h.parse::<ComponentHash>())
+            .transpose()?,
+        toolset: string_arg(args, "toolset")?.map(String::from),
+        ..PluginRequest::file(path)
     };
-    let registration = ComponentRegistration::for_file(&path, string_arg(args, "toolset")?.map(String::from));
-    let component = dispatcher
-        .load_component(engine, &path, load, &registration)
-        .await?;
+    let component = live.load_via(Via::Admin, request).await?;
     let tools: Vec<&str> = component.tools().iter().map(|t| t.name.as_str()).collect();
     Ok(ToolOutput::json(
         &json!({"hash": component.hash(), "tools": tools}),
     ))
 }
 
-fn unload(dispatcher: &Dispatcher, args: &Value) -> Result<ToolOutput> {
+async fn unload(live: &LivePlugins, args: &Value) -> Result<ToolOutput> {
     let hash: ComponentHash = string_arg(args, "hash")?.unwrap_or_default().parse()?;
-    let source = ToolSource::Wasm { component_hash: hash };
-    let tools: Vec<String> = dispatcher
-        .registry()
-        .entries()
-        .filter(|e| *e.source() == source)
-        .map(|e| e.name().to_string())
-        .collect();
-    if dispatcher.unload_component(hash) == 0 {
-        return Err(Error::new(
-            ErrorCode::UnknownTool,
-            format!("no component {hash} is loaded"),
-        ));
-    }
+    let tools = live.unload(hash).await?;
     Ok(ToolOutput::json(&json!({ "tools": tools })))
 }
 
@@ -133,8 +119,7 @@ fn string_arg<'a>(args: &'a Value, key: &str) -> Result<Option<&'a str>> {
     }
 }
 
-fn upgrade(dispatcher: &WeakDispatcher) -> Result<Dispatcher> {
-    dispatcher
-        .upgrade()
+fn upgrade(live: &Weak<LivePlugins>) -> Result<Arc<LivePlugins>> {
+    live.upgrade()
         .ok_or_else(|| Error::new(ErrorCode::Unavailable, "the server is shutting down"))
 }

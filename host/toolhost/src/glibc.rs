@@ -15,39 +15,22 @@
 //! 7,400 ns against 300 ns at other offsets; a 16 KiB `greet` made about nine
 //! copies of 8 KiB or more, two of them at a slow offset on average.
 //!
-//! glibc reads its tunables once, as a process starts, so the only remedy
-//! within reach is to start again: [`reexec`], which the `toolhost` binary
-//! calls first thing for `serve` and `bench` (a second start costs about
-//! 2.5 ms here, more than a short command could save), executes the same
-//! binary with `GLIBC_TUNABLES` naming
-//! a threshold above any L2 cache ([`tunables`]), to the same effect. The
-//! process keeps its id, arguments, file descriptors and
-//! signal dispositions, and gives its children the environment it was
-//! started with. It does nothing elsewhere: not on glibc 2.40 or later (a
-//! 2.39 with the fix backported starts twice for nothing), not
-//! on other processors or systems, not when `GLIBC_TUNABLES` already sets
-//! the threshold, not when [`KEEP_ENV`] is set.
-//!
-//! An application embedding toolhost can call [`reexec`] the same way, or
-//! start with the variable set: `GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824`.
-
-use std::ffi::OsString;
-
-/// The environment variable that, set to anything, keeps [`reexec`] from
-/// executing the binary again.
-pub const KEEP_ENV: &str = "TOOLHOST_KEEP_MEMCPY";
+//! glibc reads its tunables once, as a process starts, so the remedy
+//! belongs to whoever starts the process: the operator sets
+//! `GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824` in the
+//! service's or container's environment (see the deployment docs). The
+//! `toolhost` binary never executes itself again to apply it: a server that
+//! restarts itself surprises supervisors and debuggers, and the effect
+//! depends on one machine's processor and C library. `toolhost serve` only
+//! says so at start, once, where [`tunables`] finds the machine affected.
 
 /// glibc's tunable for the size from which copies use `REP MOVSB`.
 pub const REP_MOVSB_THRESHOLD: &str = "glibc.cpu.x86_rep_movsb_threshold";
 
-/// The threshold [`tunables`] sets: larger than any L2 cache, so that `REP
+/// The threshold [`tunables`] names: larger than any L2 cache, so that `REP
 /// MOVSB` is never chosen (from the L2's size on, glibc uses its vector
 /// loops, then non-temporal stores).
 pub const ABOVE_ANY_L2: u64 = 1 << 30;
-
-/// Set by [`reexec`] in the process it starts: `GLIBC_TUNABLES` as it was
-/// (`=` and the value), or empty when it was unset.
-const WAS_ENV: &str = "TOOLHOST_GLIBC_TUNABLES_WAS";
 
 /// The value of `GLIBC_TUNABLES` under which this process's copies would
 /// avoid the slow case: the current value with [`REP_MOVSB_THRESHOLD`]
@@ -70,80 +53,14 @@ pub fn tunables() -> Option<String> {
     })
 }
 
-/// Executes this binary again with [`tunables`] in its environment, when
-/// there are tunables to add; returns only when there are none, [`KEEP_ENV`]
-/// is set, or the execution fails (the process then goes on as it is). In
-/// the process started that way, puts `GLIBC_TUNABLES` back as it was, so
-/// that children inherit the environment the binary was given.
-///
-/// # Safety
-///
-/// Changes the process's environment: no other thread may exist yet (call
-/// it first thing in `main`).
-pub unsafe fn reexec() {
-    if let Some(was) = std::env::var_os(WAS_ENV) {
-        // SAFETY: single-threaded, as this function's caller guarantees.
-        unsafe { restore(was) };
-        return;
-    }
-    if std::env::var_os(KEEP_ENV).is_some() {
-        return;
-    }
-    let Some(tunables) = tunables() else {
-        return;
-    };
-    let was = match std::env::var_os("GLIBC_TUNABLES") {
-        Some(value) => {
-            let mut was = OsString::from("=");
-            was.push(value);
-            was
-        }
-        None => OsString::new(),
-    };
-    exec_self(&tunables, &was);
+/// The advice for an operator whose machine copies slowly (see the
+/// module documentation), or `None` where there is nothing to do.
+pub fn advice() -> Option<String> {
+    let tunables = tunables()?;
+    Some(format!(
+        "this machine's glibc (before 2.40, on an AMD processor with ERMS) copies large tool payloads slowly at some offsets (glibc bug 30994); start toolhost with GLIBC_TUNABLES={tunables} in its environment (the service's or container's) to avoid it"
+    ))
 }
-
-/// Puts `GLIBC_TUNABLES` back as [`WAS_ENV`] says it was, and removes
-/// [`WAS_ENV`].
-///
-/// # Safety
-///
-/// As [`reexec`].
-unsafe fn restore(was: OsString) {
-    let bytes = was.as_encoded_bytes();
-    // SAFETY: single-threaded (the caller's guarantee).
-    unsafe {
-        match bytes.strip_prefix(b"=") {
-            Some(value) => {
-                // SAFETY: `value` is what follows an ASCII `=` in an
-                // `OsString`'s encoded bytes, so a valid encoding.
-                let value = std::ffi::OsStr::from_encoded_bytes_unchecked(value);
-                std::env::set_var("GLIBC_TUNABLES", value);
-            }
-            None => std::env::remove_var("GLIBC_TUNABLES"),
-        }
-        std::env::remove_var(WAS_ENV);
-    }
-}
-
-#[cfg(unix)]
-fn exec_self(tunables: &str, was: &OsString) {
-    use std::os::unix::process::CommandExt;
-    let mut args = std::env::args_os();
-    let mut command = std::process::Command::new("/proc/self/exe");
-    if let Some(arg0) = args.next() {
-        command.arg0(arg0);
-    }
-    // Only returns on failure (no `/proc`, say): then the process goes on.
-    let _ = command
-        .args(args)
-        .env("GLIBC_TUNABLES", tunables)
-        .env(WAS_ENV, was)
-        .exec();
-}
-
-#[cfg(not(unix))]
-fn exec_self(_: &str, _: &OsString) {}
 
 /// Whether this process's `memcpy` is glibc's before 2.40 on an AMD
 /// processor with ERMS.

@@ -13,7 +13,7 @@
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
 //! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
-//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary (and its start under a slow glibc `memcpy`) | [`config`], [`admin`], [`bench`], [`glibc`] |
+//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary (and the advice for a slow glibc `memcpy`) | [`config`], [`admin`], [`bench`], [`glibc`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost::Result<()> {
@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod admin;
+pub mod admission;
 pub mod bench;
 pub mod config;
 pub mod glibc;
@@ -47,13 +48,11 @@ pub mod registry {
     pub use toolhost_runtime::component::{ComponentRegistration, RegisterComponent};
 }
 
-/// The dispatcher (`toolhost_core::dispatch`), with loading components into
-/// it (`toolhost_runtime`) and bridging MCP servers into it
-/// (`toolhost_mcp`).
+/// The dispatcher (`toolhost_core::dispatch`), with bridging MCP servers
+/// into it (`toolhost_mcp`). Plugins come in through [`admission`].
 pub mod dispatch {
     pub use toolhost_core::dispatch::*;
     pub use toolhost_mcp::McpDispatcher;
-    pub use toolhost_runtime::component::LoadComponent;
 }
 
 /// Shell commands: backends, the `exec` and `process` tools, background

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolhost_sdk::ToolError;
 
-use crate::workspace::{WsPath, clamp, io_error, resolve};
+use crate::workspace::{WsPath, clamp, follow_links, io_error, resolve};
 
 /// `read_file`'s default size cap.
 const DEFAULT_READ_BYTES: u64 = 256 << 10;
@@ -62,7 +62,8 @@ fn open_file(path: &WsPath) -> Result<(File, u64), ToolError> {
 
 /// Reads a file.
 pub(crate) fn read_file(args: ReadFile) -> Result<FileText, ToolError> {
-    let path = resolve(&args.path)?;
+    let asked = resolve(&args.path)?;
+    let path = follow_links(&asked)?;
     let cap = clamp(args.max_bytes, DEFAULT_READ_BYTES, MAX_READ_BYTES);
     let (file, size) = open_file(&path)?;
     if size > cap {
@@ -78,7 +79,7 @@ pub(crate) fn read_file(args: ReadFile) -> Result<FileText, ToolError> {
     }
     let content = text_of(&path, bytes)?;
     Ok(FileText {
-        path: path.shown(),
+        path: asked.shown(),
         size: content.len() as u64,
         total_lines: content.lines().count(),
         content,
@@ -157,7 +158,7 @@ pub(crate) struct LineWindow {
 
 /// Reads a line window.
 pub(crate) fn code_read(args: CodeRead) -> Result<LineWindow, ToolError> {
-    let path = resolve(&args.path)?;
+    let path = follow_links(&resolve(&args.path)?)?;
     let start = args.start_line.unwrap_or(1);
     if start == 0 {
         return Err(ToolError::invalid_arguments(

@@ -94,6 +94,100 @@ pub(crate) fn resolve(path: &str) -> Result<WsPath, ToolError> {
     Ok(WsPath { rel, full })
 }
 
+/// The most symbolic links [`follow_links`] follows in one path.
+const MAX_LINK_HOPS: usize = 40;
+
+/// `path` with every symbolic link in it followed, as far as the path
+/// exists: where a write through it lands. A link whose target is absolute
+/// or climbs out of the workspace is refused: the host refuses any access
+/// through it anyway (a bare "permission denied", or worse, an answer that
+/// reads like success), and the model learns here which link and why.
+///
+/// # Errors
+///
+/// `invalid_arguments` naming the link and its target when it leaves the
+/// workspace, or when links loop.
+pub(crate) fn follow_links(path: &WsPath) -> Result<WsPath, ToolError> {
+    let mut pending: std::collections::VecDeque<String> = path
+        .rel
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    let mut done: Vec<String> = Vec::new();
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.as_str() {
+            "." => continue,
+            ".." => {
+                if done.pop().is_none() {
+                    return Err(ToolError::invalid_arguments(format!(
+                        "`{}` goes through a symbolic link that leaves the workspace; reading or writing through it is refused",
+                        path.shown()
+                    )));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        done.push(part);
+        let here = PathBuf::from(ROOT).join(done.join("/"));
+        let is_link = fs::symlink_metadata(&here).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            continue;
+        }
+        hops += 1;
+        let link = done.join("/");
+        if hops > MAX_LINK_HOPS {
+            return Err(ToolError::invalid_arguments(format!(
+                "`{}`: more than {MAX_LINK_HOPS} symbolic links (a loop?) at `{link}`",
+                path.shown()
+            )));
+        }
+        // The host does not show an absolute target to the guest: a link
+        // whose target cannot be read leads out of the workspace.
+        let target = fs::read_link(&here).map_err(|_| {
+            ToolError::invalid_arguments(format!(
+                "`{link}` is a symbolic link to a place outside the workspace: reading or writing `{}` through it is refused",
+                path.shown()
+            ))
+        })?;
+        let target_text = target.to_string_lossy().into_owned();
+        let leaves = || {
+            ToolError::invalid_arguments(format!(
+                "`{link}` is a symbolic link to `{target_text}`, outside the workspace: reading or writing `{}` through it is refused",
+                path.shown()
+            ))
+        };
+        if target.is_absolute() {
+            return Err(leaves());
+        }
+        // The link's target replaces it, relative to the link's folder.
+        done.pop();
+        let mut depth = done.len();
+        for part in target_text.split('/') {
+            match part {
+                "" | "." => {}
+                ".." if depth == 0 => return Err(leaves()),
+                ".." => depth -= 1,
+                _ => depth += 1,
+            }
+        }
+        for part in target_text.split('/').rev().filter(|p| !p.is_empty()) {
+            pending.push_front(part.to_string());
+        }
+    }
+    let rel = done.join("/");
+    Ok(WsPath {
+        full: if rel.is_empty() {
+            PathBuf::from(ROOT)
+        } else {
+            PathBuf::from(ROOT).join(&rel)
+        },
+        rel,
+    })
+}
+
 /// Turns an I/O error on `path` into a `failed` tool error that names it.
 /// A missing workspace (the directory was not granted) is reported as such.
 pub(crate) fn io_error(path: &WsPath, err: io::Error) -> ToolError {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolhost_sdk::ToolError;
 
-use crate::workspace::{Kind, WsPath, io_error, resolve};
+use crate::workspace::{Kind, WsPath, follow_links, io_error, resolve};
 
 /// The largest content one `write_file` call writes, in bytes.
 pub(crate) const MAX_WRITE_BYTES: usize = 1 << 20;
@@ -67,8 +67,11 @@ fn parents(path: &WsPath, create: bool) -> Result<(), ToolError> {
 
 /// Writes a file.
 pub(crate) fn write_file(args: WriteFile) -> Result<Written, ToolError> {
-    let path = resolve(&args.path)?;
-    not_root(&path, "written")?;
+    let asked = resolve(&args.path)?;
+    not_root(&asked, "written")?;
+    // Where the write lands, links followed: what exists (and so whether
+    // it is `created`) is judged there, and a link out is refused by name.
+    let path = follow_links(&asked)?;
     if args.content.len() > MAX_WRITE_BYTES {
         return Err(ToolError::invalid_arguments(format!(
             "the content is {} bytes, more than write_file's cap of {MAX_WRITE_BYTES} bytes",
@@ -111,7 +114,7 @@ pub(crate) fn write_file(args: WriteFile) -> Result<Written, ToolError> {
     file.write_all(args.content.as_bytes())
         .map_err(|e| io_error(&path, e))?;
     Ok(Written {
-        path: path.shown(),
+        path: asked.shown(),
         bytes_written: args.content.len(),
         created: !existed,
     })

@@ -368,7 +368,7 @@ impl LoadedComponent {
                 Ok(tier) => tier,
                 Err(e) => return Ran::failed(e),
             };
-            let gate = tier.as_deref().map_or(self.engine.gate(), |t| &t.gate);
+            let gate = self.engine.gate();
             let _place = match gate.try_enter(ctx.depth) {
                 Some(place) => place,
                 None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(ctx.depth)).await {

@@ -60,12 +60,23 @@ impl Engine {
     ///
     /// # Errors
     ///
-    /// `io` when the file cannot be read, then as [`Engine::load`].
+    /// As [`Engine::read_component`], then as [`Engine::load`].
     pub async fn load_file(&self, path: &Path, options: LoadOptions) -> Result<Arc<LoadedComponent>> {
-        let bytes = tokio::fs::read(path)
-            .await
-            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let bytes = self.read_component(path).await?;
         self.load(bytes, options).await
+    }
+
+    /// The bytes of the component file at `path`, read with the bounds of
+    /// `toolhost_core::bounded` (a regular file of at most
+    /// [`EngineConfig::max_component_bytes`](crate::EngineConfig::max_component_bytes),
+    /// read off the async workers).
+    ///
+    /// # Errors
+    ///
+    /// `too_large` for a file over the cap; `io` when it cannot be read or
+    /// is not a regular file (a named pipe, a device, a folder).
+    pub async fn read_component(&self, path: &Path) -> Result<Vec<u8>> {
+        read_component_file(path, self.config().max_component_bytes).await
     }
 
     /// Checks, compiles (or fetches from the cache) and lists the tools of the
@@ -73,6 +84,8 @@ impl Engine {
     ///
     /// # Errors
     ///
+    /// - `too_large`: the bytes exceed
+    ///   [`EngineConfig::max_component_bytes`](crate::EngineConfig::max_component_bytes);
     /// - `hash_mismatch`: `options.expected_hash` is set and differs;
     /// - `invalid_component`: not WebAssembly, a core module rather than a
     ///   component, invalid, or its tool list breaks the rules (names must
@@ -101,6 +114,10 @@ impl Engine {
     /// As [`Engine::load`], but for the tool list's and the `declare`
     /// answer's.
     pub async fn probe(&self, bytes: Vec<u8>, options: LoadOptions) -> Result<ComponentProbe> {
+        let max = self.config().max_component_bytes;
+        if bytes.len() as u64 > max {
+            return Err(too_large(bytes.len() as u64, max));
+        }
         let hash = ComponentHash::of(&bytes);
         if let Some(expected) = options.expected_hash
             && expected != hash
@@ -259,6 +276,47 @@ impl ComponentProbe {
         );
         Ok(Arc::new(loaded))
     }
+}
+
+/// The bytes of the component file at `path`, if it is a regular file of at
+/// most `max` bytes, read off the async workers (`toolhost_core::bounded`):
+/// the one way a component file is read.
+///
+/// # Errors
+///
+/// `too_large` for a file over the cap; `io` when it cannot be read or is
+/// not a regular file (a named pipe, a device, a folder).
+pub async fn read_component_file(path: &Path, max: u64) -> Result<Vec<u8>> {
+    toolhost_core::bounded::read_file_async(path.to_path_buf(), max)
+        .await
+        .map_err(|e| read_error(path, max, e))
+}
+
+/// The error of reading the component file `path` with the cap `max`.
+fn read_error(path: &Path, max: u64, error: std::io::Error) -> Error {
+    if error.kind() == std::io::ErrorKind::FileTooLarge {
+        return Error::new(
+            ErrorCode::TooLarge,
+            format!(
+                "the component file {} is refused: {error} (max_component_bytes = {max})",
+                path.display()
+            ),
+        );
+    }
+    Error::io(
+        format!("cannot read the component file {}", path.display()),
+        error,
+    )
+}
+
+/// The refusal of `size` bytes of component over the cap `max`.
+fn too_large(size: u64, max: u64) -> Error {
+    Error::new(
+        ErrorCode::TooLarge,
+        format!(
+            "the component is {size} bytes, more than the engine's cap of {max} bytes (max_component_bytes); refusing it"
+        ),
+    )
 }
 
 /// The refusal of a component that imports `wasi:http/outgoing-handler`

@@ -37,9 +37,9 @@ use toolhost_core::limits::{Limits, LimitsOverride};
 use toolhost_core::registry::ToolSpec;
 
 pub use call::{NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
-pub use load::{LoadOptions, ToolCalls};
+pub use load::{LoadOptions, ToolCalls, read_component_file};
 pub use probe::{ComponentProbe, ListedTool, Listing};
-pub use register::{ComponentRegistration, LoadComponent, RegisterComponent};
+pub use register::{ComponentRegistration, RegisterComponent};
 pub use shape::check_header;
 pub use tool::WasmTool;
 

@@ -1,5 +1,5 @@
 //! A component's tools into a registry: [`RegisterComponent`] for a
-//! [`Registry`], [`LoadComponent`] for a running [`Dispatcher`].
+//! [`Registry`].
 //!
 //! The registry is WIT-free: it takes a component's tools as registry
 //! [`Registration`]s of one [`ToolSource::Wasm`] source, through
@@ -8,12 +8,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use toolhost_core::dispatch::Dispatcher;
 use toolhost_core::error::Result;
-use toolhost_core::registry::{BoxFuture, Registration, Registry, ToolSource};
+use toolhost_core::registry::{Registration, Registry, ToolSource};
 
-use super::{LoadOptions, LoadedComponent};
-use crate::engine::Engine;
+use super::LoadedComponent;
 
 /// How a component's tools are registered.
 #[derive(Debug, Clone, Default)]
@@ -88,38 +86,5 @@ impl RegisterComponent for Registry {
         options: &ComponentRegistration,
     ) -> Result<Vec<String>> {
         component.register(self, options)
-    }
-}
-
-/// Loading a component into a running dispatcher (the admin tools, `serve
-/// --plugin`): calls in flight keep their registry snapshot.
-pub trait LoadComponent {
-    /// Loads the component at `path` into `engine` and registers its tools.
-    ///
-    /// # Errors
-    ///
-    /// As [`Engine::load_file`] and [`LoadedComponent::register`].
-    fn load_component<'a>(
-        &'a self,
-        engine: &'a Engine,
-        path: &'a Path,
-        load: LoadOptions,
-        options: &'a ComponentRegistration,
-    ) -> BoxFuture<'a, Result<Arc<LoadedComponent>>>;
-}
-
-impl LoadComponent for Dispatcher {
-    fn load_component<'a>(
-        &'a self,
-        engine: &'a Engine,
-        path: &'a Path,
-        load: LoadOptions,
-        options: &'a ComponentRegistration,
-    ) -> BoxFuture<'a, Result<Arc<LoadedComponent>>> {
-        Box::pin(async move {
-            let component = engine.load_file(path, load).await?;
-            self.update_registry(|r| component.register(r, options))?;
-            Ok(component)
-        })
     }
 }

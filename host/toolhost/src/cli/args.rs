@@ -36,15 +36,17 @@ pub(crate) struct EngineArgs {
 
 impl EngineArgs {
     pub(crate) fn engine(&self) -> anyhow::Result<Engine> {
+        self.engine_with(EngineConfig::default())
+    }
+
+    /// The engine of `config` with the cache these options choose.
+    fn engine_with(&self, config: EngineConfig) -> anyhow::Result<Engine> {
         let cache_dir = if self.no_cache {
             None
         } else {
             self.cache_dir.clone().or_else(default_cache_dir)
         };
-        Ok(Engine::new(EngineConfig {
-            cache_dir,
-            ..EngineConfig::default()
-        })?)
+        Ok(Engine::new(EngineConfig { cache_dir, ..config })?)
     }
 }
 
@@ -91,7 +93,10 @@ impl ConfigArgs {
         let approver = toolhost::approval::CliPrompt::stdio()
             .ok()
             .map(|p| Arc::new(p) as Arc<dyn ApprovalCallback>);
-        let started = self.start_with(&self.engine()?, approver).await?;
+        let config = self.load()?;
+        let started = config
+            .start(&self.engine_for(&config)?, Registry::new(), approver)
+            .await?;
         let dispatcher = &started.dispatcher;
         // A one-shot command should see the bridged MCP servers' tools: wait
         // for each to connect and list, or fail (each within its timeout).
@@ -103,16 +108,6 @@ impl ConfigArgs {
         Ok((started, Session::new("cli", self.audience())))
     }
 
-    /// What the config starts, loading components into `engine` and
-    /// asking `approver` (none: deny) when a call needs approval.
-    pub(crate) async fn start_with(
-        &self,
-        engine: &Engine,
-        approver: Option<Arc<dyn ApprovalCallback>>,
-    ) -> Result<Started, Error> {
-        self.load()?.start(engine, Registry::new(), approver).await
-    }
-
     /// The config the options name.
     pub(crate) fn load(&self) -> Result<Config, Error> {
         match &self.config {
@@ -122,10 +117,15 @@ impl ConfigArgs {
         }
     }
 
-    /// The engine the options describe.
-    pub(crate) fn engine(&self) -> Result<Engine, Error> {
+    /// The engine the options describe, with the bounds of `config`
+    /// (`[admission] max_component_bytes`).
+    pub(crate) fn engine_for(&self, config: &Config) -> Result<Engine, Error> {
+        let engine = EngineConfig {
+            max_component_bytes: config.admission.max_component_bytes,
+            ..EngineConfig::default()
+        };
         self.engine
-            .engine()
+            .engine_with(engine)
             .map_err(|e| Error::new(toolhost::ErrorCode::Config, super::report(&e)))
     }
 

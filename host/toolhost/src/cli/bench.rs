@@ -2,6 +2,7 @@
 //! a tool measured the way the host runs it, beside the bare-wasmtime
 //! floor (see `toolhost::bench`).
 
+use super::{outln, outp};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,9 +45,9 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match bench(&args).await {
         Ok(report) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", table(&report));
+                outp!("{}", table(&report));
             }
             Ok(ExitCode::SUCCESS)
         }

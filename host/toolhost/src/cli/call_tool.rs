@@ -1,6 +1,7 @@
 //! `toolhost call-tool NAME [JSON] [--config F]`: one call through the full
 //! dispatch pipeline of the configured registry.
 
+use super::outln;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -32,7 +33,7 @@ pub(crate) async fn run(args: CallToolArgs) -> anyhow::Result<ExitCode> {
     let result = dispatcher
         .dispatch(&args.name, arguments, &DispatchContext::new(session))
         .await;
-    println!("{}", result.content);
+    outln!("{}", result.content);
     Ok(if result.is_error() {
         ExitCode::FAILURE
     } else {

@@ -2,6 +2,7 @@
 //! detector's verdict, and what the configured rules make of it, without
 //! running anything.
 
+use super::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -25,7 +26,7 @@ pub(crate) struct CheckCommandArgs {
 pub(crate) fn run(args: CheckCommandArgs) -> anyhow::Result<ExitCode> {
     let Some(path) = &args.config else {
         let verdict = toolhost::approval::inspect_in(&args.command, args.cwd.as_deref()).verdict;
-        println!("{}", serde_json::to_string_pretty(&verdict)?);
+        outln!("{}", serde_json::to_string_pretty(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     };
     let config = Config::load(path)?;
@@ -33,6 +34,6 @@ pub(crate) fn run(args: CheckCommandArgs) -> anyhow::Result<ExitCode> {
     let evaluation = gate.evaluate(&args.command, args.cwd.as_deref());
     let mut out = serde_json::to_value(&evaluation.verdict)?;
     out["rule"] = serde_json::to_value(&evaluation.rule)?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    outln!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::SUCCESS)
 }

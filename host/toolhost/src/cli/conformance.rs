@@ -2,6 +2,7 @@
 //! conformance suite (`toolhost-conformance`) on each component. Exits 0
 //! when every component passed, 1 when any check failed.
 
+use super::{outln, outp};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -49,15 +50,15 @@ pub(crate) async fn run(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
     }
     let passed = reports.iter().all(Report::passed);
     match args.format {
-        Format::Human => print!("{}", human_summary(&reports)),
+        Format::Human => outp!("{}", human_summary(&reports)),
         Format::Json => {
             let out = serde_json::json!({
                 "passed": passed,
                 "components": reports.iter().map(Report::to_json).collect::<Vec<_>>(),
             });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            outln!("{}", serde_json::to_string_pretty(&out)?);
         }
-        Format::Junit => print!("{}", junit_xml(&reports)),
+        Format::Junit => outp!("{}", junit_xml(&reports)),
     }
     Ok(if passed {
         ExitCode::SUCCESS

@@ -4,6 +4,7 @@
 //! componentize-py, wit-bindgen by hand), as a `toolhost:capabilities`
 //! custom section, and prints the new hash.
 
+use super::{errln, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,13 +56,13 @@ pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
     };
     std::fs::write(&args.output, &out).with_context(|| format!("cannot write {}", args.output.display()))?;
     if added.is_empty() {
-        eprintln!("toolhost: nothing to add: the component declares all of it already");
+        errln!("toolhost: nothing to add: the component declares all of it already");
     } else {
-        eprintln!(
+        errln!(
             "toolhost: declared {}",
             added.to_section().trim_end().replace('\n', ", ")
         );
     }
-    println!("{}", ComponentHash::of(&out));
+    outln!("{}", ComponentHash::of(&out));
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! `toolhost hash FILE`.
 
+use super::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,6 +16,6 @@ pub(crate) struct HashArgs {
 
 pub(crate) fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
-    println!("{}", ComponentHash::of(&bytes));
+    outln!("{}", ComponentHash::of(&bytes));
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 //! host sees it, with the grants given (and a warning for each grant it
 //! does not declare).
 
+use super::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,7 +33,7 @@ pub(crate) async fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
     };
     match engine.load_file(&args.file, options).await {
         Ok(component) => {
-            println!("{}", serde_json::to_string_pretty(&component.describe())?);
+            outln!("{}", serde_json::to_string_pretty(&component.describe())?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Ok(super::print_error(&e)),

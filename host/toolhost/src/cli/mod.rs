@@ -80,7 +80,7 @@ pub fn main() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("toolhost: cannot start the async runtime: {e}");
+            errln!("toolhost: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -106,7 +106,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("toolhost: {}", report(&e));
+            errln!("toolhost: {}", report(&e));
             ExitCode::FAILURE
         }
     }
@@ -145,10 +145,49 @@ pub(crate) fn report(error: &anyhow::Error) -> String {
     line
 }
 
+/// Writes `text` to stdout. SIGPIPE is ignored in this process (so that no
+/// peer closing a pipe can end it), so a reader of stdout that went away
+/// (`toolhost tools | head`) shows up here as a broken pipe: the command
+/// then ends quietly with success, as it would by SIGPIPE in other
+/// command-line tools, where `print!` would panic.
+pub(crate) fn out(text: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        // Nowhere left to say it but stderr; never panic over it.
+        let _ = writeln!(std::io::stderr(), "toolhost: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Writes a line to stderr, ignoring a stderr that is gone (`eprintln!`
+/// would panic).
+pub(crate) fn err(text: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_fmt(text);
+}
+
+/// `println!` through [`out`].
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+/// `print!` through [`out`].
+macro_rules! outp {
+    ($($arg:tt)*) => { $crate::cli::out(format_args!($($arg)*)) };
+}
+/// `eprintln!` through [`err`].
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+pub(crate) use {errln, outln, outp};
+
 /// Prints `error` as `{"error": ..., "error_code": ...}` on stdout and returns
 /// the failure exit code.
 pub(crate) fn print_error(error: &toolhost::Error) -> ExitCode {
-    println!("{}", error.to_json());
+    outln!("{}", error.to_json());
     ExitCode::FAILURE
 }
 
@@ -157,7 +196,7 @@ pub(crate) fn print_error(error: &toolhost::Error) -> ExitCode {
 pub(crate) fn print_outcome(outcome: Result<impl std::fmt::Display, toolhost::Error>) -> ExitCode {
     match outcome {
         Ok(answer) => {
-            println!("{answer}");
+            outln!("{answer}");
             ExitCode::SUCCESS
         }
         Err(e) => print_error(&e),

@@ -7,6 +7,7 @@
 //! `src/` and `tests/` are those of `examples/rust-plugin`, which the
 //! workspace's own `cargo test` runs.
 
+use super::outln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -80,7 +81,7 @@ pub(crate) fn run(args: NewArgs) -> anyhow::Result<ExitCode> {
         }
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    println!(
+    outln!(
         "created the plugin crate {name} in {dir}\n  build: cd {dir} && cargo build --release --target wasm32-wasip2\n  test:  cargo test   (builds the component and runs the conformance suite)",
         name = args.name,
         dir = root.display()

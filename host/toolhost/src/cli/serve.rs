@@ -3,6 +3,7 @@
 //! server. `SIGHUP` (and `[oci] poll_interval_s`) reloads the `[[plugins]]`
 //! entries (see `toolhost::live`).
 
+use super::errln;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,17 +14,15 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolhost::admin;
+use toolhost::admission::{PluginRequest, Via};
 use toolhost::approval::{ApprovalCallback, CliPrompt};
-use toolhost::component::LoadOptions;
 use toolhost::config::{PluginsDirConfig, Started};
 use toolhost::live::LivePlugins;
 use toolhost::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
-use toolhost::registry::ComponentRegistration;
 use toolhost::registry::Registry;
 use toolhost::registry::lazy::RegistryMode;
 
 use super::args::ConfigArgs;
-use toolhost::dispatch::LoadComponent;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
@@ -110,8 +109,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(elicit) => Some(Arc::clone(elicit) as Arc<dyn ApprovalCallback>),
         None => tty,
     };
-    let engine = args.config.engine()?;
     let mut config = args.config.load()?;
+    let engine = args.config.engine_for(&config)?;
     if let Some(dir) = &args.plugins_dir {
         // Into the config before it starts, so that its protected paths
         // include the folder (no grant may write components into it).
@@ -128,8 +127,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.stateless {
         stateless_checks(&started)?;
     }
+    if let Some(advice) = toolhost::glibc::advice() {
+        errln!("toolhost: note: {advice}");
+    }
     for warning in &started.warnings {
-        eprintln!("toolhost: warning: {warning}");
+        errln!("toolhost: warning: {warning}");
     }
     let live = Arc::clone(&started.live);
     let _watch = match live.config().plugins_dir.clone() {
@@ -139,14 +141,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(reload_on_signal(Arc::clone(&live)));
     let dispatcher = started.dispatcher;
     for path in &args.plugins {
-        let registration = ComponentRegistration::for_file(path, None);
-        dispatcher
-            .load_component(&engine, path, LoadOptions::default(), &registration)
+        // Relative to the working directory, as a command-line path is.
+        let path = std::path::absolute(path).with_context(|| format!("--plugin {}", path.display()))?;
+        live.load_via(Via::CommandLine, PluginRequest::file(&path))
             .await
-            .with_context(|| format!("loading {}", path.display()))?;
+            .with_context(|| format!("--plugin {}", path.display()))?;
     }
     if args.admin {
-        admin::add_admin_tools(&dispatcher, engine)?;
+        admin::add_admin_tools(&live)?;
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
@@ -168,7 +170,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             None if !local.ip().is_loopback() => String::new(),
             None => {
                 let token = toolhost::dispatch::new_session_id("");
-                eprintln!(
+                errln!(
                     "toolhost: no --token given; HTTP clients must send this generated one: Authorization: Bearer {token}"
                 );
                 token
@@ -185,7 +187,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             max_connections: args.max_connections,
             ..HttpOptions::default()
         };
-        eprintln!("toolhost: serving MCP at http://{local}{}", options.path);
+        errln!("toolhost: serving MCP at http://{local}{}", options.path);
         serve_http(server, listener, options, shutdown, grace).await?;
     } else {
         serve_stdio(server, shutdown, grace).await?;
@@ -208,7 +210,7 @@ fn stateless_checks(started: &Started) -> anyhow::Result<()> {
     }
     let asks = started.live.config().exec.is_some() || !started.live.config().require_approval.is_empty();
     if asks {
-        eprintln!(
+        errln!(
             "toolhost: warning: --stateless: approvals cannot be asked of MCP clients (elicitation needs a session), and an approval \"for this session\" lasts one request; calls that need approval are denied unless --approve-on-tty. Serve statefully with sticky sessions to keep session approvals"
         );
     }
@@ -247,7 +249,7 @@ async fn reload_on_signal(live: Arc<LivePlugins>) {
         #[cfg(not(unix))]
         tick.await;
         let report = live.reload().await;
-        eprintln!("toolhost: plugins reloaded: {}", serde_json::json!(report));
+        errln!("toolhost: plugins reloaded: {}", serde_json::json!(report));
     }
 }
 

@@ -1,6 +1,7 @@
 //! `toolhost tools [--config F] [--audience public]`: the definitions the
 //! model would see.
 
+use super::outln;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -48,7 +49,7 @@ pub(crate) async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     .await;
     match result {
         Ok(out) => {
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            outln!("{}", serde_json::to_string_pretty(&out)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Ok(super::print_error(&e)),

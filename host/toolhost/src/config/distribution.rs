@@ -24,15 +24,10 @@
 //! environment or the Docker config file (see
 //! [`crate::distribution::auth`]), never from this file.
 
-use std::path::{Path, PathBuf};
-
 use serde::Deserialize;
 
 use super::Config;
-use crate::distribution::{
-    ClientOptions, OciClient, OciReference, Origin, PublicKey, PullCache, Signature, SignatureStatus,
-    TrustedKeys,
-};
+use crate::distribution::{PublicKey, TrustedKeys};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The `[signatures]` section.
@@ -61,25 +56,6 @@ pub struct OciConfig {
     pub poll_interval_s: Option<u64>,
 }
 
-/// What loading plugins from files and registries needs, made once.
-#[derive(Debug, Clone)]
-pub struct Sources {
-    trusted: TrustedKeys,
-    client: OciClient,
-    cache: PullCache,
-}
-
-/// A component's bytes and what came with them.
-#[derive(Debug, Clone)]
-pub(crate) struct Acquired {
-    pub bytes: Vec<u8>,
-    pub signatures: Vec<Signature>,
-    /// The manifest digest, for a pulled component.
-    pub digest: Option<String>,
-    /// Where a pulled component came from.
-    pub origin: Option<Origin>,
-}
-
 impl Config {
     /// The trusted keys of `[signatures]`.
     ///
@@ -104,62 +80,4 @@ impl Config {
             .map_err(|e| Error::new(ErrorCode::Config, format!("[signatures] trusted_keys: {e}")))?;
         Ok(TrustedKeys::from_keys(keys))
     }
-
-    /// What plugins are loaded with: the trusted keys, the OCI client (with
-    /// `[oci] insecure`) and the pull cache in `STORAGE/oci`.
-    ///
-    /// # Errors
-    ///
-    /// As [`Config::trusted_keys`].
-    pub fn sources(&self) -> Result<Sources> {
-        Ok(Sources {
-            trusted: self.trusted_keys()?,
-            client: OciClient::new(ClientOptions {
-                insecure: self.oci.insecure.clone(),
-            }),
-            cache: PullCache::new(self.storage_dir().join("oci")),
-        })
-    }
-}
-
-impl Sources {
-    /// The component file at `path` and its `FILE.minisig`.
-    pub(crate) async fn file(&self, path: &Path) -> Result<Acquired> {
-        let bytes = tokio::fs::read(path)
-            .await
-            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-        let signatures = Signature::next_to(path)?.into_iter().collect();
-        Ok(Acquired {
-            bytes,
-            signatures,
-            digest: None,
-            origin: None,
-        })
-    }
-
-    /// The component at `reference`, through the pull cache.
-    pub(crate) async fn oci(&self, reference: &OciReference) -> Result<Acquired> {
-        let fetched = self.cache.fetch(&self.client, reference).await?;
-        Ok(Acquired {
-            bytes: fetched.pulled.bytes,
-            signatures: fetched.pulled.signatures,
-            digest: Some(fetched.pulled.digest),
-            origin: Some(fetched.origin),
-        })
-    }
-
-    /// Judges `acquired`'s signatures (see
-    /// [`crate::distribution::signature`] for the policy).
-    pub(crate) fn check(&self, what: &str, acquired: &Acquired, required: bool) -> Result<SignatureStatus> {
-        Ok(self
-            .trusted
-            .check(what, &acquired.bytes, &acquired.signatures, required)?)
-    }
-}
-
-/// A plugin's place: a file (relative to the config file) or an OCI source.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Place {
-    File(PathBuf),
-    Oci(OciReference),
 }

@@ -52,7 +52,7 @@ pub(crate) mod plugins;
 pub mod plugins_dir;
 pub mod protected;
 
-pub use distribution::{OciConfig, SignaturesConfig, Sources};
+pub use distribution::{OciConfig, SignaturesConfig};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
 pub use plugins::{PluginConfig, PluginStatus};
 pub use plugins_dir::PluginsDirConfig;
@@ -74,7 +74,7 @@ use crate::spill::SpillConfig;
 use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// `[tools]`: the registry mode and toolset selection.
@@ -91,6 +91,10 @@ pub struct Config {
     /// `[oci]`: registries spoken to in plain HTTP, the reload poll interval.
     #[serde(default)]
     pub oci: OciConfig,
+    /// `[admission]`: what every plugin must pass, whatever door it comes
+    /// in by (see [`crate::admission`]).
+    #[serde(default)]
+    pub admission: AdmissionConfig,
     /// `[toolsets.NAME]`: defined toolsets.
     #[serde(default)]
     pub toolsets: BTreeMap<String, ToolsetDef>,
@@ -117,13 +121,63 @@ pub struct Config {
     /// registry (see [`crate::mcp::bridge`]).
     #[serde(default)]
     pub mcp: McpConfig,
-    /// The folder relative plugin paths are resolved against (the file's).
+    /// The folder relative paths are resolved against: the file's, or the
+    /// working directory for a config made in code; always absolute.
     #[serde(skip)]
     pub base_dir: PathBuf,
     /// The file the config was read from, if any (the approval flow writes
     /// "always" approvals back to it).
     #[serde(skip)]
     pub origin: Option<PathBuf>,
+}
+
+impl Default for Config {
+    /// No plugins, no built-ins beyond the default ones, relative paths
+    /// resolved against the working directory.
+    fn default() -> Self {
+        Config {
+            tools: ToolsConfig::default(),
+            plugins: Vec::new(),
+            plugins_dir: None,
+            signatures: SignaturesConfig::default(),
+            oci: OciConfig::default(),
+            admission: AdmissionConfig::default(),
+            toolsets: BTreeMap::new(),
+            storage: StorageConfig::default(),
+            spill: None,
+            exec: None,
+            command_allowlist: Vec::new(),
+            command_denylist: Vec::new(),
+            require_approval: Vec::new(),
+            mcp: McpConfig::default(),
+            base_dir: absolute(Path::new(".")),
+            origin: None,
+        }
+    }
+}
+
+/// The `[admission]` section: the bounds every plugin source shares.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionConfig {
+    /// The most bytes a component may have (default 64 MiB): a file larger
+    /// than this is refused before it is read, a pulled blob before it is
+    /// downloaded. It is the engine's
+    /// [`EngineConfig::max_component_bytes`](crate::EngineConfig::max_component_bytes).
+    #[serde(default = "default_max_component_bytes")]
+    pub max_component_bytes: u64,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig {
+            max_component_bytes: default_max_component_bytes(),
+        }
+    }
+}
+
+fn default_max_component_bytes() -> u64 {
+    crate::engine::DEFAULT_MAX_COMPONENT_BYTES
 }
 
 /// The `[storage]` section: where toolhost keeps what it manages (spilled
@@ -200,13 +254,17 @@ impl Config {
             ));
         }
         for plugin in &config.plugins {
-            plugin.place().map_err(|e| e.context(origin.display()))?;
+            crate::admission::PluginRequest::from_entry(plugin).map_err(|e| e.context(origin.display()))?;
         }
-        config.base_dir = match origin.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        config.origin = Some(origin.to_path_buf());
+        // Every relative path in the file is relative to its folder, made
+        // absolute once here: a path handed on relative would be joined to
+        // another folder on its way (a working directory inside a sandbox,
+        // say).
+        let origin = absolute(origin);
+        config.base_dir = origin
+            .parent()
+            .map_or_else(|| absolute(Path::new(".")), Path::to_path_buf);
+        config.origin = Some(origin);
         Ok(config)
     }
 
@@ -234,6 +292,22 @@ impl Config {
                 ..ToolsetDef::default()
             };
             toolsets.define(format!("mcp-{}", server.name), def)?;
+        }
+        // So is each `[[plugins]]` entry's (its tools come in after the
+        // dispatcher is built, through admission). A `[toolsets]`
+        // definition of the same name, below, takes its place; a preset's
+        // name keeps the preset.
+        for plugin in &self.plugins {
+            if let Some(name) = crate::admission::PluginRequest::from_entry(plugin)
+                .ok()
+                .and_then(|r| r.toolset())
+            {
+                let def = ToolsetDef {
+                    description: format!("the tools of plugin {}", plugin.name()),
+                    ..ToolsetDef::default()
+                };
+                let _ = toolsets.define(name, def);
+            }
         }
         for (name, def) in &self.toolsets {
             toolsets.define(name, def.clone())?;
@@ -324,9 +398,10 @@ impl Config {
     }
 
     /// Starts what the config describes: the storage folder, the approval
-    /// gate (asking `approver`, if any), the built-ins, every plugin (each
-    /// on its own: see [`Config::load_plugins`]), the dispatcher and the
-    /// MCP bridge. Returns the dispatcher with a report of what loaded,
+    /// gate (asking `approver`, if any), the built-ins, the dispatcher, every
+    /// plugin (each admitted on its own: see
+    /// [`LivePlugins::load_entries`](crate::live::LivePlugins::load_entries))
+    /// and the MCP bridge. Returns the dispatcher with a report of what loaded,
     /// what did not and why, and the warnings (also logged).
     ///
     /// # Errors
@@ -347,13 +422,27 @@ impl Config {
         rules
             .validate()
             .map_err(|e| Error::new(ErrorCode::Config, format!("require_approval: {e}")))?;
+        let ceiling = engine.config().max_component_bytes;
+        if self.admission.max_component_bytes > ceiling {
+            return Err(Error::new(
+                ErrorCode::Config,
+                format!(
+                    "[admission] max_component_bytes = {} exceeds the engine's ceiling of {ceiling} (EngineConfig::max_component_bytes)",
+                    self.admission.max_component_bytes
+                ),
+            ));
+        }
         self.prepare_storage()?;
-        // Trusted keys that cannot be read are wrong as a whole.
-        self.trusted_keys()?;
         let gate = self.approval_gate(approver)?;
         let exec_backend = self.register_builtins(&mut registry, &gate)?;
         self.register_codemode(engine, &mut registry).await?;
-        let plugins = self.load_plugins(engine, &mut registry).await;
+        let dispatcher = self
+            .configure(Dispatcher::builder(registry))?
+            .approval(gate)
+            .build()?;
+        // Trusted keys that cannot be read are wrong as a whole: this fails.
+        let live = crate::live::LivePlugins::new(&dispatcher, engine.clone(), self.clone())?;
+        let plugins = live.load_entries().await;
         let mut warnings = Vec::new();
         if exec_backend.as_deref() == Some("local") {
             warnings.push(
@@ -363,7 +452,7 @@ impl Config {
         // Patterns may name tools that come later (an MCP server still
         // connecting, a component loaded at run time): a warning, not an error.
         let bridged: Vec<String> = mcp.servers.iter().map(|s| s.name.clone()).collect();
-        for pattern in rules.unmatched(registry.names().into_iter()) {
+        for pattern in rules.unmatched(dispatcher.registry().names().into_iter()) {
             let maybe_mcp = !bridged.is_empty() && (pattern.starts_with("mcp") || pattern.starts_with('*'));
             if !maybe_mcp {
                 let warning = format!(
@@ -373,13 +462,8 @@ impl Config {
                 warnings.push(warning);
             }
         }
-        let dispatcher = self
-            .configure(Dispatcher::builder(registry))?
-            .approval(gate)
-            .build()?;
         dispatcher.connect_mcp(&mcp)?;
         warnings.extend(plugins.iter().filter_map(PluginStatus::cache_warning));
-        let live = crate::live::LivePlugins::new(&dispatcher, engine.clone(), self.clone(), plugins.clone())?;
         Ok(Started {
             dispatcher,
             live,
@@ -506,18 +590,27 @@ pub struct Started {
 }
 
 impl Started {
-    /// The report as JSON (`toolhost tools --status`): `plugins` (as they
-    /// are now: reloads change them), `plugins_dir`, `exec`, `mcp_servers`,
+    /// The report as JSON (`toolhost tools --status`): the plugins'
+    /// (see [`LivePlugins::status`](crate::live::LivePlugins::status): as
+    /// they are now, reloads change them), with `exec`, `mcp_servers` and
     /// `warnings`.
     pub fn status(&self) -> serde_json::Value {
-        serde_json::json!({
-            "plugins": self.live.entries(),
-            "plugins_dir": self.live.folder(),
-            "exec": self.exec_backend.as_ref().map(|b| serde_json::json!({ "backend": b })),
-            "mcp_servers": self.dispatcher.mcp_status(),
-            "warnings": self.warnings,
-        })
+        let mut status = self.live.status();
+        status["exec"] = serde_json::json!(
+            self.exec_backend
+                .as_ref()
+                .map(|b| serde_json::json!({ "backend": b }))
+        );
+        status["mcp_servers"] = serde_json::json!(self.dispatcher.mcp_status());
+        status["warnings"] = serde_json::json!(self.warnings);
+        status
     }
+}
+
+/// `path` made absolute against the working directory (lexically: links
+/// are not followed), or left as it is when there is none.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `ORIGIN:LINE:COL: key `KEY`: MESSAGE` from a TOML error's span.

@@ -19,7 +19,9 @@
 //! with a dot are ignored (write under a hidden name, then rename, for an
 //! atomic swap). Grants are looked up by hash first, then by name: a grant
 //! given by hash does not carry over to a new version, one given by name
-//! does.
+//! does. Every file is admitted as every other plugin is (see
+//! [`crate::admission`]): a grant that reaches a protected path is refused
+//! here as in `[[plugins]]`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,7 +29,6 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::capabilities::Grants;
-use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
 
 /// The `[plugins_dir]` section.
@@ -66,15 +67,5 @@ impl PluginsDirConfig {
             limits: LimitsOverride::default(),
             grants: BTreeMap::new(),
         }
-    }
-
-    /// The grants of the component `name` whose bytes hash to `hash`, and
-    /// whether they were given by hash (then they pin the bytes): its
-    /// hash's entry if any, else its name's, else none.
-    pub fn grants_for(&self, name: &str, hash: &ComponentHash) -> (Grants, bool) {
-        if let Some(grants) = self.grants.get(&hash.to_string()) {
-            return (grants.clone(), true);
-        }
-        (self.grants.get(name).cloned().unwrap_or_default(), false)
     }
 }

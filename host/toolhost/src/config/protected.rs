@@ -172,51 +172,10 @@ impl ProtectedPaths {
         Ok(())
     }
 
-    /// Checks every plugin's directory grants of `config` (see
-    /// [`ProtectedPaths::check_grant`]), and that no plugin's grant overlaps
-    /// an earlier plugin's storage (a grant inside the storage folder) when
-    /// either is read-write: the first entry keeps the folder. Returns, per plugin (in order), `Ok` or why its
-    /// grants are refused.
-    pub fn check_plugins(&self, config: &Config) -> Vec<Result<()>> {
-        let grants: Vec<Vec<DirGrant>> = config
-            .plugins
-            .iter()
-            .map(|p| {
-                p.grants
-                    .dirs
-                    .iter()
-                    .map(|g| DirGrant {
-                        host: resolve(&config.base_dir.join(&g.host)),
-                        ..g.clone()
-                    })
-                    .collect()
-            })
-            .collect();
-        config
-            .plugins
-            .iter()
-            .enumerate()
-            .map(|(i, plugin)| {
-                let name = plugin.name();
-                for grant in &grants[i] {
-                    self.check_grant(&name, grant)?;
-                    // The earlier entry keeps the folder; a later one that
-                    // reaches it is refused.
-                    for (j, others) in grants.iter().enumerate().take(i) {
-                        for other in others {
-                            self.check_storage_overlap(&name, grant, &config.plugins[j].name(), other)?;
-                        }
-                    }
-                }
-                Ok(())
-            })
-            .collect()
-    }
-
     /// Refuses `grant` of `plugin` when it overlaps `other`, a grant of
     /// another plugin, one of the two lies in the storage folder (a plugin's
     /// storage) and either is read-write.
-    fn check_storage_overlap(
+    pub(crate) fn check_storage_overlap(
         &self,
         plugin: &str,
         grant: &DirGrant,
