@@ -417,6 +417,25 @@ async fn unbounded_allocation_is_a_memory_limit() {
     assert_eq!(out["output"], "growing\n");
 }
 
+/// A huge value built where the interpreter does not check its budget (a
+/// `str()` of a large list, a large dict's table) crosses the allocator's
+/// hard ceiling instead, which ends the interpreter: still the script's
+/// memory limit, never a failure of the sandbox.
+#[tokio::test]
+async fn a_huge_value_past_the_allocators_ceiling_is_a_memory_limit() {
+    let served = Setup::new(config(|c| c.max_memory_mb = 64)).serve().await;
+    for code in [
+        "x = 'a' * (10 ** 7)\ny = [x] * 1000\nprint(len(str(y)))",
+        "x = {i: str(i) for i in range(10 ** 7)}",
+    ] {
+        let out = served.script(code, &trusted()).await.json();
+        assert_eq!(out["error_code"], "codemode:memory_limit", "{code}: {out}");
+        assert_eq!(out["error"], "the script used more than its 64 MiB (max_memory_mb)", "{out}");
+    }
+    let next = served.script("1 + 1", &trusted()).await.json();
+    assert_eq!(next["result"], 2, "{next}");
+}
+
 #[tokio::test]
 async fn an_interpreter_report_the_host_cannot_read_is_a_sandbox_failure() {
     // A value nested deeper than the host's JSON reader goes: the

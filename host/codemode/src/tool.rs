@@ -256,7 +256,7 @@ impl RunToolsScript {
                     ErrorCode::MemoryLimit => (codes::MEMORY_LIMIT, e.message().to_string()),
                     // The caller gave up on the call: nothing to report to.
                     ErrorCode::Cancelled => return Err(e),
-                    _ if e.message().contains(OOM_EXIT) => (
+                    _ if e.message().contains(OOM_MARKER) => (
                         codes::MEMORY_LIMIT,
                         format!(
                             "the script used more than its {} MiB (max_memory_mb)",
@@ -311,9 +311,13 @@ impl RunToolsScript {
     }
 }
 
-/// How the interpreter's instance ends when its allocator's hard ceiling
-/// is crossed (Monty's `OOM_EXIT_CODE`, 65).
-const OOM_EXIT: &str = "exit status 65";
+/// What the interpreter's allocator writes on stderr, last, when an
+/// allocation crosses its hard ceiling (outside the interpreter's own
+/// checks, which raise `MemoryError` in the script instead), just before
+/// it ends the instance: its exit status cannot carry the reason (WASI
+/// preview 2's `exit` says only success or failure), the message can, and
+/// the host keeps the end of a failed plugin's stderr in its error.
+const OOM_MARKER: &str = "exceeds the memory limit";
 
 impl Tool for RunToolsScript {
     fn spec(&self) -> &ToolSpec {
