@@ -72,7 +72,7 @@ pub(crate) fn resolve_via(mut args: Vec<Field>, mut via: Via) -> Resolution {
             res.dynamic.push(first.text.replace(super::expand::UNKNOWN, "…"));
             return res;
         }
-        if first.dynamic {
+        if first.computed {
             res.dynamic.push(first.text.clone());
         }
         let name = program_name(&first.text);
@@ -243,7 +243,7 @@ fn join_with(fields: &[Field], sep: &str) -> Field {
             .join(sep),
         known: fields.iter().all(|f| f.known),
         glob: false,
-        dynamic: fields.iter().any(|f| f.dynamic),
+        computed: fields.iter().any(|f| f.computed),
     }
 }
 
@@ -380,6 +380,8 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             simple_wrapper(args, &opts(""), static_name(name))
         }
         "run0" => simple_wrapper(args, &opts("uDg"), "run0"),
+        // `ssh-agent CMD` runs CMD with the agent's variables set.
+        "ssh-agent" => simple_wrapper(args, &opts("aEPt"), "ssh-agent"),
         "xvfb-run" => simple_wrapper(args, &opts("nsfep"), "xvfb-run"),
         "sshpass" => simple_wrapper(args, &opts("pfdP"), "sshpass"),
         "prlimit" => simple_wrapper(args, &opts("p"), "prlimit"),

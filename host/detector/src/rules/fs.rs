@@ -4,7 +4,7 @@
 use super::{Cmd, args};
 use crate::analyze::Analyzer;
 use crate::expand::Field;
-use crate::paths::{is_log_or_history, system_write_reason};
+use crate::paths::{is_log_or_history, is_secret_path, system_write_reason};
 use crate::resolve::Via;
 use crate::verdict::Category;
 
@@ -248,16 +248,15 @@ impl Analyzer {
         let recursive = p.short("R") || p.long("--recursive");
         let mut ops = p.operands.iter();
         let mode = if p.long("--reference") {
-            String::new()
+            None
         } else {
-            ops.next().map(|f| f.text.clone()).unwrap_or_default()
+            ops.next().map(|f| Mode::parse(&f.text))
         };
-        let (world_write, setid) = mode_danger(&mode);
         let raw = c.raw();
-        if setid {
+        if mode.is_some_and(|m| m.setid) {
             self.add(Category::PermissionChange, raw, "sets the setuid/setgid bit");
         }
-        if world_write {
+        if mode.is_some_and(|m| m.world_write) {
             self.add(
                 Category::PermissionChange,
                 raw,
@@ -265,21 +264,29 @@ impl Analyzer {
             );
         }
         for f in ops {
-            if self
-                .path(f)
-                .is_some_and(|x| system_write_reason(&x).is_some() || x == "~")
-            {
-                let how = if recursive {
-                    "recursively changes"
-                } else {
-                    "changes"
-                };
-                self.add(
-                    Category::PermissionChange,
-                    raw,
-                    format!("{how} permissions of system or security files"),
-                );
+            let Some(x) = self.path(f) else { continue };
+            if system_write_reason(&x).is_none() && x != "~" {
+                continue;
             }
+            // Tightening the permissions of one's own files (`chmod 600
+            // ~/.ssh/id_ed25519`, `chmod 700 ~/.ssh`) protects them: only
+            // opening them to others (or any change to system files)
+            // needs approval.
+            let own = x == "~" || x.starts_with("~/");
+            let opens = mode.is_none_or(|m| m.others_write || m.setid || m.others_read && is_secret_path(&x));
+            if own && !opens {
+                continue;
+            }
+            let how = if recursive {
+                "recursively changes"
+            } else {
+                "changes"
+            };
+            self.add(
+                Category::PermissionChange,
+                raw,
+                format!("{how} permissions of system or security files"),
+            );
         }
     }
 
@@ -331,32 +338,58 @@ impl Analyzer {
     }
 }
 
-/// (world-writable, setuid/setgid) for a chmod mode.
-fn mode_danger(mode: &str) -> (bool, bool) {
-    if !mode.is_empty() && mode.chars().all(|c| c.is_digit(8)) {
-        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
-        let other = digits.last().copied().unwrap_or(0);
-        let special = if digits.len() >= 4 {
-            digits.get(digits.len() - 4).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        return (other & 2 != 0, special & 6 != 0);
-    }
-    let mut world = false;
-    let mut setid = false;
-    for clause in mode.split(',') {
-        let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
-        let rest = clause.get(who.len()..).unwrap_or_default();
-        let op = rest.chars().next();
-        let perms = rest.get(1..).unwrap_or_default();
-        let adds = matches!(op, Some('+' | '='));
-        if adds && perms.contains('w') && (who.contains('o') || who.contains('a')) {
-            world = true;
+/// What a chmod mode grants.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Mode {
+    /// Every user may write.
+    world_write: bool,
+    /// The group or other users may write.
+    others_write: bool,
+    /// The group or other users may read.
+    others_read: bool,
+    /// The setuid or setgid bit is set.
+    setid: bool,
+}
+
+impl Mode {
+    /// Reads an octal (`640`) or symbolic (`go-rwx,u+x`) mode; symbolic
+    /// clauses that take permissions away grant nothing.
+    fn parse(mode: &str) -> Mode {
+        let mut m = Mode::default();
+        if !mode.is_empty() && mode.chars().all(|c| c.is_digit(8)) {
+            let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+            let digit = |back: usize| {
+                digits
+                    .len()
+                    .checked_sub(back)
+                    .and_then(|i| digits.get(i))
+                    .copied()
+                    .unwrap_or(0)
+            };
+            let (group, other) = (digit(2), digit(1));
+            m.world_write = other & 2 != 0;
+            m.others_write = (group | other) & 2 != 0;
+            m.others_read = (group | other) & 4 != 0;
+            m.setid = digits.len() >= 4 && digit(4) & 6 != 0;
+            return m;
         }
-        if adds && perms.contains('s') {
-            setid = true;
+        for clause in mode.split(',') {
+            let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
+            let rest = clause.get(who.len()..).unwrap_or_default();
+            let op = rest.chars().next();
+            let perms = rest.get(1..).unwrap_or_default();
+            if !matches!(op, Some('+' | '=')) {
+                continue;
+            }
+            // No `who` means everyone less the umask, which usually
+            // keeps write access to the owner but lets everyone read.
+            let world = who.contains(['o', 'a']);
+            let others = world || who.contains('g');
+            m.world_write |= world && perms.contains('w');
+            m.others_write |= others && perms.contains('w');
+            m.others_read |= (others || who.is_empty()) && perms.contains('r');
+            m.setid |= perms.contains('s');
         }
+        m
     }
-    (world, setid)
 }

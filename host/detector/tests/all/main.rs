@@ -10,6 +10,7 @@ mod credentials;
 mod definitions;
 mod environment;
 mod interpreters;
+mod lookalikes;
 mod opaque;
 mod options;
 mod protected;
