@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::ast::{Command, Compound, CompoundKind, Function, Item, List, Part, Pipeline, Simple, Word};
 use super::definitions::Calls;
-use super::expand::Field;
+use super::expand::{Field, UNKNOWN, generated_names};
 use super::files::Files;
 use super::parser;
 use super::payload::Payload;
@@ -133,9 +133,14 @@ impl Analyzer {
 
     /// Records a finding.
     pub(crate) fn add(&mut self, category: Category, matched: &str, reason: impl Into<String>) {
+        // Code the detector composed (a payload with generated names or
+        // unknown pieces) shows its unknown parts as `…`.
+        let shown = matched
+            .replace(generated_names().as_str(), "…")
+            .replace(UNKNOWN, "…");
         self.findings.push(Match {
             category,
-            matched: clip(matched),
+            matched: clip(&shown),
             reason: reason.into(),
         });
     }

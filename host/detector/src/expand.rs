@@ -15,6 +15,18 @@ pub(crate) const UNKNOWN: char = '\u{1}';
 /// did not set (`$PATH` in `PATH=./bin:$PATH`); unknown like [`UNKNOWN`].
 pub(crate) const INHERITED: char = '\u{2}';
 
+/// Marks the names a bulk runner (`xargs`, `find -exec`, `parallel`)
+/// hands a command at run time: any files (see [`generated_names`]).
+pub(crate) const GENERATED: char = '\u{3}';
+
+/// The text standing for the names a bulk runner hands a command: unknown
+/// (it starts with [`UNKNOWN`], so every rule reads it as unknown) and
+/// marked [`GENERATED`], so rules that care (deleting every file of a
+/// generated list) can tell it from a variable they do not know.
+pub(crate) fn generated_names() -> String {
+    format!("{UNKNOWN}{GENERATED}")
+}
+
 /// Search-path variables whose inherited value is marked [`INHERITED`].
 const SEARCH_PATHS: &[&str] = &[
     "PATH",
@@ -56,6 +68,12 @@ impl Field {
     /// The value when fully known.
     pub fn value(&self) -> Option<&str> {
         self.known.then_some(self.text.as_str())
+    }
+
+    /// Whether the field holds names a bulk runner generates at run time
+    /// (see [`generated_names`]).
+    pub fn generated(&self) -> bool {
+        self.text.contains(GENERATED)
     }
 }
 
@@ -152,7 +170,10 @@ impl Analyzer {
                             out.push(Atom::Ch(' ', 0));
                         }
                     }
-                    if e.known && self.spend(e.text.len()) {
+                    // An element partly unknown keeps what is known of it
+                    // (`~/.ssh/…`, the names `find -exec` hands a shell).
+                    let partly = e.known || e.text.contains(UNKNOWN);
+                    if partly && self.spend(e.text.len()) {
                         self.push_expansion(&e.text, *quoted, e.computed, out);
                     } else {
                         out.push(Atom::Unknown);

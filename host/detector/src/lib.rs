@@ -32,7 +32,7 @@
 //! | expansion | `expand`, `payload` | brace expansion, variables and arrays the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
 //! | definitions | `definitions` | aliases expanded where used; functions judged at every call with its arguments |
 //! | written files | `files` | scripts and program copies the command writes, analysed when it runs them |
-//! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `xargs`, `watch`, `ssh`, ...) peeled |
+//! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `watch`, `ssh`, ...) peeled; the command of a bulk runner (`xargs`, `parallel`, `find -exec`) judged with operands standing for any files (inside the folders `find` searches) |
 //! | environment | `environ` | `PATH`, `LD_PRELOAD`, `BASH_ENV` and variables holding commands (`GIT_SSH_COMMAND`, `PAGER`) |
 //! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code analysed recursively |
 //! | credentials, protected paths | `credentials`, `protected` | reading credential files; changing the paths the caller protects ([`Context`]) |

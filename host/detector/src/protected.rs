@@ -175,19 +175,10 @@ impl Analyzer {
             "vi" | "vim" | "nvim" | "gvim" | "nano" | "pico" | "emacs" | "ed" | "ex" | "micro" | "joe"
             | "kak" | "hx" | "mcedit" | "code" => (Touch::Write, 0, "cSuTts"),
             "find" => {
-                let acts = a.iter().any(|f| {
-                    matches!(
-                        f.text.as_str(),
-                        "-delete" | "-exec" | "-execdir" | "-ok" | "-okdir"
-                    )
-                });
-                if acts {
-                    let starts: Vec<Field> = a
-                        .iter()
-                        .take_while(|f| !f.text.starts_with('-') && f.text != "(" && f.text != "!")
-                        .cloned()
-                        .collect();
-                    for f in &starts {
+                // The commands of `-exec` are judged with the names found
+                // as their operands; `-delete` removes the folders searched.
+                if a.iter().any(|f| f.text == "-delete") {
+                    for f in &super::rules::find_starts(a) {
                         self.protected_touch(f, Touch::Remove, c.raw());
                     }
                 }

@@ -3,9 +3,9 @@
 
 use super::{Cmd, args};
 use crate::analyze::Analyzer;
-use crate::expand::Field;
+use crate::expand::{Field, generated_names};
 use crate::paths::{is_log_or_history, is_secret_path, system_write_reason};
-use crate::resolve::Via;
+use crate::resolve::{Via, bulk_command};
 use crate::verdict::Category;
 
 const FORMATTERS: &[&str] = &[
@@ -178,13 +178,14 @@ impl Analyzer {
                 c.raw(),
                 format!("deletes directories recursively ({what})"),
             );
-        } else if matches!(c.inv.via, Via::Bulk { .. }) {
-            self.add(
-                Category::RecursiveDelete,
-                c.raw(),
-                "deletes every file named in a generated list",
-            );
         } else {
+            if p.operands.iter().any(|f| f.generated()) {
+                self.add(
+                    Category::RecursiveDelete,
+                    c.raw(),
+                    "deletes every file named in a generated list",
+                );
+            }
             self.deleted_paths(c);
         }
     }
@@ -211,6 +212,15 @@ impl Analyzer {
 
     fn find(&mut self, c: &Cmd<'_>) {
         let a = c.args();
+        // What `{}` stands for: the names found, inside the folders
+        // searched (`.` when none is given).
+        let mut found: Vec<String> = find_starts(a)
+            .iter()
+            .map(|s| format!("{}/{}", s.text.trim_end_matches('/'), generated_names()))
+            .collect();
+        if found.is_empty() {
+            found.push(format!("./{}", generated_names()));
+        }
         let mut i = 0;
         while let Some(f) = a.get(i) {
             match f.text.as_str() {
@@ -225,11 +235,10 @@ impl Analyzer {
                     while a.get(end).is_some_and(|t| t.text != ";" && t.text != "+") {
                         end += 1;
                     }
-                    let sub = a.get(start..end).unwrap_or_default().to_vec();
-                    let via = Via::Bulk {
-                        replace: Some("{}".to_string()),
-                    };
-                    self.judge_fields(sub, via, c);
+                    let sub = a.get(start..end).unwrap_or_default();
+                    let holders = ["{}".to_string()];
+                    let cmd = bulk_command(sub, &holders, false, &found);
+                    self.judge_fields(cmd, Via::Bulk, c);
                     i = end;
                 }
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
@@ -336,6 +345,14 @@ impl Analyzer {
             }
         }
     }
+}
+
+/// The folders `find` searches: its operands before the expression.
+pub(crate) fn find_starts(a: &[Field]) -> Vec<Field> {
+    a.iter()
+        .take_while(|f| !f.text.starts_with('-') && f.text != "(" && f.text != "!")
+        .cloned()
+        .collect()
 }
 
 /// What a chmod mode grants.

@@ -29,6 +29,7 @@ use super::payload::Payload;
 use super::protected::Touch;
 use super::resolve::{Invocation, Via, resolve_via};
 use crate::verdict::Category;
+pub(crate) use fs::find_starts;
 
 /// One command as the rules see it.
 #[derive(Debug, Clone, Copy)]

@@ -7,9 +7,8 @@ use super::names::{Lang, SHELLS};
 use super::{Cmd, args};
 use crate::analyze::{Analyzer, Input};
 use crate::ast::Part;
-use crate::expand::{Field, UNKNOWN};
+use crate::expand::Field;
 use crate::payload::Payload;
-use crate::resolve::Via;
 use crate::verdict::Category;
 
 const PIPED: &str = "piped into it";
@@ -64,12 +63,7 @@ impl Analyzer {
             }
             return;
         };
-        let mut text = text.clone();
-        if let Via::Bulk { replace: Some(r) } = &c.inv.via
-            && !r.is_empty()
-        {
-            text = text.replace(r.as_str(), &UNKNOWN.to_string());
-        }
+        let text = text.clone();
         match sink {
             Sink::Shell => self.payload_with(&text, Input::None, positional),
             Sink::Code(lang) => self.inline_code(lang, &text, c.raw()),

@@ -5,6 +5,7 @@
 //! benign variants.
 
 mod adversarial;
+mod bulk;
 mod corpus;
 mod credentials;
 mod definitions;
