@@ -7,8 +7,10 @@
 //! commands, or the data toolhost manages. The rule sees every write the
 //! other rules see (redirections, `tee`, `cp`/`mv`/`install`/`rsync`
 //! targets, `sed -i`, `perl -i`, `truncate`, `dd of=`, `curl -o`,
-//! `tar -C`, ...) plus deletions (`rm`, `shred`, `find -delete`), `mv`
-//! sources, `ln`, `touch`, `mkdir`, editors and permission changes.
+//! `tar -C`, `sort -o`, awk's `print > "f"`, ...) plus deletions (`rm`,
+//! `shred`, `find -delete`, `gzip FILE`, `rsync --remove-source-files`),
+//! `mv` sources, `ln`, `touch`, `mkdir`, editors, permission changes and
+//! the commands `find -exec` runs on what it finds.
 //!
 //! Paths are compared after normalization (`..`, `~`, the working
 //! directory). With the working directory unknown, a relative path

@@ -6,6 +6,7 @@
 //! runs processes, its string literals (and lists of literals joined, as in
 //! `subprocess.call(["rm", "-rf", "/"])`) are analysed as shell commands.
 
+use super::awk;
 use super::code_lex::{Lexed, any, has, lex};
 use super::names::Lang;
 use crate::analyze::{Analyzer, Input};
@@ -229,10 +230,14 @@ impl Analyzer {
         }
         let lower = src.to_lowercase();
         let mut exec = any(code, EXEC) || lang == Lang::Node && code.contains("$``");
+        let mut commands: Vec<String> = lx.shell.clone();
         if lang == Lang::Awk {
-            exec = has(code, "system")
-                || (code.contains('|')
-                    && (has(code, "getline") || code.contains("| \"") || code.contains("|\"")));
+            let e = awk::scan(src);
+            exec = !e.commands.is_empty();
+            commands.extend(e.commands.into_iter().flatten());
+            for w in e.writes.into_iter().flatten() {
+                self.write_target(&Field::lit(&w), raw);
+            }
         }
         if lang == Lang::PowerShell {
             let l = &lower;
@@ -308,8 +313,7 @@ impl Analyzer {
             self.add(Category::ProcessKill, raw, "inline code kills processes");
         }
         self.code_paths(code, &lx, raw, deletes || tree);
-        let mut commands: Vec<String> = lx.shell.clone();
-        if exec {
+        if exec && lang != Lang::Awk {
             commands.extend(lx.strings.iter().cloned());
             commands.extend(lx.groups.iter().cloned());
         }

@@ -136,34 +136,6 @@ impl Analyzer {
                 }
             }
             "sed" => self.sed(c),
-            "curl" | "wget" | "tar" | "unzip" | "bsdtar" => {
-                let p = args::parse(
-                    a,
-                    "oOPCdfT",
-                    &[
-                        "--output",
-                        "--output-document",
-                        "--directory-prefix",
-                        "--directory",
-                        "--output-dir",
-                        "--file",
-                    ],
-                );
-                let keys: &[&str] = match name {
-                    "curl" => &["o", "--output", "--output-dir"],
-                    "wget" => &["O", "P", "--output-document", "--directory-prefix"],
-                    "unzip" => &["d"],
-                    _ => &["C", "--directory"],
-                };
-                let targets: Vec<String> = p
-                    .values_of(keys)
-                    .filter(|v| *v != "-")
-                    .map(str::to_string)
-                    .collect();
-                for t in targets {
-                    self.write_target(&Field::lit(&t), raw);
-                }
-            }
             _ => {}
         }
     }
@@ -323,6 +295,13 @@ impl Analyzer {
                 raw,
                 "rsync --delete removes destination files missing from the source",
             );
+        }
+        if name == "rsync" && p.long("--remove-source-files") {
+            let n = p.operands.len().saturating_sub(1);
+            let sources: Vec<Field> = p.operands.iter().take(n).map(|f| (*f).clone()).collect();
+            for f in &sources {
+                self.removed_file(f, raw);
+            }
         }
         let target = p.value(&["t", "--target-directory"]).map(Field::lit).or_else(|| {
             (p.operands.len() >= 2)

@@ -6,6 +6,7 @@
 //! infrastructure, networking, SQL, shells and inline interpreter code.
 
 pub(crate) mod args;
+mod awk;
 mod code;
 mod code_lex;
 mod configs;
@@ -15,6 +16,7 @@ mod infra;
 pub(crate) mod names;
 mod net;
 mod options;
+mod outputs;
 mod scripts;
 mod sed;
 pub(crate) mod shell;
@@ -94,6 +96,7 @@ impl Analyzer {
         }
         self.builtins(&c);
         self.files(&c);
+        self.outputs(&c);
         self.system(&c);
         self.infra(&c);
         self.network(&c);

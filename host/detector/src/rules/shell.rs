@@ -190,7 +190,7 @@ impl Analyzer {
             Lang::Node => ("ep", "eprC", &["--eval", "--print"]),
             Lang::Php => ("r", "rfdcBRFEzSt", &[]),
             Lang::Lua => ("e", "el", &[]),
-            Lang::Awk => ("", "Fvf", &["--source"]),
+            Lang::Awk => ("", "Fvfi", &["--source", "--include"]),
             Lang::AppleScript => ("e", "el", &[]),
             Lang::PowerShell => ("c", "cfe", &["--command", "-command"]),
             Lang::R => ("e", "e", &["--expr"]),
@@ -236,6 +236,18 @@ impl Analyzer {
             && let Some(prog) = parsed.operands.first()
         {
             codes.push(prog.text.clone());
+        }
+        if lang == Lang::Awk
+            && parsed
+                .values_of(&["i", "--include"])
+                .any(|v| v.trim_end_matches(".awk") == "inplace")
+        {
+            // gawk's inplace extension rewrites every input file.
+            let skip = usize::from(parsed.value(&["f"]).is_none() && !parsed.long("--source"));
+            let files: Vec<Field> = parsed.operands.iter().skip(skip).map(|f| (*f).clone()).collect();
+            for f in files.iter().filter(|f| !f.text.contains('=')) {
+                self.write_target(f, c.raw());
+            }
         }
         if lang == Lang::Perl && parsed.short("i") {
             let files: Vec<Field> = parsed.operands.iter().map(|f| (*f).clone()).collect();

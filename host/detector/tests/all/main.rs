@@ -14,6 +14,7 @@ mod interpreters;
 mod lookalikes;
 mod opaque;
 mod options;
+mod outputs;
 mod protected;
 mod scripts;
 

@@ -77,6 +77,13 @@ fn writes_to_protected_paths_are_flagged() {
         "python3 -c 'import shutil; shutil.rmtree(\"/home/me/.local/share/toolhost\")'",
         "sh -c 'echo x >> ~/.config/toolhost/allowlist.toml'",
         "f(){ echo x > \"$1\"; }; f ~/.config/toolhost/toolhost.toml",
+        "sort -o ~/.config/toolhost/allowlist.toml x",
+        "uniq x ~/.config/toolhost/allowlist.toml",
+        "gzip ~/.config/toolhost/toolhost.toml",
+        "openssl enc -in x -out /home/me/.config/toolhost/toolhost.toml",
+        "awk '{print > \"/home/me/.config/toolhost/toolhost.toml\"}' x",
+        "cd ~/.local/share/toolhost && tar xf /tmp/a.tar",
+        "rsync --remove-source-files ~/.local/share/toolhost/db /tmp/",
     ] {
         writes(cmd, &c);
     }
