@@ -30,7 +30,11 @@ pub enum Category {
     SqlDestructive,
     /// Writing, editing or moving system or security configuration files.
     SystemConfigOverwrite,
-    /// Stopping, disabling or masking system services.
+    /// Starting, stopping, enabling, disabling, masking, linking or
+    /// editing services, or reloading a service manager: a service
+    /// started or enabled runs a program in the background and may
+    /// persist across reboots (`systemctl enable`, `service x start`,
+    /// `launchctl load`).
     ServiceManipulation,
     /// Running code fetched from the network.
     RemoteCodeExecution,

@@ -19,6 +19,7 @@ mod options;
 mod outputs;
 mod scripts;
 mod sed;
+mod services;
 pub(crate) mod shell;
 mod sql;
 mod system;
@@ -98,6 +99,7 @@ impl Analyzer {
         self.files(&c);
         self.outputs(&c);
         self.system(&c);
+        self.services(&c);
         self.infra(&c);
         self.network(&c);
         self.options(&c);

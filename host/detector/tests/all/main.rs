@@ -17,6 +17,7 @@ mod options;
 mod outputs;
 mod protected;
 mod scripts;
+mod services;
 
 use toolhost_detector::{Category, Verdict, detect};
 
