@@ -26,7 +26,9 @@ pub enum Category {
     FilesystemFormat,
     /// Writing to device nodes other than block devices (`/dev/mem`, ...).
     DeviceWrite,
-    /// Destructive SQL or datastore statements sent to a database client.
+    /// Destructive SQL or datastore statements sent to a database client,
+    /// and datastore tools that drop databases, users or keys (`dropdb`,
+    /// `redis-cli DEL`, `influx bucket delete`).
     SqlDestructive,
     /// Writing, editing or moving system or security configuration files.
     SystemConfigOverwrite,
@@ -64,7 +66,9 @@ pub enum Category {
     NetworkConfig,
     /// Erasing shell history or system logs.
     LogTampering,
-    /// Destroying cloud, cluster or container infrastructure.
+    /// Destroying cloud, cluster or container infrastructure, or the
+    /// resources of a hosted service (a repository or release on a code
+    /// forge: `gh repo delete`, `gh api -X DELETE`).
     InfrastructureDestroy,
     /// Removing or replacing scheduled jobs.
     ScheduledJobs,

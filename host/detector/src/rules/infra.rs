@@ -299,14 +299,6 @@ impl Analyzer {
                 .any(|x| op.starts_with(x)),
                 _ => false,
             },
-            "gcloud" | "az" | "doctl" | "hcloud" | "linode-cli" | "oci" | "exo" | "scw" | "flyctl"
-            | "fly" | "vercel" | "heroku" => ops.iter().any(|o| {
-                o == "delete"
-                    || o == "destroy"
-                    || o.ends_with(":destroy")
-                    || o == "rm"
-                    || o.starts_with("delete-")
-            }),
             "gsutil" => matches!(first, Some("rb")) || (first == Some("rm") && p.short("ra")),
             "rclone" => {
                 matches!(first, Some("purge" | "delete" | "deletefile" | "rmdirs")) || (first == Some("sync"))

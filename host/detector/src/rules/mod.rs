@@ -7,6 +7,7 @@
 
 pub(crate) mod args;
 mod awk;
+mod clients;
 mod code;
 mod code_lex;
 mod configs;
@@ -101,6 +102,7 @@ impl Analyzer {
         self.system(&c);
         self.services(&c);
         self.infra(&c);
+        self.clients(&c);
         self.network(&c);
         self.options(&c);
         self.editors(&c);

@@ -109,22 +109,18 @@ impl Analyzer {
                 }
             }
             _ => {
-                let p = args::parse(a, "hpanusc", &["--user", "--pass", "--tls", "--cacert"]);
+                let p = args::parse(
+                    a,
+                    "hpanusrid",
+                    &[
+                        "--user", "--pass", "--tls", "--cacert", "--cert", "--key", "--sni",
+                    ],
+                );
                 let words = p.texts().join(" ");
                 let stdin = c.stdin_payload().and_then(|p| p.text.clone()).unwrap_or_default();
-                for text in [words, stdin] {
-                    let up = text.to_uppercase();
-                    let cmds = up.split(['\n', ';']).map(str::trim);
-                    if cmds
-                        .into_iter()
-                        .any(|l| l.starts_with("FLUSHALL") || l.starts_with("FLUSHDB"))
-                    {
-                        self.add(
-                            Category::SqlDestructive,
-                            c.raw(),
-                            "erases every key of the datastore",
-                        );
-                    }
+                let lines = std::iter::once(words.as_str()).chain(stdin.lines());
+                if let Some(reason) = lines.filter_map(key_value_destructive).next() {
+                    self.add(Category::SqlDestructive, c.raw(), reason);
                 }
             }
         }
@@ -194,6 +190,22 @@ impl Analyzer {
                 );
             }
         }
+    }
+}
+
+/// Why a key-value store command (Redis, Valkey, KeyDB) destroys data,
+/// if it does: erasing every key, deleting keys, flushing scripts or
+/// functions.
+fn key_value_destructive(line: &str) -> Option<&'static str> {
+    let mut words = line.split_whitespace().map(str::to_ascii_uppercase);
+    let first = words.next()?;
+    match first.as_str() {
+        "FLUSHALL" | "FLUSHDB" => Some("erases every key of the datastore"),
+        "DEL" | "UNLINK" | "GETDEL" => Some("deletes keys of the datastore"),
+        "SCRIPT" | "FUNCTION" if words.next().is_some_and(|w| w == "FLUSH") => {
+            Some("deletes the datastore's stored scripts or functions")
+        }
+        _ => None,
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod adversarial;
 mod bulk;
+mod clients;
 mod corpus;
 mod credentials;
 mod definitions;
