@@ -34,7 +34,7 @@
 //! | written files | `files` | scripts and program copies the command writes, analysed when it runs them |
 //! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `watch`, `ssh`, ...) peeled; the command of a bulk runner (`xargs`, `parallel`, `find -exec`) judged with operands standing for any files (inside the folders `find` searches) |
 //! | environment | `environ` | `PATH`, `LD_PRELOAD`, `BASH_ENV` and variables holding commands (`GIT_SSH_COMMAND`, `PAGER`) |
-//! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code analysed recursively; files a program writes or replaces through its own options and operands (`sort -o`, `uniq IN OUT`, `tar -xf A -C DIR`, `gzip FILE`, awk's `print > "f"`) judged like the target of a redirection |
+//! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code (one table row per language: Python, Perl, Ruby, JavaScript under Node/Deno/Bun, PHP, Lua, awk, AppleScript, PowerShell, R, Tcl, Julia, jshell, Groovy, Scala/Kotlin, Elixir, Raku, Clojure) analysed recursively; files a program writes or replaces through its own options and operands (`sort -o`, `uniq IN OUT`, `tar -xf A -C DIR`, `gzip FILE`, awk's `print > "f"`) judged like the target of a redirection |
 //! | credentials, protected paths | `credentials`, `protected` | reading credential files; changing the paths the caller protects ([`Context`]) |
 //!
 //! Quoted text is data: it matters only where a program treats it as code

@@ -14,6 +14,7 @@ mod configs;
 mod editors;
 mod fs;
 mod infra;
+mod langs;
 pub(crate) mod names;
 mod net;
 mod options;

@@ -117,7 +117,7 @@ impl Analyzer {
                     .iter()
                     .any(|e| f.text.ends_with(e))
         };
-        if lang == Lang::Node && matches!(c.inv.name.as_str(), "deno" | "bun") {
+        if lang.name == "node" && matches!(c.inv.name.as_str(), "deno" | "bun") {
             return match first.text.as_str() {
                 "run" => operands
                     .get(1)

@@ -2,7 +2,7 @@
 //! standard input is tokenized (strings and comments are data) and each
 //! statement judged. Client shell escapes (`\!`, `.shell`) are shell code.
 
-use super::names::Lang;
+use super::langs::by_name;
 use super::shell::Sink;
 use super::{Cmd, args};
 use crate::analyze::{Analyzer, Input};
@@ -157,7 +157,7 @@ impl Analyzer {
         if hits.iter().any(|h| compact.contains(h)) {
             self.add(Category::SqlDestructive, c.raw(), "drops or empties MongoDB data");
         }
-        self.inline_code(Lang::Node, js, c.raw());
+        self.inline_code(by_name("node"), js, c.raw());
     }
 
     /// Judges SQL text given to a client.
