@@ -102,6 +102,11 @@ pub(crate) struct Analyzer {
     pub host: Host,
     /// Function calls and alias expansions in progress and done.
     pub calls: Calls,
+    /// Git remotes the command adds or re-points (`git remote add`,
+    /// `set-url`, `git config remote.NAME.url`; `*` when `insteadOf`
+    /// rewrites every URL): a push to one sends the repository to a
+    /// place the command chose.
+    pub git_remotes: Vec<String>,
     /// How many conditional contexts enclose the command being judged
     /// (`if`/`case`/loop bodies, the right of `&&`/`||`, function bodies
     /// at their definition): assignments there may not happen.
@@ -123,6 +128,7 @@ impl Analyzer {
             files: Files::default(),
             host,
             calls: Calls::default(),
+            git_remotes: Vec::new(),
             cond: 0,
             work,
             exhausted: false,

@@ -202,6 +202,7 @@ fn inspect_inner(command: &str, context: &Context<'_>) -> Inspection {
         };
         a.files = files::Files::default();
         a.calls = definitions::Calls::default();
+        a.git_remotes.clear();
         a.script(&reading, analyze::Input::None);
     }
     findings.append(&mut a.findings);

@@ -58,7 +58,9 @@ pub enum Category {
     PrivilegeEscalation,
     /// Creating, deleting or altering user accounts and passwords.
     AccountChange,
-    /// Sending secrets (keys, credentials, environment) over the network.
+    /// Sending secrets (keys, credentials, environment) over the network,
+    /// or pushing the repository to a place the command names or points a
+    /// remote at (`git remote add x URL && git push x`).
     SecretExfiltration,
     /// Connecting a shell to a network socket.
     ReverseShell,

@@ -21,12 +21,16 @@ impl Analyzer {
 
     fn git(&mut self, c: &Cmd<'_>) {
         let a = c.args();
+        let mut configs = Vec::new();
         let mut i = 0;
         while let Some(f) = a.get(i) {
             let t = f.text.as_str();
-            if matches!(
+            if t == "-c" {
+                configs.extend(a.get(i + 1).map(|v| v.text.clone()));
+                i += 2;
+            } else if matches!(
                 t,
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
             ) {
                 i += 2;
             } else if t.starts_with('-') {
@@ -39,6 +43,7 @@ impl Analyzer {
             return;
         };
         let rest = a.get(i + 1..).unwrap_or_default();
+        self.git_remote_rules(sub, rest, &configs, c.raw());
         let p = args::parse(rest, "mCcF", &["--message", "--file"]);
         let raw = c.raw();
         let ops = p.texts();

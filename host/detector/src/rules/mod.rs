@@ -19,6 +19,7 @@ pub(crate) mod names;
 mod net;
 mod options;
 mod outputs;
+mod remotes;
 mod scripts;
 mod sed;
 mod services;

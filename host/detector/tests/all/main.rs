@@ -17,6 +17,7 @@ mod opaque;
 mod options;
 mod outputs;
 mod protected;
+mod remotes;
 mod scripts;
 mod services;
 
