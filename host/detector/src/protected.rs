@@ -51,6 +51,11 @@ impl Host {
         h
     }
 
+    /// The home folder (absolute), when known.
+    pub(crate) fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+
     /// `p` with a leading `~` replaced by the home folder, when known.
     fn unfold(&self, p: &str) -> String {
         match (&self.home, p.strip_prefix('~')) {

@@ -375,6 +375,19 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             simple_wrapper(args, &opts(""), static_name(name))
         }
         "run0" => simple_wrapper(args, &opts("uDg"), "run0"),
+        // `npx PKG ARGS` runs the package's program (`npx -c CMD`: a shell
+        // command).
+        "npx" | "bunx" | "pnpx" => {
+            let o = Opts {
+                long_with_arg: &["--package", "--call", "--registry", "--cache"],
+                ..opts("pc")
+            };
+            let s = scan(args, &o);
+            if let Some(cmd) = s.value(&["c", "--call"]) {
+                return next(sh_c(Field::lit(cmd)), "npx");
+            }
+            simple_wrapper(args, &o, "npx")
+        }
         // `ssh-agent CMD` runs CMD with the agent's variables set.
         "ssh-agent" => simple_wrapper(args, &opts("aEPt"), "ssh-agent"),
         "xvfb-run" => simple_wrapper(args, &opts("nsfep"), "xvfb-run"),

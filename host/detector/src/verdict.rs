@@ -59,8 +59,10 @@ pub enum Category {
     /// Creating, deleting or altering user accounts and passwords.
     AccountChange,
     /// Sending secrets (keys, credentials, environment) over the network,
-    /// or pushing the repository to a place the command names or points a
-    /// remote at (`git remote add x URL && git push x`).
+    /// pushing the repository to a place the command names or points a
+    /// remote at (`git remote add x URL && git push x`), or serving the
+    /// home folder, `/` or a credential folder over the network
+    /// (`cd ~ && python3 -m http.server`).
     SecretExfiltration,
     /// Connecting a shell to a network socket.
     ReverseShell,

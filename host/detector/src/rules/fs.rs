@@ -34,6 +34,19 @@ impl Analyzer {
         let a = c.args();
         match name {
             "rm" | "unlink" | "del" | "trash" | "trash-put" => self.rm(c),
+            // Node's `rm -rf`, often run through npx.
+            "rimraf" | "del-cli" => self.add(
+                Category::RecursiveDelete,
+                raw,
+                format!(
+                    "deletes directories recursively ({})",
+                    c.args()
+                        .iter()
+                        .map(|f| f.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            ),
             "find" => self.find(c),
             "shred" | "srm" | "wipe" => {
                 self.add(

@@ -22,6 +22,7 @@ mod outputs;
 mod remotes;
 mod scripts;
 mod sed;
+mod serve;
 mod services;
 pub(crate) mod shell;
 mod sql;
@@ -106,6 +107,7 @@ impl Analyzer {
         self.infra(&c);
         self.clients(&c);
         self.network(&c);
+        self.servers(&c);
         self.options(&c);
         self.editors(&c);
         self.credentials(&c);

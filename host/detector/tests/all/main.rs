@@ -20,6 +20,7 @@ mod protected;
 mod remotes;
 mod scripts;
 mod services;
+mod serving;
 
 use toolhost_detector::{Category, Verdict, detect};
 
