@@ -27,7 +27,7 @@
 //!
 //! | stage | module | what it does |
 //! | --- | --- | --- |
-//! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, and NFKC-normalized; all are analysed |
+//! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, NFKC-normalized, and with look-alike letters and dashes of other scripts folded to the ASCII they imitate (`rm −rf /`, `ѕudo`); all are analysed, and a program name spelled with look-alikes is also `opaque` |
 //! | parsing | `parser` | a tolerant, depth-bounded parser for the POSIX/bash language |
 //! | expansion | `expand`, `payload` | brace expansion, variables and arrays the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
 //! | definitions | `definitions` | aliases expanded where used; functions judged at every call with its arguments |

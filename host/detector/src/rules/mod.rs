@@ -82,6 +82,16 @@ impl Analyzer {
                 self.programs.push(w.to_string());
             }
         }
+        if let Some(ascii) = crate::sanitize::imitated(name) {
+            // The folded reading judges it as what it imitates.
+            self.add(
+                Category::Opaque,
+                c.raw(),
+                format!(
+                    "the program name {name} imitates `{ascii}` with look-alike characters: it runs a different program than it appears to"
+                ),
+            );
+        }
         for f in &inv.env {
             if let Some((n, v)) = f.text.split_once('=') {
                 let value = Field {

@@ -7,6 +7,7 @@
 mod adversarial;
 mod bulk;
 mod clients;
+mod confusables;
 mod corpus;
 mod credentials;
 mod definitions;
