@@ -8,7 +8,7 @@
 //! | --- | --- |
 //! | [`detect`] → [`Verdict`] | whether a command needs approval, and why |
 //! | [`inspect`], [`inspect_in`], [`inspect_with`] → [`Inspection`] | the verdict plus every program the command runs |
-//! | [`Context`] | where a command runs: working directory, home, protected paths |
+//! | [`Context`] | where a command runs: working directory, home, protected paths, writable folders inside them |
 //! | [`Verdict`], [`Match`], [`Category`] | the answer: each reason, its kind and the text that triggered it |
 //! | [`UnknownCategory`] | the error of parsing a category name |
 //! | [`normalized_program_name`] | the name a program word is judged by |
