@@ -60,3 +60,31 @@ fn variables_holding_harmless_commands_are_benign() {
     flagged("c=$(echo ls); $c", Category::DynamicCommand);
     flagged("$(echo ls) -la", Category::DynamicCommand);
 }
+
+/// The reading commands of the outside review, each next to a family the
+/// detector now catches.
+#[test]
+fn reading_commands_that_look_alarming_pass() {
+    for cmd in [
+        "chmod 600 ~/.ssh/id_ed25519",
+        "chmod go-rwx secrets.txt",
+        "chmod 700 ~/.ssh",
+        "chmod -R go-w src",
+        "eval \"$(ssh-agent -s)\"",
+        "eval $(ssh-agent)",
+        "cmd=\"ls -la\"; $cmd",
+        "PAGER=less git log",
+        "CMD=echo; $CMD hi",
+        "systemctl status nginx",
+        "gh pr list",
+        "find . -name '*.rs' -exec grep -l foo {} +",
+        "find . -type f | xargs wc -l",
+        "awk '{print $1}' f.txt",
+        "sort -o sorted.txt input.txt",
+        "python3 -m http.server 8000 -d build",
+        "git push origin main",
+        "ruby -e 'puts File.read(\"x\")'",
+    ] {
+        clean(cmd);
+    }
+}
