@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::ast::{Command, Compound, CompoundKind, Function, Item, List, Part, Pipeline, Simple, Word};
 use super::definitions::Calls;
-use super::expand::Field;
+use super::expand::{Field, UNKNOWN, generated_names};
 use super::files::Files;
 use super::parser;
 use super::payload::Payload;
@@ -102,6 +102,11 @@ pub(crate) struct Analyzer {
     pub host: Host,
     /// Function calls and alias expansions in progress and done.
     pub calls: Calls,
+    /// Git remotes the command adds or re-points (`git remote add`,
+    /// `set-url`, `git config remote.NAME.url`; `*` when `insteadOf`
+    /// rewrites every URL): a push to one sends the repository to a
+    /// place the command chose.
+    pub git_remotes: Vec<String>,
     /// How many conditional contexts enclose the command being judged
     /// (`if`/`case`/loop bodies, the right of `&&`/`||`, function bodies
     /// at their definition): assignments there may not happen.
@@ -123,6 +128,7 @@ impl Analyzer {
             files: Files::default(),
             host,
             calls: Calls::default(),
+            git_remotes: Vec::new(),
             cond: 0,
             work,
             exhausted: false,
@@ -133,9 +139,14 @@ impl Analyzer {
 
     /// Records a finding.
     pub(crate) fn add(&mut self, category: Category, matched: &str, reason: impl Into<String>) {
+        // Code the detector composed (a payload with generated names or
+        // unknown pieces) shows its unknown parts as `…`.
+        let shown = matched
+            .replace(generated_names().as_str(), "…")
+            .replace(UNKNOWN, "…");
         self.findings.push(Match {
             category,
-            matched: clip(matched),
+            matched: clip(&shown),
             reason: reason.into(),
         });
     }

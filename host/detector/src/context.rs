@@ -2,7 +2,8 @@
 //!
 //! [`Context`] tells [`inspect_with`](crate::inspect_with) what the caller
 //! knows about a command's surroundings: its working directory, the home
-//! folder `~` stands for, and the paths the command must not change.
+//! folder `~` stands for, the paths the command must not change, and the
+//! folders inside those it may change freely.
 
 /// What the caller knows about where a command runs, for
 /// [`inspect_with`](crate::inspect_with).
@@ -27,6 +28,7 @@ pub struct Context<'a> {
     pub(crate) cwd: Option<&'a str>,
     pub(crate) home: Option<&'a str>,
     pub(crate) protected: &'a [&'a str],
+    pub(crate) writable: &'a [&'a str],
 }
 
 impl<'a> Context<'a> {
@@ -62,10 +64,59 @@ impl<'a> Context<'a> {
     /// can be known from the command text after resolving `~`, `..` and
     /// relative paths against the working directory, gets a
     /// [`Category::HostConfigWrite`](crate::Category::HostConfigWrite)
-    /// match. Paths computed at run time or reached through symbolic
-    /// links made outside the command cannot be matched.
+    /// match, unless the path lies in a writable folder inside the
+    /// protected one ([`Context::with_writable`]). Paths computed at run
+    /// time or reached through symbolic links made outside the command
+    /// cannot be matched.
     pub fn with_protected(mut self, paths: &'a [&'a str]) -> Context<'a> {
         self.protected = paths;
+        self
+    }
+
+    /// Folders inside protected folders that the command may change
+    /// freely: the model's workspace kept inside toolhost's managed
+    /// storage. Each is an absolute path or starts with `~/`.
+    ///
+    /// Guarantee: a path inside a writable folder is not protected by a
+    /// protected folder that contains the writable folder. Creating,
+    /// editing, moving and deleting files inside the workspace (relative
+    /// paths from a working directory inside it, absolute paths,
+    /// `rm -rf build`, `rm -rf ./*`, `mkdir -p` of the workspace itself)
+    /// is not [`Category::HostConfigWrite`](crate::Category::HostConfigWrite).
+    /// Still flagged as before:
+    ///
+    /// - a protected path that itself lies inside a writable folder (a
+    ///   configuration file or component stored in the workspace), and
+    ///   deleting, moving or recursively changing a folder holding it;
+    /// - deleting, moving or recursively changing a writable folder
+    ///   itself or any folder containing it (`rm -rf ../workspace`);
+    /// - any path outside the writable folders, including one reached
+    ///   with `..` (`rm -rf ../memory`, `echo x > ../receipts/r`).
+    ///
+    /// Only host-configuration writes change: every other category is
+    /// judged as without this call (`rm -rf /` in the workspace is still
+    /// `recursive_delete`, and so is `rm -rf build` anywhere). A writable
+    /// folder equal to a protected one does not unprotect it.
+    ///
+    /// ```
+    /// use toolhost_detector::{Category, Context, inspect_with};
+    ///
+    /// let protected = ["/srv/app/.toolhost"];
+    /// let writable = ["/srv/app/.toolhost/workspace"];
+    /// let cx = Context::new()
+    ///     .with_cwd("/srv/app/.toolhost/workspace")
+    ///     .with_protected(&protected)
+    ///     .with_writable(&writable);
+    /// let host = |cmd: &str| inspect_with(cmd, &cx).verdict.categories.contains(&Category::HostConfigWrite);
+    /// assert!(!host("echo hi > notes.txt && mkdir d && mv notes.txt d/"));
+    /// assert!(!host("rm -rf ./*"));
+    /// assert!(host("rm -rf ../memory"));
+    /// assert!(host("rm -rf /srv/app/.toolhost/workspace"));
+    /// let v = inspect_with("rm -rf build", &cx).verdict;
+    /// assert_eq!(v.categories, vec![Category::RecursiveDelete]);
+    /// ```
+    pub fn with_writable(mut self, dirs: &'a [&'a str]) -> Context<'a> {
+        self.writable = dirs;
         self
     }
 }

@@ -15,7 +15,7 @@
 //! `.env.dist`, `.env.defaults`) are not.
 
 use super::analyze::Analyzer;
-use super::expand::{Field, UNKNOWN};
+use super::expand::{Field, GENERATED, UNKNOWN};
 use super::paths;
 use super::rules::{Cmd, args};
 use crate::verdict::Category;
@@ -179,7 +179,9 @@ const SSH_PUBLIC: &[&str] = &[
 pub(crate) fn credential(p: &str) -> Option<&'static str> {
     let comps: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
     let base = *comps.last()?;
-    if base.contains(UNKNOWN) && !base.chars().all(|c| c == UNKNOWN) {
+    // A wholly unknown name (`$f`, the names `find -exec` is handed) may
+    // be any file of the folder; a partly known one is judged by nothing.
+    if base.contains(UNKNOWN) && !base.chars().all(|c| c == UNKNOWN || c == GENERATED) {
         return None;
     }
     if ABSOLUTE.iter().any(|a| paths::under(p, a)) {

@@ -141,7 +141,7 @@ impl Analyzer {
         let Some((first, args)) = fields.split_first() else {
             return false;
         };
-        if first.dynamic || !first.known {
+        if first.computed || !first.known {
             return false;
         }
         let Some(body) = self.scope.functions.get(&first.text).cloned() else {

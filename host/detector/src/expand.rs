@@ -15,6 +15,18 @@ pub(crate) const UNKNOWN: char = '\u{1}';
 /// did not set (`$PATH` in `PATH=./bin:$PATH`); unknown like [`UNKNOWN`].
 pub(crate) const INHERITED: char = '\u{2}';
 
+/// Marks the names a bulk runner (`xargs`, `find -exec`, `parallel`)
+/// hands a command at run time: any files (see [`generated_names`]).
+pub(crate) const GENERATED: char = '\u{3}';
+
+/// The text standing for the names a bulk runner hands a command: unknown
+/// (it starts with [`UNKNOWN`], so every rule reads it as unknown) and
+/// marked [`GENERATED`], so rules that care (deleting every file of a
+/// generated list) can tell it from a variable they do not know.
+pub(crate) fn generated_names() -> String {
+    format!("{UNKNOWN}{GENERATED}")
+}
+
 /// Search-path variables whose inherited value is marked [`INHERITED`].
 const SEARCH_PATHS: &[&str] = &[
     "PATH",
@@ -34,8 +46,12 @@ pub(crate) struct Field {
     pub known: bool,
     /// Whether an unquoted glob character is present.
     pub glob: bool,
-    /// Whether any piece came from an expansion or substitution.
-    pub dynamic: bool,
+    /// Whether any piece is the output of a command substitution, directly
+    /// or through a variable set from one: a command name spelled that
+    /// way is computed at run time even when its value is known
+    /// (`$(echo rm)`), while one held by a variable the script set to
+    /// literal text (`cmd="ls -la"; $cmd`) is simply that program.
+    pub computed: bool,
 }
 
 impl Field {
@@ -45,7 +61,7 @@ impl Field {
             text: text.to_string(),
             known: true,
             glob: false,
-            dynamic: false,
+            computed: false,
         }
     }
 
@@ -53,10 +69,18 @@ impl Field {
     pub fn value(&self) -> Option<&str> {
         self.known.then_some(self.text.as_str())
     }
+
+    /// Whether the field holds names a bulk runner generates at run time
+    /// (see [`generated_names`]).
+    pub fn generated(&self) -> bool {
+        self.text.contains(GENERATED)
+    }
 }
 
 const BRACE: u8 = 1;
 const GLOB: u8 = 2;
+/// The character comes from a command substitution's output.
+const COMPUTED: u8 = 4;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Atom {
@@ -68,7 +92,6 @@ enum Atom {
 impl Analyzer {
     /// Expands a word into fields.
     pub(crate) fn expand(&mut self, word: &Word) -> Vec<Field> {
-        let dynamic = word.parts.iter().any(|p| !matches!(p, Part::Lit { .. }));
         let mut atoms = Vec::new();
         for part in &word.parts {
             self.atoms_of(part, &mut atoms);
@@ -90,7 +113,7 @@ impl Analyzer {
                 if split && piece.is_empty() {
                     continue;
                 }
-                out.push(field_of(piece, dynamic));
+                out.push(field_of(piece));
             }
         }
         out
@@ -108,7 +131,7 @@ impl Analyzer {
                 .join(" "),
             known: fields.iter().all(|f| f.known),
             glob: false,
-            dynamic: fields.iter().any(|f| f.dynamic),
+            computed: fields.iter().any(|f| f.computed),
         }
     }
 
@@ -147,8 +170,11 @@ impl Analyzer {
                             out.push(Atom::Ch(' ', 0));
                         }
                     }
-                    if e.known && self.spend(e.text.len()) {
-                        self.push_expansion(&e.text, *quoted, out);
+                    // An element partly unknown keeps what is known of it
+                    // (`~/.ssh/…`, the names `find -exec` hands a shell).
+                    let partly = e.known || e.text.contains(UNKNOWN);
+                    if partly && self.spend(e.text.len()) {
+                        self.push_expansion(&e.text, *quoted, e.computed, out);
                     } else {
                         out.push(Atom::Unknown);
                     }
@@ -160,12 +186,15 @@ impl Analyzer {
                 quoted,
                 ..
             } => match self.var_value(name) {
-                Some(v) if self.spend(v.len()) => self.push_expansion(&v, *quoted, out),
+                Some(v) if self.spend(v.len()) => {
+                    let computed = self.scope.taint.get(name).is_some_and(|t| t.computed);
+                    self.push_expansion(&v, *quoted, computed, out);
+                }
                 _ => out.push(Atom::Unknown),
             },
             Part::CmdSub { list, quoted } => match self.static_output(list) {
                 Some(v) if self.spend(v.len()) => {
-                    self.push_expansion(v.trim_end_matches('\n'), *quoted, out);
+                    self.push_expansion(v.trim_end_matches('\n'), *quoted, true, out);
                 }
                 _ => out.push(Atom::Unknown),
             },
@@ -175,9 +204,10 @@ impl Analyzer {
         }
     }
 
-    fn push_expansion(&self, value: &str, quoted: bool, out: &mut Vec<Atom>) {
+    fn push_expansion(&self, value: &str, quoted: bool, computed: bool, out: &mut Vec<Atom>) {
+        let from = if computed { COMPUTED } else { 0 };
         if quoted {
-            out.extend(value.chars().map(|c| Atom::Ch(c, 0)));
+            out.extend(value.chars().map(|c| Atom::Ch(c, from)));
             return;
         }
         let ifs = self.scope.ifs.as_deref().unwrap_or(" \t\n");
@@ -187,7 +217,7 @@ impl Analyzer {
                     out.push(Atom::Split);
                 }
             } else {
-                out.push(Atom::Ch(c, GLOB));
+                out.push(Atom::Ch(c, GLOB | from));
             }
         }
     }
@@ -204,10 +234,9 @@ impl Analyzer {
     }
 }
 
-fn field_of(atoms: &[Atom], dynamic: bool) -> Field {
+fn field_of(atoms: &[Atom]) -> Field {
     let mut f = Field {
         known: true,
-        dynamic,
         ..Field::default()
     };
     // `[` starts a pattern only when a `]` closes it (`[` alone is the
@@ -225,6 +254,7 @@ fn field_of(atoms: &[Atom], dynamic: bool) -> Field {
                 if *c == UNKNOWN || *c == INHERITED {
                     f.known = false;
                 }
+                f.computed |= flags & COMPUTED != 0;
                 f.text.push(*c);
             }
             Atom::Unknown => {

@@ -8,7 +8,7 @@
 //! | --- | --- |
 //! | [`detect`] → [`Verdict`] | whether a command needs approval, and why |
 //! | [`inspect`], [`inspect_in`], [`inspect_with`] → [`Inspection`] | the verdict plus every program the command runs |
-//! | [`Context`] | where a command runs: working directory, home, protected paths |
+//! | [`Context`] | where a command runs: working directory, home, protected paths, writable folders inside them |
 //! | [`Verdict`], [`Match`], [`Category`] | the answer: each reason, its kind and the text that triggered it |
 //! | [`UnknownCategory`] | the error of parsing a category name |
 //! | [`normalized_program_name`] | the name a program word is judged by |
@@ -27,14 +27,14 @@
 //!
 //! | stage | module | what it does |
 //! | --- | --- | --- |
-//! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, and NFKC-normalized; all are analysed |
+//! | readings | `sanitize` | the command as given, with terminal escapes and invisible characters removed, NFKC-normalized, and with look-alike letters and dashes of other scripts folded to the ASCII they imitate (`rm −rf /`, `ѕudo`); all are analysed, and a program name spelled with look-alikes is also `opaque` |
 //! | parsing | `parser` | a tolerant, depth-bounded parser for the POSIX/bash language |
 //! | expansion | `expand`, `payload` | brace expansion, variables and arrays the script sets, static output of `echo`/`printf`/`base64 -d` pipelines |
 //! | definitions | `definitions` | aliases expanded where used; functions judged at every call with its arguments |
 //! | written files | `files` | scripts and program copies the command writes, analysed when it runs them |
-//! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `xargs`, `watch`, `ssh`, ...) peeled |
+//! | resolution | `resolve` | program names normalized, wrappers (`sudo`, `env`, `watch`, `ssh`, ...) peeled; the command of a bulk runner (`xargs`, `parallel`, `find -exec`) judged with operands standing for any files (inside the folders `find` searches) |
 //! | environment | `environ` | `PATH`, `LD_PRELOAD`, `BASH_ENV` and variables holding commands (`GIT_SSH_COMMAND`, `PAGER`) |
-//! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code analysed recursively |
+//! | rules | `rules` | per-program rules; shell payloads (`sh -c`, `eval`, piped code), commands in options (`tar --to-command`, `git -c core.pager`, `vim -c`) and inline interpreter code (one table row per language: Python, Perl, Ruby, JavaScript under Node/Deno/Bun, PHP, Lua, awk, AppleScript, PowerShell, R, Tcl, Julia, jshell, Groovy, Scala/Kotlin, Elixir, Raku, Clojure) analysed recursively; files a program writes or replaces through its own options and operands (`sort -o`, `uniq IN OUT`, `tar -xf A -C DIR`, `gzip FILE`, awk's `print > "f"`) judged like the target of a redirection |
 //! | credentials, protected paths | `credentials`, `protected` | reading credential files; changing the paths the caller protects ([`Context`]) |
 //!
 //! Quoted text is data: it matters only where a program treats it as code
@@ -202,6 +202,7 @@ fn inspect_inner(command: &str, context: &Context<'_>) -> Inspection {
         };
         a.files = files::Files::default();
         a.calls = definitions::Calls::default();
+        a.git_remotes.clear();
         a.script(&reading, analyze::Input::None);
     }
     findings.append(&mut a.findings);

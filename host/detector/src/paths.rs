@@ -74,7 +74,9 @@ pub(crate) fn is_installed(p: &str) -> bool {
 
 /// Whether `p` is `prefix` or lies inside it.
 pub(crate) fn under(p: &str, prefix: &str) -> bool {
-    p == prefix || p.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+    p == prefix
+        || prefix == "/" && p.starts_with('/')
+        || p.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
 }
 
 /// The last component of a path.

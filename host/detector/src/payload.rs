@@ -5,9 +5,9 @@
 
 use super::analyze::{Analyzer, Input};
 use super::ast::{Command, Compound, List, Part, RedirOp, Simple, Word};
-use super::expand::Field;
+use super::expand::{Field, UNKNOWN};
 use super::paths::{is_secret_path, is_secret_var};
-use super::resolve::resolve;
+use super::resolve::{self, resolve};
 use super::rules::names;
 
 /// The known facts about a stream of data.
@@ -21,6 +21,9 @@ pub(crate) struct Payload {
     pub decoded: bool,
     /// It carries secrets (environment dump, key or credential files).
     pub secret: bool,
+    /// Some of it is the output of a command substitution (see
+    /// [`Field::computed`]).
+    pub computed: bool,
 }
 
 impl Payload {
@@ -41,6 +44,7 @@ impl Payload {
         self.network |= other.network;
         self.decoded |= other.decoded;
         self.secret |= other.secret;
+        self.computed |= other.computed;
         self
     }
 
@@ -97,6 +101,7 @@ impl Analyzer {
                         v.network |= t.network;
                         v.decoded |= t.decoded;
                         v.secret |= t.secret;
+                        v.computed |= t.computed;
                     }
                     v
                 }
@@ -105,6 +110,7 @@ impl Analyzer {
                     if let Some(t) = v.text.take() {
                         v.text = Some(t.trim_end_matches('\n').to_string());
                     }
+                    v.computed = true;
                     v
                 }
                 Part::ProcSub { list, .. } => self.list_output(list).opaque(),
@@ -174,7 +180,7 @@ impl Analyzer {
             // `$(<file)`: the file's content.
             return input;
         }
-        if let Some(found) = program_lookup(&fields) {
+        if let Some(found) = program_lookup(&fields).or_else(|| setup_output(&fields)) {
             return found;
         }
         let Some(inv) = resolve(fields).inv else {
@@ -184,7 +190,16 @@ impl Analyzer {
     }
 
     fn command_output(&mut self, name: &str, args: &[Field], input: Payload) -> Payload {
-        let reads_secret = args.iter().any(|a| is_secret_path(&a.text));
+        // An archive of the home folder, `/` or a credential folder
+        // carries its secrets (`tar c ~ | nc host 9000`).
+        let archiver = matches!(
+            name,
+            "tar" | "gtar" | "bsdtar" | "zip" | "7z" | "7za" | "cpio" | "pax"
+        );
+        let reads_secret = args.iter().any(|a| {
+            is_secret_path(&a.text)
+                || archiver && !a.text.starts_with('-') && self.exposes_secrets(&a.text).is_some()
+        });
         let mut out = match name {
             "echo" => echo(args),
             "printf" => printf(args),
@@ -271,6 +286,41 @@ fn program_lookup(fields: &[Field]) -> Option<Payload> {
         }
         _ => None,
     }
+}
+
+/// The output of programs that print shell code to set up the current
+/// shell, in the fixed form they print it, for the `eval "$(ssh-agent
+/// -s)"` idiom: the values, which differ from run to run, are unknown
+/// (they are assigned, never run). `None` for other commands, and for
+/// `ssh-agent` given a command to run (that prints nothing of its own).
+fn setup_output(fields: &[Field]) -> Option<Payload> {
+    let (first, rest) = fields.split_first()?;
+    let mut flags = String::new();
+    let mut it = rest.iter();
+    while let Some(f) = it.next() {
+        let t = f.text.strip_prefix('-')?;
+        flags.push_str(t);
+        if t.ends_with(['a', 'E', 'P', 't']) {
+            it.next();
+        }
+    }
+    let csh = flags.contains('c');
+    let u = UNKNOWN;
+    let text = match resolve::program_name(&first.text).as_str() {
+        "ssh-agent" if flags.contains('k') => {
+            format!("unset SSH_AUTH_SOCK;\nunset SSH_AGENT_PID;\necho Agent pid {u} killed;\n")
+        }
+        "ssh-agent" if csh => {
+            format!("setenv SSH_AUTH_SOCK {u};\nsetenv SSH_AGENT_PID {u};\necho Agent pid {u};\n")
+        }
+        "ssh-agent" => format!(
+            "SSH_AUTH_SOCK={u}; export SSH_AUTH_SOCK;\nSSH_AGENT_PID={u}; export SSH_AGENT_PID;\necho Agent pid {u};\n"
+        ),
+        "dircolors" if csh => format!("setenv LS_COLORS '{u}'\n"),
+        "dircolors" => format!("LS_COLORS='{u}';\nexport LS_COLORS\n"),
+        _ => return None,
+    };
+    Some(Payload::literal(text))
 }
 
 fn is_decode_flag(a: &str) -> bool {

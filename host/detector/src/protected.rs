@@ -7,8 +7,14 @@
 //! commands, or the data toolhost manages. The rule sees every write the
 //! other rules see (redirections, `tee`, `cp`/`mv`/`install`/`rsync`
 //! targets, `sed -i`, `perl -i`, `truncate`, `dd of=`, `curl -o`,
-//! `tar -C`, ...) plus deletions (`rm`, `shred`, `find -delete`), `mv`
-//! sources, `ln`, `touch`, `mkdir`, editors and permission changes.
+//! `tar -C`, `sort -o`, awk's `print > "f"`, ...) plus deletions (`rm`,
+//! `shred`, `find -delete`, `gzip FILE`, `rsync --remove-source-files`),
+//! `mv` sources, `ln`, `touch`, `mkdir`, editors, permission changes and
+//! the commands `find -exec` runs on what it finds.
+//!
+//! Paths inside a writable folder ([`Context::with_writable`]) are not
+//! protected by a protected folder holding that writable folder; protected
+//! paths inside it, and the writable folder itself, still are.
 //!
 //! Paths are compared after normalization (`..`, `~`, the working
 //! directory). With the working directory unknown, a relative path
@@ -16,7 +22,7 @@
 //! (`toolhost.toml` matches `/srv/toolhost.toml`).
 
 use super::analyze::Analyzer;
-use super::expand::{Field, INHERITED, UNKNOWN};
+use super::expand::{Field, INHERITED, UNKNOWN, generated_names};
 use super::paths::{self, under};
 use super::rules::{Cmd, args};
 use crate::Context;
@@ -26,6 +32,9 @@ use crate::verdict::Category;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Host {
     protected: Vec<String>,
+    /// Folders inside protected ones that the command may change (see
+    /// [`Context::with_writable`]).
+    writable: Vec<String>,
     home: Option<String>,
 }
 
@@ -34,6 +43,7 @@ impl Host {
     pub(crate) fn new(cx: &Context<'_>) -> Host {
         let mut h = Host {
             protected: Vec::new(),
+            writable: Vec::new(),
             home: cx
                 .home
                 .map(|d| paths::normalize(d, None))
@@ -46,7 +56,35 @@ impl Host {
             .filter(|p| !p.trim().is_empty())
             .map(|p| h.resolve(p, cwd.as_deref()))
             .collect();
+        h.writable = cx
+            .writable
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| h.resolve(p, cwd.as_deref()))
+            .filter(|p| p.starts_with('/') || p.starts_with('~'))
+            .collect();
         h
+    }
+
+    /// Whether the protected path `g` does not cover the resolved path `p`
+    /// (or, for a pattern, what it matches inside `p`) because `p` lies in
+    /// a writable folder inside `g`. Writing the writable folder itself
+    /// (`mkdir -p`) is allowed; removing it is not.
+    fn carved_out(&self, g: &str, p: &str, pattern: bool, how: Touch) -> bool {
+        self.writable.iter().any(|w| {
+            let inside_g = under(w, g) && w != g;
+            let inside_w = if pattern || how == Touch::Write {
+                under(p, w)
+            } else {
+                under(p, w) && p != w
+            };
+            inside_g && inside_w
+        })
+    }
+
+    /// The home folder (absolute), when known.
+    pub(crate) fn home(&self) -> Option<&str> {
+        self.home.as_deref()
     }
 
     /// `p` with a leading `~` replaced by the home folder, when known.
@@ -143,6 +181,9 @@ impl Analyzer {
                     return !pattern && g.ends_with(&tail)
                         || how == Touch::Remove && g.contains(&format!("{tail}/"));
                 }
+                if self.host.carved_out(g, &p, pattern, how) {
+                    return false;
+                }
                 if pattern {
                     return under(g, &p) || under(&p, g);
                 }
@@ -175,20 +216,18 @@ impl Analyzer {
             "vi" | "vim" | "nvim" | "gvim" | "nano" | "pico" | "emacs" | "ed" | "ex" | "micro" | "joe"
             | "kak" | "hx" | "mcedit" | "code" => (Touch::Write, 0, "cSuTts"),
             "find" => {
-                let acts = a.iter().any(|f| {
-                    matches!(
-                        f.text.as_str(),
-                        "-delete" | "-exec" | "-execdir" | "-ok" | "-okdir"
-                    )
-                });
-                if acts {
-                    let starts: Vec<Field> = a
-                        .iter()
-                        .take_while(|f| !f.text.starts_with('-') && f.text != "(" && f.text != "!")
-                        .cloned()
-                        .collect();
-                    for f in &starts {
-                        self.protected_touch(f, Touch::Remove, c.raw());
+                // The commands of `-exec` are judged with the names found
+                // as their operands; `-delete` removes the folders searched.
+                if a.iter().any(|f| f.text == "-delete") {
+                    for f in &super::rules::find_starts(a) {
+                        // `find . -delete` cannot remove `.` itself, only
+                        // what it finds inside.
+                        let t = if matches!(f.text.trim_end_matches('/'), "." | "") {
+                            Field::lit(&format!("./{}", generated_names()))
+                        } else {
+                            f.clone()
+                        };
+                        self.protected_touch(&t, Touch::Remove, c.raw());
                     }
                 }
                 return;

@@ -4,16 +4,17 @@
 //! ...) are peeled off with their own options. Wrappers that take a shell
 //! string (`watch`, `su -c`, `ssh host cmd`, `env -S`) become `sh -c`.
 
-use super::expand::Field;
+use super::expand::{Field, generated_names};
 
 /// How the program gets its (extra) arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Via {
     /// Arguments as written.
     Direct,
-    /// Arguments generated from input (`xargs`, `parallel`, `find -exec`);
-    /// `replace` is the placeholder string, if any.
-    Bulk { replace: Option<String> },
+    /// Run once per batch of names generated at run time (`xargs`,
+    /// `parallel`, `find -exec`): the arguments hold the names (see
+    /// [`bulk_command`]).
+    Bulk,
 }
 
 /// A resolved program with its arguments.
@@ -72,16 +73,10 @@ pub(crate) fn resolve_via(mut args: Vec<Field>, mut via: Via) -> Resolution {
             res.dynamic.push(first.text.replace(super::expand::UNKNOWN, "…"));
             return res;
         }
-        if first.dynamic {
+        if first.computed {
             res.dynamic.push(first.text.clone());
         }
         let name = program_name(&first.text);
-        if let Via::Bulk { replace: Some(r) } = &via
-            && first.text.contains(r.as_str())
-        {
-            res.dynamic.push(first.text.clone());
-            return res;
-        }
         let rest = args.get(1..).unwrap_or_default().to_vec();
         if let Some(w) = ["ssh", "strace", "ltrace"].into_iter().find(|w| *w == name) {
             res.wrapped.push((w, rest.clone()));
@@ -243,7 +238,7 @@ fn join_with(fields: &[Field], sep: &str) -> Field {
             .join(sep),
         known: fields.iter().all(|f| f.known),
         glob: false,
-        dynamic: fields.iter().any(|f| f.dynamic),
+        computed: fields.iter().any(|f| f.computed),
     }
 }
 
@@ -380,6 +375,21 @@ fn peel(name: &str, args: &[Field]) -> Peel {
             simple_wrapper(args, &opts(""), static_name(name))
         }
         "run0" => simple_wrapper(args, &opts("uDg"), "run0"),
+        // `npx PKG ARGS` runs the package's program (`npx -c CMD`: a shell
+        // command).
+        "npx" | "bunx" | "pnpx" => {
+            let o = Opts {
+                long_with_arg: &["--package", "--call", "--registry", "--cache"],
+                ..opts("pc")
+            };
+            let s = scan(args, &o);
+            if let Some(cmd) = s.value(&["c", "--call"]) {
+                return next(sh_c(Field::lit(cmd)), "npx");
+            }
+            simple_wrapper(args, &o, "npx")
+        }
+        // `ssh-agent CMD` runs CMD with the agent's variables set.
+        "ssh-agent" => simple_wrapper(args, &opts("aEPt"), "ssh-agent"),
         "xvfb-run" => simple_wrapper(args, &opts("nsfep"), "xvfb-run"),
         "sshpass" => simple_wrapper(args, &opts("pfdP"), "sshpass"),
         "prlimit" => simple_wrapper(args, &opts("p"), "prlimit"),
@@ -490,12 +500,36 @@ fn peel(name: &str, args: &[Field]) -> Peel {
                 })
                 .or_else(|| s.has("i").then(|| "{}".to_string()));
             match after(args, &s) {
-                Some(a) => Peel::Next(a, "xargs", Some(Via::Bulk { replace })),
+                Some(a) => {
+                    let holders: Vec<String> = replace.into_iter().collect();
+                    let append = holders.is_empty();
+                    let cmd = bulk_command(&a, &holders, append, &[generated_names()]);
+                    Peel::Next(cmd, "xargs", Some(Via::Bulk))
+                }
                 None => Peel::Stop,
             }
         }
         "parallel" => {
-            let s = scan(args, &opts("jSIadnX"));
+            let o = Opts {
+                long_with_arg: &[
+                    "--jobs",
+                    "--sshlogin",
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--colsep",
+                    "--joblog",
+                    "--results",
+                    "--tmpdir",
+                    "--timeout",
+                    "--delay",
+                    "--retries",
+                    "--tagstring",
+                    "--workdir",
+                ],
+                ..opts("jSIadn")
+            };
+            let s = scan(args, &o);
             let Some(a) = after(args, &s) else {
                 // No command: each line of the input is one.
                 return next(vec![Field::lit("sh")], "parallel");
@@ -514,8 +548,13 @@ fn peel(name: &str, args: &[Field]) -> Peel {
 
                 return next(sh_c(join_with(&given, "; ")), "parallel");
             }
-            let replace = Some("{}".to_string());
-            Peel::Next(sh_c(join(cmd)), "parallel", Some(Via::Bulk { replace }))
+            // The arguments (from `:::` or the input) replace `{}`, `{.}`,
+            // `{1}`, ... or are appended; the line runs in a shell.
+            let mut holders = parallel_placeholders(cmd);
+            holders.extend(s.value(&["I"]).map(str::to_string));
+            let append = holders.is_empty();
+            let cmd = bulk_command(cmd, &holders, append, &[generated_names()]);
+            Peel::Next(sh_c(join(&cmd)), "parallel", Some(Via::Bulk))
         }
         "watch" => {
             let o = Opts {
@@ -594,6 +633,82 @@ fn peel(name: &str, args: &[Field]) -> Peel {
         }
         _ => Peel::NotWrapper,
     }
+}
+
+/// The command line a bulk runner (`xargs`, `parallel`, `find -exec`)
+/// runs, with the names it generates at run time in place: each
+/// `placeholders` string stands for them (a word that is only a
+/// placeholder becomes one word per entry of `names`, a placeholder
+/// inside a word the first entry), and with no placeholder in the command
+/// they are appended when `append` (as `xargs` without `-I` does). So
+/// every rule judges the command as one whose operands are any files
+/// (`names`: [`generated_names`], or the folders `find` searches with
+/// them inside).
+pub(crate) fn bulk_command(
+    cmd: &[Field],
+    placeholders: &[String],
+    append: bool,
+    names: &[String],
+) -> Vec<Field> {
+    let holders: Vec<&str> = placeholders
+        .iter()
+        .map(String::as_str)
+        .filter(|h| !h.is_empty())
+        .collect();
+    let name = |text: &str| Field {
+        text: text.to_string(),
+        known: false,
+        ..Field::default()
+    };
+    let mut out = Vec::with_capacity(cmd.len() + names.len());
+    let mut replaced = false;
+    for f in cmd {
+        if holders.contains(&f.text.as_str()) {
+            out.extend(names.iter().map(|n| name(n)));
+            replaced = true;
+        } else if let Some(h) = holders.iter().find(|h| f.text.contains(**h)) {
+            let first = names.first().map_or_else(generated_names, String::clone);
+            let mut text = f.text.clone();
+            for h in &holders {
+                text = text.replace(h, &first);
+            }
+            out.push(Field {
+                text,
+                known: false,
+                ..f.clone()
+            });
+            replaced |= !h.is_empty();
+        } else {
+            out.push(f.clone());
+        }
+    }
+    if append && !replaced {
+        out.extend(names.iter().map(|n| name(n)));
+    }
+    out
+}
+
+/// GNU parallel's replacement strings in a command (`{}`, `{.}`, `{/}`,
+/// `{//}`, `{/.}`, `{#}`, `{%}` and their numbered forms `{1}`, `{2.}`).
+fn parallel_placeholders(cmd: &[Field]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in cmd {
+        let mut rest = f.text.as_str();
+        while let Some(open) = rest.find('{') {
+            let after = rest.get(open + 1..).unwrap_or_default();
+            let Some(close) = after.find('}') else { break };
+            let inner = after.get(..close).unwrap_or_default();
+            let body = inner.trim_start_matches(|c: char| c.is_ascii_digit());
+            if inner.len() <= 8 && matches!(body, "" | "." | "/" | "//" | "/." | "#" | "%") {
+                let h = format!("{{{inner}}}");
+                if !out.contains(&h) {
+                    out.push(h);
+                }
+            }
+            rest = after.get(close + 1..).unwrap_or_default();
+        }
+    }
+    out
 }
 
 /// The `-c`/`--command` value of `su`/`runuser` wherever it stands

@@ -1,5 +1,7 @@
 //! Readings of a command before parsing: terminal escapes and invisible
-//! characters removed, and Unicode compatibility forms folded (NFKC).
+//! characters removed, Unicode compatibility forms folded (NFKC), and
+//! look-alike letters and dashes from other scripts folded to the ASCII
+//! they imitate.
 //!
 //! Normalizing can *change* what a shell would see: NFKC turns a fullwidth
 //! apostrophe `＇` into a real quote, and removing an escape sequence can
@@ -13,17 +15,131 @@ const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
 
 /// The distinct readings of `command` to analyse: as given, with escapes and
-/// invisible characters stripped, and stripped then NFKC-normalized.
+/// invisible characters stripped, stripped then NFKC-normalized, and that
+/// with look-alike letters and dashes folded to the ASCII they imitate
+/// (`rm −rf /`, `rм -rf /`, `ѕudo`).
 pub(crate) fn readings(command: &str) -> Vec<String> {
     let stripped = strip_controls(command);
     let normalized: String = stripped.nfkc().collect();
+    let folded = fold_confusables(&normalized);
     let mut out = vec![command.to_string()];
-    for v in [stripped, normalized] {
+    for v in [stripped, normalized, folded] {
         if !out.contains(&v) {
             out.push(v);
         }
     }
     out
+}
+
+/// The ASCII character a letter, dash or slash of another script imitates
+/// (after NFKC, which already folds fullwidth and mathematical forms):
+/// Cyrillic and Greek letters shaped like Latin ones, dashes and minus
+/// signs, division and fraction slashes. Accented Latin letters (`é`,
+/// `ï`) are not look-alikes: they are text.
+fn confusable(c: char) -> Option<char> {
+    let ascii = match c {
+        '\u{2010}'..='\u{2015}'
+        | '\u{2212}'
+        | '\u{2043}'
+        | '\u{02d7}'
+        | '\u{2796}'
+        | '\u{fe58}'
+        | '\u{fe63}' => '-',
+        '\u{2215}' | '\u{2044}' | '\u{29f8}' => '/',
+        // Cyrillic.
+        'а' => 'a',
+        'в' => 'b',
+        'г' => 'r',
+        'е' | 'ё' => 'e',
+        'һ' => 'h',
+        'і' | 'ї' => 'i',
+        'ј' => 'j',
+        'к' => 'k',
+        'ӏ' => 'l',
+        'м' => 'm',
+        'п' => 'n',
+        'о' => 'o',
+        'р' => 'p',
+        'ԛ' => 'q',
+        'с' => 'c',
+        'ѕ' => 's',
+        'т' => 't',
+        'у' => 'y',
+        'ԝ' => 'w',
+        'х' => 'x',
+        'ԁ' => 'd',
+        'ь' => 'b',
+        'А' => 'A',
+        'В' => 'B',
+        'Е' => 'E',
+        'Н' => 'H',
+        'І' => 'I',
+        'Ј' => 'J',
+        'К' => 'K',
+        'М' => 'M',
+        'О' => 'O',
+        'Р' => 'P',
+        'С' => 'C',
+        'Ѕ' => 'S',
+        'Т' => 'T',
+        'Х' => 'X',
+        'Ү' => 'Y',
+        // Greek.
+        'α' => 'a',
+        'ε' => 'e',
+        'ι' => 'i',
+        'κ' => 'k',
+        'ν' => 'v',
+        'ο' => 'o',
+        'ρ' => 'p',
+        'τ' => 't',
+        'υ' => 'u',
+        'χ' => 'x',
+        'Α' => 'A',
+        'Β' => 'B',
+        'Ε' => 'E',
+        'Ζ' => 'Z',
+        'Η' => 'H',
+        'Ι' => 'I',
+        'Κ' => 'K',
+        'Μ' => 'M',
+        'Ν' => 'N',
+        'Ο' => 'O',
+        'Ρ' => 'P',
+        'Τ' => 'T',
+        'Υ' => 'Y',
+        'Χ' => 'X',
+        // Latin letters without their dot or with another shape.
+        'ı' => 'i',
+        'ȷ' => 'j',
+        'ɑ' => 'a',
+        'ɡ' => 'g',
+        'ǀ' => 'l',
+        // Armenian.
+        'օ' => 'o',
+        'ս' => 'u',
+        _ => return None,
+    };
+    Some(ascii)
+}
+
+/// `text` with every look-alike character (see [`confusable`]) replaced
+/// by the ASCII it imitates.
+pub(crate) fn fold_confusables(text: &str) -> String {
+    text.chars().map(|c| confusable(c).unwrap_or(c)).collect()
+}
+
+/// The ASCII name a program word imitates, when it is spelled with
+/// look-alike or compatibility characters (`ѕudo`, `rм`, `ｒｍ`): such a
+/// word names a different program than it appears to. `None` for ASCII
+/// words and for words with real non-ASCII letters (`naïve`).
+pub(crate) fn imitated(word: &str) -> Option<String> {
+    if word.is_ascii() {
+        return None;
+    }
+    let nfkc: String = word.nfkc().collect();
+    let folded = fold_confusables(&nfkc);
+    (folded.is_ascii() && folded != word).then_some(folded)
 }
 
 /// Removes ANSI/VT escape sequences (CSI, OSC, DCS and friends, both the
@@ -132,6 +248,17 @@ mod tests {
         let r = readings("ｒｍ -rf /");
         assert!(r.iter().any(|v| v == "rm -rf /"));
         assert_eq!(r[0], "ｒｍ -rf /");
+    }
+
+    #[test]
+    fn look_alikes_are_folded() {
+        let r = readings("rм −rf /");
+        assert!(r.iter().any(|v| v == "rm -rf /"));
+        assert_eq!(readings("echo 'café'").len(), 1);
+        assert_eq!(imitated("ѕudo").as_deref(), Some("sudo"));
+        assert_eq!(imitated("ｒｍ").as_deref(), Some("rm"));
+        assert_eq!(imitated("naïve"), None);
+        assert_eq!(imitated("rm"), None);
     }
 
     #[test]

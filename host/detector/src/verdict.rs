@@ -26,11 +26,17 @@ pub enum Category {
     FilesystemFormat,
     /// Writing to device nodes other than block devices (`/dev/mem`, ...).
     DeviceWrite,
-    /// Destructive SQL or datastore statements sent to a database client.
+    /// Destructive SQL or datastore statements sent to a database client,
+    /// and datastore tools that drop databases, users or keys (`dropdb`,
+    /// `redis-cli DEL`, `influx bucket delete`).
     SqlDestructive,
     /// Writing, editing or moving system or security configuration files.
     SystemConfigOverwrite,
-    /// Stopping, disabling or masking system services.
+    /// Starting, stopping, enabling, disabling, masking, linking or
+    /// editing services, or reloading a service manager: a service
+    /// started or enabled runs a program in the background and may
+    /// persist across reboots (`systemctl enable`, `service x start`,
+    /// `launchctl load`).
     ServiceManipulation,
     /// Running code fetched from the network.
     RemoteCodeExecution,
@@ -52,7 +58,11 @@ pub enum Category {
     PrivilegeEscalation,
     /// Creating, deleting or altering user accounts and passwords.
     AccountChange,
-    /// Sending secrets (keys, credentials, environment) over the network.
+    /// Sending secrets (keys, credentials, environment) over the network,
+    /// pushing the repository to a place the command names or points a
+    /// remote at (`git remote add x URL && git push x`), or serving the
+    /// home folder, `/` or a credential folder over the network
+    /// (`cd ~ && python3 -m http.server`).
     SecretExfiltration,
     /// Connecting a shell to a network socket.
     ReverseShell,
@@ -60,7 +70,9 @@ pub enum Category {
     NetworkConfig,
     /// Erasing shell history or system logs.
     LogTampering,
-    /// Destroying cloud, cluster or container infrastructure.
+    /// Destroying cloud, cluster or container infrastructure, or the
+    /// resources of a hosted service (a repository or release on a code
+    /// forge: `gh repo delete`, `gh api -X DELETE`).
     InfrastructureDestroy,
     /// Removing or replacing scheduled jobs.
     ScheduledJobs,

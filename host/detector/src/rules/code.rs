@@ -1,103 +1,24 @@
-//! Inline interpreter code (`python -c`, `perl -e`, `node -e`, ...).
+//! Inline interpreter code (`python -c`, `perl -e`, `node -e`, `ruby -e`,
+//! `php -r`, `Rscript -e`, code piped to `tclsh` or `jshell`, ...).
 //!
 //! The code is split into string literals and the code around them, so
-//! names inside strings are data. Calls that run processes, delete trees,
-//! evaluate code, open sockets or write system files are flagged; when code
-//! runs processes, its string literals (and lists of literals joined, as in
-//! `subprocess.call(["rm", "-rf", "/"])`) are analysed as shell commands.
+//! names inside strings are data. What each call does comes from the
+//! language's row in the `langs` table: calls that run processes, delete
+//! files or trees and evaluate code, plus calls common to all languages
+//! that open sockets, fetch from the network or write files. When code
+//! runs processes, its string literals (and lists of literals joined, as
+//! in `subprocess.call(["rm", "-rf", "/"])`), backtick and `qx` commands
+//! and `open("|cmd")` pipes are analysed as shell commands.
 
+use super::awk;
 use super::code_lex::{Lexed, any, has, lex};
-use super::names::Lang;
+use super::langs::{COMMON_RUNS, Dialect, Lang};
 use crate::analyze::{Analyzer, Input};
 use crate::expand::Field;
 use crate::paths::{is_block_device, is_harmless_device, is_secret_path, normalize, system_write_reason};
 use crate::protected::Touch;
 use crate::verdict::Category;
 
-const EXEC: &[&str] = &[
-    "system",
-    "popen",
-    "subprocess",
-    "child_process",
-    "execSync",
-    "execFileSync",
-    "spawnSync",
-    "spawn",
-    "execFile",
-    "shell_exec",
-    "passthru",
-    "proc_open",
-    "pcntl_exec",
-    "execv",
-    "execve",
-    "execvp",
-    "execvpe",
-    "execl",
-    "execle",
-    "execlp",
-    "execlpe",
-    "spawnv",
-    "spawnl",
-    "spawnvp",
-    "posix_spawn",
-    "getoutput",
-    "getstatusoutput",
-    "check_output",
-    "check_call",
-    "Popen",
-    "create_subprocess_shell",
-    "create_subprocess_exec",
-    "Open3",
-    "capture2",
-    "capture3",
-    "os.execute",
-    "io.popen",
-    "do shell script",
-    "Start-Process",
-    "Invoke-Expression",
-    "iex",
-    "exec",
-    "fork",
-    "Runtime",
-    "ProcessBuilder",
-    "system2",
-    "processx",
-    "Deno.run",
-    "Deno.Command",
-    "execa",
-    "shelljs",
-];
-const EVAL: &[&str] = &[
-    "eval",
-    "compile",
-    "__import__",
-    "importlib",
-    "getattr",
-    "Function",
-    "runInThisContext",
-    "runInNewContext",
-    "instance_eval",
-    "class_eval",
-    "create_function",
-    "assert",
-    "loadstring",
-];
-const TREE_DELETE: &[&str] = &[
-    "rmtree",
-    "rm_rf",
-    "rm_r",
-    "remove_dir",
-    "remove_entry",
-    "remove_entry_secure",
-    "rimraf",
-    "remove_tree",
-    "removedirs",
-    "deleteRecursively",
-    "emptyDirSync",
-    "removeSync",
-    "dir_delete",
-    "delete_tree",
-];
 const NET: &[&str] = &[
     "socket",
     "Socket",
@@ -159,108 +80,102 @@ const WRITE: &[&str] = &[
     "symlink",
 ];
 
-/// Whether the code deletes files, by the deletion calls of its language
-/// (qualified where a bare name is common: Python's `list.remove`).
-fn deletes_files(lang: Lang, code: &str, lower: &str) -> bool {
-    match lang {
-        Lang::Python => any(
-            code,
-            &[
-                "os.remove",
-                "os.unlink",
-                "unlink",
-                "os.rmdir",
-                "rmdir",
-                "send2trash",
-            ],
-        ),
-        Lang::Perl | Lang::Php => any(code, &["unlink", "rmdir"]),
-        Lang::Ruby => any(
-            code,
-            &[
-                "File.delete",
-                "File.unlink",
-                "FileUtils.rm",
-                "FileUtils.rm_f",
-                "FileUtils.remove",
-                "FileUtils.remove_file",
-                "FileUtils.rmdir",
-                "Dir.rmdir",
-                "Dir.delete",
-                "Dir.unlink",
-            ],
-        ),
-        Lang::Node => any(
-            code,
-            &[
-                "unlink",
-                "unlinkSync",
-                "rmSync",
-                "rmdirSync",
-                "fs.rm",
-                "rmdir",
-                "Deno.remove",
-                "Deno.removeSync",
-            ],
-        ),
-        Lang::Lua => has(code, "os.remove"),
-        Lang::R => any(code, &["file.remove", "unlink", "file_delete"]),
-        Lang::PowerShell => lower.contains("remove-item") || has(lower, "del") || has(lower, "ri"),
-        Lang::AppleScript => lower.contains("delete"),
-        Lang::Other => code.contains("file delete") || has(code, "delete"),
-        Lang::Awk => false,
+/// The entries of a call table that are one name.
+fn single(entries: &'static [&'static [&'static str]]) -> Vec<&'static str> {
+    entries
+        .iter()
+        .filter(|e| e.len() == 1)
+        .filter_map(|e| e.first().copied())
+        .collect()
+}
+
+/// The command lines after each `word` of `src` that starts a command
+/// (`exec rm -rf d`, `[exec ls]`): up to `]`, `;` or the end of the line.
+fn command_lines(src: &str, word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = src.get(from..).and_then(|r| r.find(word)) {
+        let start = from + pos;
+        let end = start + word.len();
+        from = end;
+        let before = src
+            .get(..start)
+            .and_then(|b| b.trim_end_matches([' ', '\t']).chars().next_back());
+        let after = src.get(end..).and_then(|a| a.chars().next());
+        let starts_command = before.is_none_or(|c| matches!(c, '[' | ';' | '\n' | '{'));
+        if !starts_command || !after.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let rest = src.get(end..).unwrap_or_default();
+        let stop = rest.find([']', ';', '\n']).unwrap_or(rest.len());
+        out.push(rest.get(..stop).unwrap_or_default().trim().to_string());
+        if out.len() >= 64 {
+            break;
+        }
     }
+    out
+}
+
+/// Whether every name of one of `entries` occurs in `code`.
+fn calls(code: &str, entries: &[&[&str]]) -> bool {
+    entries.iter().any(|all| all.iter().all(|n| has(code, n)))
 }
 
 impl Analyzer {
-    /// Judges inline interpreter code.
+    /// Judges inline interpreter code of the language `lang` (a row of
+    /// [`LANGUAGES`](super::langs::LANGUAGES)).
     pub(crate) fn inline_code(&mut self, lang: Lang, src: &str, raw: &str) {
         if !self.spend(src.len()) {
             return;
         }
         let lx = lex(src, lang);
-        let code = lx.code.as_str();
-        if code.contains(crate::expand::UNKNOWN) {
+        if lx.code.contains(crate::expand::UNKNOWN) {
             self.add(
                 Category::DynamicCommand,
                 raw,
                 "inline interpreter code is partly computed at run time",
             );
         }
-        let lower = src.to_lowercase();
-        let mut exec = any(code, EXEC) || lang == Lang::Node && code.contains("$``");
-        if lang == Lang::Awk {
-            exec = has(code, "system")
-                || (code.contains('|')
-                    && (has(code, "getline") || code.contains("| \"") || code.contains("|\"")));
-        }
-        if lang == Lang::PowerShell {
-            let l = &lower;
-            if l.contains("remove-item") && (l.contains("-recurse") || l.contains("-r ")) {
-                self.add(
-                    Category::RecursiveDelete,
-                    raw,
-                    "PowerShell deletes a directory tree",
-                );
+        // Case-insensitive languages are matched in lower case (their
+        // table rows are written so).
+        let code = if lang.dialect == Dialect::PowerShell || lang.name == "applescript" {
+            lx.code.to_lowercase()
+        } else {
+            lx.code.clone()
+        };
+        let code = code.as_str();
+        // A string naming a function calls it where strings are callables
+        // (`array_map('unlink', glob('*'))`).
+        let named =
+            |names: &[&str]| lang.string_callables && lx.strings.iter().any(|s| names.contains(&s.as_str()));
+        let mut exec =
+            any(code, COMMON_RUNS) || any(code, lang.runs) || named(COMMON_RUNS) || named(lang.runs);
+        let mut commands: Vec<String> = lx.shell.clone();
+        if lang.pipe_open {
+            // `open(F, "|cmd")`, `open("| cmd")`, Perl's `open(F, "cmd |")`.
+            for s in &lx.strings {
+                let t = s.trim();
+                let cmd = t
+                    .strip_prefix('|')
+                    .or_else(|| t.strip_suffix('|').filter(|_| lang.name == "perl"));
+                if let Some(cmd) = cmd.filter(|c| !c.trim().is_empty() && has(code, "open")) {
+                    commands.push(cmd.trim_start_matches('-').to_string());
+                    exec = true;
+                }
             }
-            exec |= l.contains("invoke-expression") || has(l, "iex") || l.contains("start-process");
         }
-        let recursive_js = lang == Lang::Node
-            && any(
-                code,
-                &[
-                    "rmSync",
-                    "rm",
-                    "rmdirSync",
-                    "rmdir",
-                    "promises",
-                    "remove",
-                    "removeSync",
-                ],
-            )
-            && has(code, "recursive");
-        let recursive_r = lang == Lang::R && has(code, "unlink") && has(code, "recursive");
-        let tree = any(code, TREE_DELETE) || recursive_js || recursive_r;
+        for w in lang.command_words {
+            commands.extend(command_lines(src, w));
+        }
+        if lang.dialect == Dialect::Awk {
+            let e = awk::scan(src);
+            exec = !e.commands.is_empty();
+            commands.extend(e.commands.into_iter().flatten());
+            for w in e.writes.into_iter().flatten() {
+                self.write_target(&Field::lit(&w), raw);
+            }
+        }
+        let tree = calls(code, lang.tree_deletes) || named(&single(lang.tree_deletes));
         if tree {
             self.add(
                 Category::RecursiveDelete,
@@ -268,7 +183,7 @@ impl Analyzer {
                 "inline code deletes a directory tree",
             );
         }
-        let deletes = deletes_files(lang, code, &lower);
+        let deletes = calls(code, lang.deletes) || named(&single(lang.deletes));
         if deletes && !tree {
             self.add(Category::FileDestruction, raw, "inline code deletes files");
         }
@@ -283,7 +198,7 @@ impl Analyzer {
                 "inline code connects a process to a network socket",
             );
         }
-        let evals = any(code, EVAL);
+        let evals = has(code, "eval") || any(code, lang.evals) || named(lang.evals);
         if any(code, FETCH) && (evals || exec) {
             self.add(
                 Category::RemoteCodeExecution,
@@ -291,7 +206,7 @@ impl Analyzer {
                 "inline code runs code it downloads",
             );
         }
-        if exec || !lx.shell.is_empty() {
+        if exec || !commands.is_empty() {
             self.add(
                 Category::CodeExecution,
                 raw,
@@ -304,12 +219,11 @@ impl Analyzer {
                 "inline interpreter code evaluates dynamically built code",
             );
         }
-        if any(code, &["kill", "killpg", "Stop-Process"]) {
+        if any(code, &["kill", "killpg", "stop-process", "Stop-Process"]) {
             self.add(Category::ProcessKill, raw, "inline code kills processes");
         }
         self.code_paths(code, &lx, raw, deletes || tree);
-        let mut commands: Vec<String> = lx.shell.clone();
-        if exec {
+        if exec && lang.dialect != Dialect::Awk {
             commands.extend(lx.strings.iter().cloned());
             commands.extend(lx.groups.iter().cloned());
         }

@@ -12,7 +12,8 @@ pub(crate) struct Lexed {
     pub strings: Vec<String>,
     /// Literals that run as shell commands (Perl/Ruby/PHP backticks, `qx`).
     pub shell: Vec<String>,
-    /// Runs of adjacent literals separated only by commas, joined by spaces.
+    /// Runs of adjacent literals separated only by commas and list
+    /// brackets, joined by spaces.
     pub groups: Vec<String>,
 }
 
@@ -22,12 +23,13 @@ pub(crate) fn lex(src: &str, lang: Lang) -> Lexed {
     let chars: Vec<char> = src.chars().collect();
     let mut i = 0;
     let mut group: Vec<String> = Vec::new();
-    let backtick_is_shell = matches!(lang, Lang::Perl | Lang::Ruby | Lang::Php);
+    let backtick_is_shell = lang.backtick_shell;
+    let quote: Vec<char> = lang.shell_quote.unwrap_or_default().chars().collect();
     while let Some(&c) = chars.get(i) {
-        let qx = (lang == Lang::Perl && c == 'q' && chars.get(i + 1) == Some(&'x'))
-            || (lang == Lang::Ruby && c == '%' && chars.get(i + 1) == Some(&'x'));
-        if qx && chars.get(i + 2).is_some_and(|d| "({[</|!".contains(*d)) {
-            let open = chars.get(i + 2).copied().unwrap_or('(');
+        let qx = !quote.is_empty() && chars.get(i..i + quote.len()) == Some(quote.as_slice());
+        let after = i + quote.len();
+        if qx && chars.get(after).is_some_and(|d| "({[</|!".contains(*d)) {
+            let open = chars.get(after).copied().unwrap_or('(');
             let close = match open {
                 '(' => ')',
                 '{' => '}',
@@ -35,7 +37,7 @@ pub(crate) fn lex(src: &str, lang: Lang) -> Lexed {
                 '<' => '>',
                 o => o,
             };
-            let mut j = i + 3;
+            let mut j = after + 1;
             let mut s = String::new();
             while let Some(&d) = chars.get(j) {
                 if d == close {
@@ -50,7 +52,7 @@ pub(crate) fn lex(src: &str, lang: Lang) -> Lexed {
             continue;
         }
         if c == '"' || c == '\'' || c == '`' {
-            let triple = lang == Lang::Python && chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+            let triple = lang.triple_quotes && chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
             let mut j = if triple { i + 3 } else { i + 1 };
             let mut s = String::new();
             while let Some(&d) = chars.get(j) {
@@ -82,10 +84,13 @@ pub(crate) fn lex(src: &str, lang: Lang) -> Lexed {
             }
             continue;
         }
-        if !(c == ',' || c.is_whitespace()) && group.len() > 1 {
+        // A program and its argument list are one group too
+        // (`System.cmd("rm", ["-rf", "d"])`).
+        let separates = c == ',' || c == '[' || c == ']' || c.is_whitespace();
+        if !separates && group.len() > 1 {
             out.groups.push(group.join(" "));
         }
-        if !(c == ',' || c.is_whitespace()) {
+        if !separates {
             group.clear();
         }
         out.code.push(c);
@@ -123,19 +128,23 @@ pub(crate) fn any(code: &str, names: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::langs::by_name;
 
     #[test]
     fn lexes_strings_and_groups() {
-        let lx = lex(r#"subprocess.call(["rm", "-rf", "/"])"#, Lang::Python);
+        let python = by_name("python");
+        let lx = lex(r#"subprocess.call(["rm", "-rf", "/"])"#, python);
         assert_eq!(lx.strings, vec!["rm", "-rf", "/"]);
         assert_eq!(lx.groups, vec!["rm -rf /"]);
         assert!(has(&lx.code, "subprocess"));
-        assert!(!has(&lex("print('os.system')", Lang::Python).code, "system"));
+        assert!(!has(&lex("print('os.system')", python).code, "system"));
     }
 
     #[test]
     fn perl_backticks_are_shell() {
-        let lx = lex("print `rm -rf /`", Lang::Perl);
+        let lx = lex("print `rm -rf /`", by_name("perl"));
         assert_eq!(lx.shell, vec!["rm -rf /"]);
+        let lx = lex("puts %x{rm -rf d}", by_name("ruby"));
+        assert_eq!(lx.shell, vec!["rm -rf d"]);
     }
 }

@@ -10,7 +10,7 @@
 //! `gdb -x`) are opaque unless this command wrote them.
 
 use super::Cmd;
-use super::names::Lang;
+use super::langs::by_name;
 use super::options::valued;
 use crate::analyze::{Analyzer, Input};
 use crate::expand::{Field, UNKNOWN};
@@ -139,7 +139,7 @@ impl Analyzer {
                     } else if let Some(cmd) = v.trim().strip_prefix("platform shell") {
                         self.option_command(cmd, raw, "lldb");
                     } else if let Some(code) = v.trim().strip_prefix("script") {
-                        self.inline_code(Lang::Python, code, raw);
+                        self.inline_code(by_name("python"), code, raw);
                     }
                 }
             }
@@ -230,19 +230,19 @@ impl Analyzer {
                     return;
                 }
                 "py" | "py3" | "python" | "python3" | "pyx" | "pythonx" | "pydo" | "py3do" => {
-                    self.inline_code(Lang::Python, arg, raw);
+                    self.inline_code(by_name("python"), arg, raw);
                     return;
                 }
                 "lua" | "luado" => {
-                    self.inline_code(Lang::Lua, arg, raw);
+                    self.inline_code(by_name("lua"), arg, raw);
                     return;
                 }
                 "perl" | "perldo" => {
-                    self.inline_code(Lang::Perl, arg, raw);
+                    self.inline_code(by_name("perl"), arg, raw);
                     return;
                 }
                 "ruby" | "rubydo" | "rub" => {
-                    self.inline_code(Lang::Ruby, arg, raw);
+                    self.inline_code(by_name("ruby"), arg, raw);
                     return;
                 }
                 w if SCRIPT_COMMANDS.contains(&w) => {
@@ -304,7 +304,7 @@ impl Analyzer {
             let shell = t.rsplit('|').next().unwrap_or_default();
             self.option_command(shell, raw, "gdb");
         } else if matches!(word.as_str(), "python" | "py" | "pi" | "python-interactive") {
-            self.inline_code(Lang::Python, arg, raw);
+            self.inline_code(by_name("python"), arg, raw);
         } else if matches!(word.as_str(), "source" | "so") {
             self.editor_file(arg, raw);
         } else if EXEC_CALLS.iter().any(|e| t.contains(e)) {

@@ -3,9 +3,9 @@
 
 use super::{Cmd, args};
 use crate::analyze::Analyzer;
-use crate::expand::Field;
-use crate::paths::{is_log_or_history, system_write_reason};
-use crate::resolve::Via;
+use crate::expand::{Field, generated_names};
+use crate::paths::{is_log_or_history, is_secret_path, system_write_reason};
+use crate::resolve::{Via, bulk_command};
 use crate::verdict::Category;
 
 const FORMATTERS: &[&str] = &[
@@ -34,6 +34,19 @@ impl Analyzer {
         let a = c.args();
         match name {
             "rm" | "unlink" | "del" | "trash" | "trash-put" => self.rm(c),
+            // Node's `rm -rf`, often run through npx.
+            "rimraf" | "del-cli" => self.add(
+                Category::RecursiveDelete,
+                raw,
+                format!(
+                    "deletes directories recursively ({})",
+                    c.args()
+                        .iter()
+                        .map(|f| f.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            ),
             "find" => self.find(c),
             "shred" | "srm" | "wipe" => {
                 self.add(
@@ -136,34 +149,6 @@ impl Analyzer {
                 }
             }
             "sed" => self.sed(c),
-            "curl" | "wget" | "tar" | "unzip" | "bsdtar" => {
-                let p = args::parse(
-                    a,
-                    "oOPCdfT",
-                    &[
-                        "--output",
-                        "--output-document",
-                        "--directory-prefix",
-                        "--directory",
-                        "--output-dir",
-                        "--file",
-                    ],
-                );
-                let keys: &[&str] = match name {
-                    "curl" => &["o", "--output", "--output-dir"],
-                    "wget" => &["O", "P", "--output-document", "--directory-prefix"],
-                    "unzip" => &["d"],
-                    _ => &["C", "--directory"],
-                };
-                let targets: Vec<String> = p
-                    .values_of(keys)
-                    .filter(|v| *v != "-")
-                    .map(str::to_string)
-                    .collect();
-                for t in targets {
-                    self.write_target(&Field::lit(&t), raw);
-                }
-            }
             _ => {}
         }
     }
@@ -178,13 +163,14 @@ impl Analyzer {
                 c.raw(),
                 format!("deletes directories recursively ({what})"),
             );
-        } else if matches!(c.inv.via, Via::Bulk { .. }) {
-            self.add(
-                Category::RecursiveDelete,
-                c.raw(),
-                "deletes every file named in a generated list",
-            );
         } else {
+            if p.operands.iter().any(|f| f.generated()) {
+                self.add(
+                    Category::RecursiveDelete,
+                    c.raw(),
+                    "deletes every file named in a generated list",
+                );
+            }
             self.deleted_paths(c);
         }
     }
@@ -211,6 +197,15 @@ impl Analyzer {
 
     fn find(&mut self, c: &Cmd<'_>) {
         let a = c.args();
+        // What `{}` stands for: the names found, inside the folders
+        // searched (`.` when none is given).
+        let mut found: Vec<String> = find_starts(a)
+            .iter()
+            .map(|s| format!("{}/{}", s.text.trim_end_matches('/'), generated_names()))
+            .collect();
+        if found.is_empty() {
+            found.push(format!("./{}", generated_names()));
+        }
         let mut i = 0;
         while let Some(f) = a.get(i) {
             match f.text.as_str() {
@@ -225,11 +220,10 @@ impl Analyzer {
                     while a.get(end).is_some_and(|t| t.text != ";" && t.text != "+") {
                         end += 1;
                     }
-                    let sub = a.get(start..end).unwrap_or_default().to_vec();
-                    let via = Via::Bulk {
-                        replace: Some("{}".to_string()),
-                    };
-                    self.judge_fields(sub, via, c);
+                    let sub = a.get(start..end).unwrap_or_default();
+                    let holders = ["{}".to_string()];
+                    let cmd = bulk_command(sub, &holders, false, &found);
+                    self.judge_fields(cmd, Via::Bulk, c);
                     i = end;
                 }
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
@@ -248,16 +242,15 @@ impl Analyzer {
         let recursive = p.short("R") || p.long("--recursive");
         let mut ops = p.operands.iter();
         let mode = if p.long("--reference") {
-            String::new()
+            None
         } else {
-            ops.next().map(|f| f.text.clone()).unwrap_or_default()
+            ops.next().map(|f| Mode::parse(&f.text))
         };
-        let (world_write, setid) = mode_danger(&mode);
         let raw = c.raw();
-        if setid {
+        if mode.is_some_and(|m| m.setid) {
             self.add(Category::PermissionChange, raw, "sets the setuid/setgid bit");
         }
-        if world_write {
+        if mode.is_some_and(|m| m.world_write) {
             self.add(
                 Category::PermissionChange,
                 raw,
@@ -265,21 +258,29 @@ impl Analyzer {
             );
         }
         for f in ops {
-            if self
-                .path(f)
-                .is_some_and(|x| system_write_reason(&x).is_some() || x == "~")
-            {
-                let how = if recursive {
-                    "recursively changes"
-                } else {
-                    "changes"
-                };
-                self.add(
-                    Category::PermissionChange,
-                    raw,
-                    format!("{how} permissions of system or security files"),
-                );
+            let Some(x) = self.path(f) else { continue };
+            if system_write_reason(&x).is_none() && x != "~" {
+                continue;
             }
+            // Tightening the permissions of one's own files (`chmod 600
+            // ~/.ssh/id_ed25519`, `chmod 700 ~/.ssh`) protects them: only
+            // opening them to others (or any change to system files)
+            // needs approval.
+            let own = x == "~" || x.starts_with("~/");
+            let opens = mode.is_none_or(|m| m.others_write || m.setid || m.others_read && is_secret_path(&x));
+            if own && !opens {
+                continue;
+            }
+            let how = if recursive {
+                "recursively changes"
+            } else {
+                "changes"
+            };
+            self.add(
+                Category::PermissionChange,
+                raw,
+                format!("{how} permissions of system or security files"),
+            );
         }
     }
 
@@ -308,6 +309,13 @@ impl Analyzer {
                 "rsync --delete removes destination files missing from the source",
             );
         }
+        if name == "rsync" && p.long("--remove-source-files") {
+            let n = p.operands.len().saturating_sub(1);
+            let sources: Vec<Field> = p.operands.iter().take(n).map(|f| (*f).clone()).collect();
+            for f in &sources {
+                self.removed_file(f, raw);
+            }
+        }
         let target = p.value(&["t", "--target-directory"]).map(Field::lit).or_else(|| {
             (p.operands.len() >= 2)
                 .then(|| p.operands.last().map(|f| (*f).clone()))
@@ -331,32 +339,66 @@ impl Analyzer {
     }
 }
 
-/// (world-writable, setuid/setgid) for a chmod mode.
-fn mode_danger(mode: &str) -> (bool, bool) {
-    if !mode.is_empty() && mode.chars().all(|c| c.is_digit(8)) {
-        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
-        let other = digits.last().copied().unwrap_or(0);
-        let special = if digits.len() >= 4 {
-            digits.get(digits.len() - 4).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        return (other & 2 != 0, special & 6 != 0);
-    }
-    let mut world = false;
-    let mut setid = false;
-    for clause in mode.split(',') {
-        let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
-        let rest = clause.get(who.len()..).unwrap_or_default();
-        let op = rest.chars().next();
-        let perms = rest.get(1..).unwrap_or_default();
-        let adds = matches!(op, Some('+' | '='));
-        if adds && perms.contains('w') && (who.contains('o') || who.contains('a')) {
-            world = true;
+/// The folders `find` searches: its operands before the expression.
+pub(crate) fn find_starts(a: &[Field]) -> Vec<Field> {
+    a.iter()
+        .take_while(|f| !f.text.starts_with('-') && f.text != "(" && f.text != "!")
+        .cloned()
+        .collect()
+}
+
+/// What a chmod mode grants.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Mode {
+    /// Every user may write.
+    world_write: bool,
+    /// The group or other users may write.
+    others_write: bool,
+    /// The group or other users may read.
+    others_read: bool,
+    /// The setuid or setgid bit is set.
+    setid: bool,
+}
+
+impl Mode {
+    /// Reads an octal (`640`) or symbolic (`go-rwx,u+x`) mode; symbolic
+    /// clauses that take permissions away grant nothing.
+    fn parse(mode: &str) -> Mode {
+        let mut m = Mode::default();
+        if !mode.is_empty() && mode.chars().all(|c| c.is_digit(8)) {
+            let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+            let digit = |back: usize| {
+                digits
+                    .len()
+                    .checked_sub(back)
+                    .and_then(|i| digits.get(i))
+                    .copied()
+                    .unwrap_or(0)
+            };
+            let (group, other) = (digit(2), digit(1));
+            m.world_write = other & 2 != 0;
+            m.others_write = (group | other) & 2 != 0;
+            m.others_read = (group | other) & 4 != 0;
+            m.setid = digits.len() >= 4 && digit(4) & 6 != 0;
+            return m;
         }
-        if adds && perms.contains('s') {
-            setid = true;
+        for clause in mode.split(',') {
+            let who: String = clause.chars().take_while(|c| "ugoa".contains(*c)).collect();
+            let rest = clause.get(who.len()..).unwrap_or_default();
+            let op = rest.chars().next();
+            let perms = rest.get(1..).unwrap_or_default();
+            if !matches!(op, Some('+' | '=')) {
+                continue;
+            }
+            // No `who` means everyone less the umask, which usually
+            // keeps write access to the owner but lets everyone read.
+            let world = who.contains(['o', 'a']);
+            let others = world || who.contains('g');
+            m.world_write |= world && perms.contains('w');
+            m.others_write |= others && perms.contains('w');
+            m.others_read |= (others || who.is_empty()) && perms.contains('r');
+            m.setid |= perms.contains('s');
         }
+        m
     }
-    (world, setid)
 }

@@ -21,12 +21,16 @@ impl Analyzer {
 
     fn git(&mut self, c: &Cmd<'_>) {
         let a = c.args();
+        let mut configs = Vec::new();
         let mut i = 0;
         while let Some(f) = a.get(i) {
             let t = f.text.as_str();
-            if matches!(
+            if t == "-c" {
+                configs.extend(a.get(i + 1).map(|v| v.text.clone()));
+                i += 2;
+            } else if matches!(
                 t,
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
             ) {
                 i += 2;
             } else if t.starts_with('-') {
@@ -39,6 +43,7 @@ impl Analyzer {
             return;
         };
         let rest = a.get(i + 1..).unwrap_or_default();
+        self.git_remote_rules(sub, rest, &configs, c.raw());
         let p = args::parse(rest, "mCcF", &["--message", "--file"]);
         let raw = c.raw();
         let ops = p.texts();
@@ -299,14 +304,6 @@ impl Analyzer {
                 .any(|x| op.starts_with(x)),
                 _ => false,
             },
-            "gcloud" | "az" | "doctl" | "hcloud" | "linode-cli" | "oci" | "exo" | "scw" | "flyctl"
-            | "fly" | "vercel" | "heroku" => ops.iter().any(|o| {
-                o == "delete"
-                    || o == "destroy"
-                    || o.ends_with(":destroy")
-                    || o == "rm"
-                    || o.starts_with("delete-")
-            }),
             "gsutil" => matches!(first, Some("rb")) || (first == Some("rm") && p.short("ra")),
             "rclone" => {
                 matches!(first, Some("purge" | "delete" | "deletefile" | "rmdirs")) || (first == Some("sync"))

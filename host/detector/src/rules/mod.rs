@@ -6,17 +6,24 @@
 //! infrastructure, networking, SQL, shells and inline interpreter code.
 
 pub(crate) mod args;
+mod awk;
+mod clients;
 mod code;
 mod code_lex;
 mod configs;
 mod editors;
 mod fs;
 mod infra;
+mod langs;
 pub(crate) mod names;
 mod net;
 mod options;
+mod outputs;
+mod remotes;
 mod scripts;
 mod sed;
+mod serve;
+mod services;
 pub(crate) mod shell;
 mod sql;
 mod system;
@@ -29,6 +36,7 @@ use super::payload::Payload;
 use super::protected::Touch;
 use super::resolve::{Invocation, Via, resolve_via};
 use crate::verdict::Category;
+pub(crate) use fs::find_starts;
 
 /// One command as the rules see it.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +82,16 @@ impl Analyzer {
                 self.programs.push(w.to_string());
             }
         }
+        if let Some(ascii) = crate::sanitize::imitated(name) {
+            // The folded reading judges it as what it imitates.
+            self.add(
+                Category::Opaque,
+                c.raw(),
+                format!(
+                    "the program name {name} imitates `{ascii}` with look-alike characters: it runs a different program than it appears to"
+                ),
+            );
+        }
         for f in &inv.env {
             if let Some((n, v)) = f.text.split_once('=') {
                 let value = Field {
@@ -93,9 +111,13 @@ impl Analyzer {
         }
         self.builtins(&c);
         self.files(&c);
+        self.outputs(&c);
         self.system(&c);
+        self.services(&c);
         self.infra(&c);
+        self.clients(&c);
         self.network(&c);
+        self.servers(&c);
         self.options(&c);
         self.editors(&c);
         self.credentials(&c);

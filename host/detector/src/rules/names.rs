@@ -89,40 +89,7 @@ pub(crate) fn is_sender(name: &str) -> bool {
         )
 }
 
-/// Inline-code interpreter kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lang {
-    Python,
-    Perl,
-    Ruby,
-    Node,
-    Php,
-    Lua,
-    Awk,
-    AppleScript,
-    PowerShell,
-    R,
-    Other,
-}
-
-/// The interpreter kind of a program name, if it is one.
-pub(crate) fn interpreter(name: &str) -> Option<Lang> {
-    let lang = match name {
-        n if n.starts_with("python") || n.starts_with("pypy") => Lang::Python,
-        n if n.starts_with("perl") => Lang::Perl,
-        "ruby" | "jruby" | "truffleruby" | "irb" => Lang::Ruby,
-        "node" | "nodejs" | "deno" | "bun" | "qjs" => Lang::Node,
-        n if n.starts_with("php") => Lang::Php,
-        "lua" | "luajit" | "lua5.1" | "lua5.2" | "lua5.3" | "lua5.4" => Lang::Lua,
-        "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
-        "osascript" => Lang::AppleScript,
-        "pwsh" | "powershell" | "powershell.exe" | "pwsh.exe" => Lang::PowerShell,
-        "rscript" | "r" => Lang::R,
-        "julia" | "tclsh" | "wish" | "expect" | "groovy" | "jshell" | "scala" => Lang::Other,
-        _ => return None,
-    };
-    Some(lang)
-}
+pub(crate) use super::langs::{Lang, interpreter};
 
 /// SQL and datastore command-line clients.
 pub(crate) const SQL_CLIENTS: &[&str] = &[

@@ -38,7 +38,12 @@ impl Analyzer {
                 );
             }
         }
-        let sender = is_sender(name) || c.inv.wrappers.contains(&"ssh");
+        // openssl talks to the network only as a TLS client or server;
+        // its other commands (`genrsa -out key.pem`) are local.
+        let tls = a
+            .first()
+            .is_some_and(|f| matches!(f.text.as_str(), "s_client" | "s_server" | "s_time"));
+        let sender = (is_sender(name) && (name != "openssl" || tls)) || c.inv.wrappers.contains(&"ssh");
         if !sender {
             return;
         }

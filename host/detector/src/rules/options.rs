@@ -3,7 +3,8 @@
 //! `git -c core.pager=...`/`alias.x=!...`/`git config`, `ext::` remotes,
 //! `ssh -o ProxyCommand=`, `scp -S`, `rsync -e`/`--rsync-path`,
 //! `tcpdump -z`, `man -P`, `strace -o '|cmd'`, `make SHELL=`/`--eval`,
-//! `hyperfine`, `nodemon --exec`.
+//! `hyperfine`, `nodemon --exec`, `sort --compress-program`, `split
+//! --filter`.
 //!
 //! A literal value is analysed as the shell command it is; a computed one
 //! is `dynamic_command`; a file of such commands (`git -c
@@ -60,6 +61,16 @@ impl Analyzer {
                 }
             }
             "git" => self.git_options(&a, raw),
+            "sort" => {
+                for (_, v) in valued(&a, &["--compress-program"]) {
+                    self.option_command(&v, raw, "sort --compress-program");
+                }
+            }
+            "split" => {
+                for (_, v) in valued(&a, &["--filter"]) {
+                    self.option_command(&v, raw, "split --filter");
+                }
+            }
             "scp" | "sftp" => self.ssh_options(&a, raw, &["-o", "-F", "-S", "-D"]),
             "sshfs" | "autossh" => self.ssh_options(&a, raw, &["-o", "-F"]),
             "rsync" => {

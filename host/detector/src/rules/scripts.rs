@@ -80,9 +80,7 @@ impl Analyzer {
     /// A shell or interpreter given a script file operand (`sh f a b`,
     /// `python3 f.py`): `args` are the script's arguments.
     pub(crate) fn script_operand(&mut self, c: &Cmd<'_>, sink: Sink, file: &Field, args: &[Field]) {
-        if let Via::Bulk { replace } = &c.inv.via
-            && replace.as_ref().is_none_or(|r| file.text.contains(r.as_str()))
-        {
+        if c.inv.via == Via::Bulk && file.generated() {
             self.add(
                 Category::Opaque,
                 c.raw(),
@@ -96,7 +94,7 @@ impl Analyzer {
     /// A shell or interpreter with no script operand and no inline code
     /// fed file names by `xargs`/`find -exec`/`parallel`.
     pub(crate) fn bulk_scripts(&mut self, c: &Cmd<'_>) -> bool {
-        if matches!(c.inv.via, Via::Bulk { .. }) {
+        if c.inv.via == Via::Bulk {
             self.add(
                 Category::Opaque,
                 c.raw(),
@@ -119,7 +117,7 @@ impl Analyzer {
                     .iter()
                     .any(|e| f.text.ends_with(e))
         };
-        if lang == Lang::Node && matches!(c.inv.name.as_str(), "deno" | "bun") {
+        if lang.name == "node" && matches!(c.inv.name.as_str(), "deno" | "bun") {
             return match first.text.as_str() {
                 "run" => operands
                     .get(1)

@@ -3,13 +3,13 @@
 //! code is analysed recursively; code that is only known at run time needs
 //! approval, and code from the network is remote code execution.
 
+use super::langs::Dialect;
 use super::names::{Lang, SHELLS};
 use super::{Cmd, args};
 use crate::analyze::{Analyzer, Input};
 use crate::ast::Part;
-use crate::expand::{Field, UNKNOWN};
+use crate::expand::Field;
 use crate::payload::Payload;
-use crate::resolve::Via;
 use crate::verdict::Category;
 
 const PIPED: &str = "piped into it";
@@ -64,12 +64,7 @@ impl Analyzer {
             }
             return;
         };
-        let mut text = text.clone();
-        if let Via::Bulk { replace: Some(r) } = &c.inv.via
-            && !r.is_empty()
-        {
-            text = text.replace(r.as_str(), &UNKNOWN.to_string());
-        }
+        let text = text.clone();
         match sink {
             Sink::Shell => self.payload_with(&text, Input::None, positional),
             Sink::Code(lang) => self.inline_code(lang, &text, c.raw()),
@@ -189,32 +184,23 @@ impl Analyzer {
     /// `python -c`, `perl -e`, `node -e`, `ruby -e`, `php -r`, `awk PROG`,
     /// and interpreters reading their program from stdin.
     pub(crate) fn interpreter(&mut self, c: &Cmd<'_>, lang: Lang) {
-        let (code_opts, with_arg, long_code): (&str, &str, &[&str]) = match lang {
-            Lang::Python => ("c", "cmWXQ", &[]),
-            Lang::Perl => ("eE", "eEIMm", &[]),
-            Lang::Ruby => ("e", "eIrCEFx", &[]),
-            Lang::Node => ("ep", "eprC", &["--eval", "--print"]),
-            Lang::Php => ("r", "rfdcBRFEzSt", &[]),
-            Lang::Lua => ("e", "el", &[]),
-            Lang::Awk => ("", "Fvf", &["--source"]),
-            Lang::AppleScript => ("e", "el", &[]),
-            Lang::PowerShell => ("c", "cfe", &["--command", "-command"]),
-            Lang::R => ("e", "e", &["--expr"]),
-            Lang::Other => ("e", "e", &["--eval"]),
-        };
-        let longs: Vec<&str> = long_code.to_vec();
-        let parsed = args::parse(c.args(), with_arg, &longs);
-        if lang == Lang::Python && parsed.short("m") {
+        let longs: Vec<&str> = lang.long_code.iter().chain(lang.long_with_arg).copied().collect();
+        let parsed = args::parse(c.args(), lang.with_arg, &longs);
+        if let Some(m) = lang.module_opt
+            && parsed.short(m)
+        {
             return;
         }
         let mut codes: Vec<String> = parsed
             .values
             .iter()
-            .filter(|(k, _)| code_opts.contains(k.as_str()) && k.len() == 1 || longs.contains(&k.as_str()))
+            .filter(|(k, _)| {
+                k.len() == 1 && lang.code_opts.contains(k.as_str()) || lang.long_code.contains(&k.as_str())
+            })
             .map(|(_, v)| v.clone())
             .collect();
         let lower: Vec<String> = c.args().iter().map(|f| f.text.to_lowercase()).collect();
-        if lang == Lang::PowerShell {
+        if lang.dialect == Dialect::PowerShell {
             if lower
                 .iter()
                 .any(|t| t.starts_with("-enc") || t.starts_with("-e") && t.len() <= 2)
@@ -236,21 +222,35 @@ impl Analyzer {
                 );
             }
         }
-        if matches!(lang, Lang::Awk)
+        let awk = lang.dialect == Dialect::Awk;
+        if awk
             && parsed.value(&["f"]).is_none()
             && codes.is_empty()
             && let Some(prog) = parsed.operands.first()
         {
             codes.push(prog.text.clone());
         }
-        if lang == Lang::Perl && parsed.short("i") {
+        if awk
+            && parsed
+                .values_of(&["i", "--include"])
+                .any(|v| v.trim_end_matches(".awk") == "inplace")
+        {
+            // gawk's inplace extension rewrites every input file.
+            let skip = usize::from(parsed.value(&["f"]).is_none() && !parsed.long("--source"));
+            let files: Vec<Field> = parsed.operands.iter().skip(skip).map(|f| (*f).clone()).collect();
+            for f in files.iter().filter(|f| !f.text.contains('=')) {
+                self.write_target(f, c.raw());
+            }
+        }
+        if let Some(i) = lang.in_place
+            && parsed.short(i)
+        {
             let files: Vec<Field> = parsed.operands.iter().map(|f| (*f).clone()).collect();
             for f in &files {
                 self.write_target(f, c.raw());
             }
         }
-        if lang == Lang::Node
-            && matches!(c.inv.name.as_str(), "deno" | "bun")
+        if matches!(c.inv.name.as_str(), "deno" | "bun")
             && let Some(pos) = c.args().iter().position(|f| f.text == "eval")
             && let Some(code) = c.args().get(pos + 1)
         {
@@ -273,30 +273,27 @@ impl Analyzer {
             return;
         }
         let raw = c.raw();
-        if lang == Lang::Node {
-            let preload =
-                parsed.values_of(&["r", "--require", "--import", "--loader", "--experimental-loader"]);
-            let local: Vec<String> = preload
-                .filter(|m| m.starts_with(['.', '/', '~']))
-                .map(str::to_string)
-                .collect();
-            for m in local {
-                self.run_file(&Field::lit(&m), Sink::Code(lang), raw, &[]);
-            }
+        let local: Vec<String> = parsed
+            .values_of(lang.preload_opts)
+            .filter(|m| m.starts_with(['.', '/', '~']))
+            .map(str::to_string)
+            .collect();
+        for m in local {
+            self.run_file(&Field::lit(&m), Sink::Code(lang), raw, &[]);
         }
-        let file_opt = match lang {
-            Lang::Awk => parsed.value(&["f"]),
-            Lang::PowerShell => {
+        let file_opt = match lang.dialect {
+            Dialect::Awk => parsed.value(&["f"]),
+            Dialect::PowerShell => {
                 let pos = lower.iter().position(|t| t == "-file" || t == "-f");
                 pos.and_then(|p| c.args().get(p + 1)).map(|f| f.text.as_str())
             }
-            _ => None,
+            Dialect::Plain => None,
         };
         if let Some(f) = file_opt.map(Field::lit) {
             self.script_operand(c, Sink::Code(lang), &f, &[]);
             return;
         }
-        if lang == Lang::Awk {
+        if awk {
             return;
         }
         let operands = parsed.operands.clone();

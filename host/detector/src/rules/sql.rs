@@ -2,7 +2,7 @@
 //! standard input is tokenized (strings and comments are data) and each
 //! statement judged. Client shell escapes (`\!`, `.shell`) are shell code.
 
-use super::names::Lang;
+use super::langs::by_name;
 use super::shell::Sink;
 use super::{Cmd, args};
 use crate::analyze::{Analyzer, Input};
@@ -109,22 +109,18 @@ impl Analyzer {
                 }
             }
             _ => {
-                let p = args::parse(a, "hpanusc", &["--user", "--pass", "--tls", "--cacert"]);
+                let p = args::parse(
+                    a,
+                    "hpanusrid",
+                    &[
+                        "--user", "--pass", "--tls", "--cacert", "--cert", "--key", "--sni",
+                    ],
+                );
                 let words = p.texts().join(" ");
                 let stdin = c.stdin_payload().and_then(|p| p.text.clone()).unwrap_or_default();
-                for text in [words, stdin] {
-                    let up = text.to_uppercase();
-                    let cmds = up.split(['\n', ';']).map(str::trim);
-                    if cmds
-                        .into_iter()
-                        .any(|l| l.starts_with("FLUSHALL") || l.starts_with("FLUSHDB"))
-                    {
-                        self.add(
-                            Category::SqlDestructive,
-                            c.raw(),
-                            "erases every key of the datastore",
-                        );
-                    }
+                let lines = std::iter::once(words.as_str()).chain(stdin.lines());
+                if let Some(reason) = lines.filter_map(key_value_destructive).next() {
+                    self.add(Category::SqlDestructive, c.raw(), reason);
                 }
             }
         }
@@ -161,7 +157,7 @@ impl Analyzer {
         if hits.iter().any(|h| compact.contains(h)) {
             self.add(Category::SqlDestructive, c.raw(), "drops or empties MongoDB data");
         }
-        self.inline_code(Lang::Node, js, c.raw());
+        self.inline_code(by_name("node"), js, c.raw());
     }
 
     /// Judges SQL text given to a client.
@@ -194,6 +190,22 @@ impl Analyzer {
                 );
             }
         }
+    }
+}
+
+/// Why a key-value store command (Redis, Valkey, KeyDB) destroys data,
+/// if it does: erasing every key, deleting keys, flushing scripts or
+/// functions.
+fn key_value_destructive(line: &str) -> Option<&'static str> {
+    let mut words = line.split_whitespace().map(str::to_ascii_uppercase);
+    let first = words.next()?;
+    match first.as_str() {
+        "FLUSHALL" | "FLUSHDB" => Some("erases every key of the datastore"),
+        "DEL" | "UNLINK" | "GETDEL" => Some("deletes keys of the datastore"),
+        "SCRIPT" | "FUNCTION" if words.next().is_some_and(|w| w == "FLUSH") => {
+            Some("deletes the datastore's stored scripts or functions")
+        }
+        _ => None,
     }
 }
 

@@ -1,4 +1,4 @@
-//! System administration: services, power, processes, firewall and
+//! System administration: power, processes, firewall and
 //! network, accounts, logs and history, scheduled jobs, packages, kernel.
 
 use super::shell::Sink;
@@ -34,57 +34,6 @@ impl Analyzer {
         let sub = ops.first().copied();
         let second = ops.get(1).copied();
         match name {
-            "systemctl" => {
-                if sub_is(sub, &["stop", "disable", "mask", "kill", "isolate", "freeze"]) {
-                    self.add(
-                        Category::ServiceManipulation,
-                        raw,
-                        "stops, disables or masks a system service",
-                    );
-                }
-                if sub_is(
-                    sub,
-                    &[
-                        "poweroff",
-                        "reboot",
-                        "halt",
-                        "kexec",
-                        "suspend",
-                        "hibernate",
-                        "hybrid-sleep",
-                        "suspend-then-hibernate",
-                        "rescue",
-                        "emergency",
-                        "soft-reboot",
-                    ],
-                ) {
-                    self.add(
-                        Category::SystemPower,
-                        raw,
-                        "powers off, reboots or suspends the machine",
-                    );
-                }
-            }
-            "service" | "rc-service" | "invoke-rc.d"
-                if sub_is(second, &["stop", "force-stop", "disable", "zap"]) =>
-            {
-                self.add(Category::ServiceManipulation, raw, "stops a system service");
-            }
-            "update-rc.d" | "chkconfig" if sub_is(second, &["disable", "remove", "off", "stop"]) => {
-                self.add(Category::ServiceManipulation, raw, "disables a system service");
-            }
-            "sv" | "initctl" | "stop"
-                if (name == "stop" || sub_is(sub, &["stop", "down", "kill", "exit", "force-stop"])) =>
-            {
-                self.add(Category::ServiceManipulation, raw, "stops a system service");
-            }
-            "launchctl" if sub_is(sub, &["unload", "remove", "stop", "bootout", "disable", "kill"]) => {
-                self.add(
-                    Category::ServiceManipulation,
-                    raw,
-                    "unloads or stops a launchd service",
-                );
-            }
             "shutdown" | "reboot" | "halt" | "poweroff" | "kexec" | "systemd-shutdown" => {
                 self.add(Category::SystemPower, raw, "shuts down or restarts the machine");
             }

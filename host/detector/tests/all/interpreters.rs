@@ -110,3 +110,91 @@ fn ordinary_inline_code_stays_benign() {
         clean(cmd);
     }
 }
+
+/// Every interpreter of the `langs` table, not only Python, Perl and
+/// Node: deletions through its standard library and its shell-outs.
+#[test]
+fn every_interpreter_family() {
+    for cmd in [
+        "ruby -e 'FileUtils.rm_rf(\"x\")'",
+        "elixir -e 'File.rm_rf!(\"d\")'",
+        "bb -e '(fs/delete-tree \"d\")'",
+        "echo 'file delete -force x' | tclsh",
+        "Rscript -e 'unlink(\"x\", recursive=TRUE)'",
+        "deno eval 'Deno.remove(\"x\", {recursive:true})'",
+        "bun -e 'require(\"fs\").rmSync(\"x\",{recursive:true})'",
+        "pwsh -c 'Remove-Item -Recurse x'",
+        "powershell -Command 'rm -r -fo d'",
+        "julia -e 'rm(\"x\"; recursive=true)'",
+        "echo 'Files.walk(Path.of(\"d\")).sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete())' | jshell",
+        "groovy -e 'new File(\"d\").deleteDir()'",
+    ] {
+        flagged(cmd, Category::RecursiveDelete);
+    }
+    for cmd in [
+        "ruby -e 'File.delete(\"x\")'",
+        "php -r 'unlink(\"x\");'",
+        "php -r 'rmdir(\"x\");'",
+        "php -r 'array_map(\"unlink\", glob(\"*\"));'",
+        "lua5.4 -e 'os.remove(\"x\")'",
+        "echo 'file delete x' | tclsh",
+        "bun -e 'Bun.file(\"x\").delete()'",
+        "echo 'Files.delete(Path.of(\"x\"))' | jshell",
+        "osascript -e 'tell application \"Finder\" to delete file \"x\"'",
+    ] {
+        flagged(cmd, Category::FileDestruction);
+    }
+    for cmd in [
+        "ruby -e 'Kernel.spawn(\"rm -rf d\")'",
+        "ruby -e '%x{rm -rf d}'",
+        "ruby -e 'open(\"|rm -rf d\")'",
+        "perl -e 'open(F, \"| rm -rf d\")'",
+        "perl -e 'qx(rm -rf d)'",
+        "php -r 'passthru(\"rm -rf d\");'",
+        "php -r 'call_user_func(\"system\", \"rm -rf d\");'",
+        "php -r 'echo `rm -rf d`;'",
+        "lua -e 'io.popen(\"rm -rf d\")'",
+        "tclsh <<< 'exec rm -rf d'",
+        "expect -c 'spawn rm -rf d'",
+        "julia -e 'run(`rm -rf d`)'",
+        "groovy -e '\"rm -rf d\".execute()'",
+        "osascript -l JavaScript -e 'app.doShellScript(\"rm -rf d\")'",
+        "elixir -e 'System.cmd(\"rm\", [\"-rf\", \"d\"])'",
+        "bun -e 'await Bun.$`rm -rf d`'",
+        "Rscript -e 'system2(\"sh\", c(\"-c\", \"rm -rf d\"))'",
+    ] {
+        let v = flagged(cmd, Category::RecursiveDelete);
+        assert!(v.categories.contains(&Category::CodeExecution), "{cmd}: {v:?}");
+    }
+    // An argument vector built by a call is not joined, but the code
+    // still runs a program.
+    flagged(
+        "Rscript -e 'system2(\"rm\", c(\"-rf\", \"d\"))'",
+        Category::CodeExecution,
+    );
+    flagged("perl -pi -e 's/a/b/' /etc/hosts", Category::SystemConfigOverwrite);
+    flagged(
+        "ruby -i -pe 'sub(/a/,\"b\")' /etc/hosts",
+        Category::SystemConfigOverwrite,
+    );
+}
+
+#[test]
+fn ordinary_code_of_every_interpreter_stays_benign() {
+    for cmd in [
+        "ruby -e 'puts File.read(\"x\")'",
+        "php -r 'echo json_encode([1,2]);'",
+        "julia -e 'println(1+1)'",
+        "node -e 'const m = new Map(); m.delete(1)'",
+        "bun -e 'console.log(Bun.file(\"x\").size)'",
+        "pwsh -c 'Get-ChildItem -Recurse | Select-Object Name'",
+        "elixir -e 'IO.puts(1)'",
+        "echo 'puts [expr 1+1]' | tclsh",
+        "echo 'System.out.println(1)' | jshell",
+        "groovy -e 'println 1'",
+        "phpunit tests/",
+        "perltidy x.pl",
+    ] {
+        clean(cmd);
+    }
+}

@@ -5,15 +5,23 @@
 //! benign variants.
 
 mod adversarial;
+mod bulk;
+mod clients;
+mod confusables;
 mod corpus;
 mod credentials;
 mod definitions;
 mod environment;
 mod interpreters;
+mod lookalikes;
 mod opaque;
 mod options;
+mod outputs;
 mod protected;
+mod remotes;
 mod scripts;
+mod services;
+mod serving;
 
 use toolhost_detector::{Category, Verdict, detect};
 

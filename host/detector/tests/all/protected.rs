@@ -77,6 +77,13 @@ fn writes_to_protected_paths_are_flagged() {
         "python3 -c 'import shutil; shutil.rmtree(\"/home/me/.local/share/toolhost\")'",
         "sh -c 'echo x >> ~/.config/toolhost/allowlist.toml'",
         "f(){ echo x > \"$1\"; }; f ~/.config/toolhost/toolhost.toml",
+        "sort -o ~/.config/toolhost/allowlist.toml x",
+        "uniq x ~/.config/toolhost/allowlist.toml",
+        "gzip ~/.config/toolhost/toolhost.toml",
+        "openssl enc -in x -out /home/me/.config/toolhost/toolhost.toml",
+        "awk '{print > \"/home/me/.config/toolhost/toolhost.toml\"}' x",
+        "cd ~/.local/share/toolhost && tar xf /tmp/a.tar",
+        "rsync --remove-source-files ~/.local/share/toolhost/db /tmp/",
     ] {
         writes(cmd, &c);
     }
@@ -123,4 +130,105 @@ fn without_protected_paths_the_context_changes_nothing() {
     let v = inspect_with("echo x > passwd", &none).verdict;
     assert_eq!(v, inspect_in("echo x > passwd", Some("/etc")).verdict);
     assert!(v.categories.contains(&Category::SystemConfigOverwrite));
+}
+
+/// The model's workspace inside toolhost's managed storage.
+const STORAGE: [&str; 1] = ["/srv/app/.toolhost"];
+const WORKSPACE: [&str; 1] = ["/srv/app/.toolhost/workspace"];
+
+fn in_workspace() -> Context<'static> {
+    Context::new()
+        .with_cwd("/srv/app/.toolhost/workspace")
+        .with_home("/home/me")
+        .with_protected(&STORAGE)
+        .with_writable(&WORKSPACE)
+}
+
+#[test]
+fn files_inside_a_writable_folder_are_not_protected() {
+    let c = in_workspace();
+    for cmd in [
+        "touch x",
+        "mkdir d",
+        "mkdir -p a/b/c",
+        "echo hi > notes.txt",
+        "echo more >> notes.txt",
+        "cp a.txt b.txt",
+        "mv a.txt d/",
+        "rm a.txt",
+        "rm -rf build",
+        "rm -rf ./*",
+        "rm -rf *",
+        "sed -i 's/a/b/' notes.txt",
+        "tar xf a.tar",
+        "sort -o sorted.txt input.txt",
+        "find . -name '*.o' -delete",
+        "find . -type f -exec sed -i s/a/b/ {} +",
+        "echo x > /srv/app/.toolhost/workspace/notes",
+        "rm -rf /srv/app/.toolhost/workspace/build",
+        "mkdir -p /srv/app/.toolhost/workspace",
+        "cd sub && rm -rf ../build",
+        "chmod -R u+w src",
+    ] {
+        leaves(cmd, &c);
+    }
+    // Other categories are judged as in any folder.
+    for (cmd, plain) in [
+        ("rm -rf build", Context::new().with_cwd("/tmp/plain")),
+        ("rm -rf ./*", Context::new().with_cwd("/tmp/plain")),
+    ] {
+        let v = inspect_with(cmd, &c).verdict;
+        assert_eq!(v, inspect_with(cmd, &plain).verdict, "{cmd}");
+        assert_eq!(v.categories, vec![Category::RecursiveDelete], "{cmd}");
+    }
+    let v = inspect_with("rm -rf /", &c).verdict;
+    assert!(v.categories.contains(&Category::RecursiveDelete));
+}
+
+#[test]
+fn the_writable_folder_itself_and_what_lies_outside_stay_protected() {
+    let c = in_workspace();
+    for cmd in [
+        "rm -rf ../memory",
+        "echo x > ../receipts/r",
+        "cp -r . ../memory/",
+        "rm -rf /srv/app/.toolhost/workspace",
+        "rm -rf .",
+        "cd .. && rm -rf workspace",
+        "mv /srv/app/.toolhost/workspace /tmp/",
+        "chmod -R 777 .",
+        "rm -rf /srv/app/.toolhost",
+        "rm -rf /srv/app",
+        "rm -rf /",
+        "echo x > /srv/app/.toolhost/config.toml",
+        "ln -s /tmp/x ../allowlist.toml",
+    ] {
+        writes(cmd, &c);
+    }
+    // A protected path inside the workspace stays protected.
+    let protected = [
+        "/srv/app/.toolhost",
+        "/srv/app/.toolhost/workspace/.toolhost.toml",
+        "/srv/app/.toolhost/workspace/components",
+    ];
+    let c = Context::new()
+        .with_cwd("/srv/app/.toolhost/workspace")
+        .with_protected(&protected)
+        .with_writable(&WORKSPACE);
+    for cmd in [
+        "echo x > .toolhost.toml",
+        "rm -rf components",
+        "cp evil.wasm components/x.wasm",
+        "rm -rf ./*",
+        "find . -delete",
+    ] {
+        writes(cmd, &c);
+    }
+    leaves("echo x > notes.txt", &c);
+    // A writable folder equal to a protected one does not unprotect it.
+    let same = Context::new()
+        .with_cwd("/srv/app/.toolhost")
+        .with_protected(&STORAGE)
+        .with_writable(&STORAGE);
+    writes("echo x > config.toml", &same);
 }
