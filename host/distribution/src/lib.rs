@@ -10,8 +10,8 @@
 //! | `oci://HOST/REPO:TAG` and `@sha256:…` references, plain HTTP rules | [`reference`] |
 //! | the CNCF Wasm artifact layout (config and layer media types) | [`artifact`] |
 //! | pushing and pulling, signatures as OCI referrers | [`client`] |
-//! | registry credentials (environment, Docker config) | [`auth`] |
-//! | detached minisign signatures, trusted keys, the policy | [`signature`] |
+//! | registry credentials (environment, Docker config read bounded) | [`auth`] |
+//! | detached minisign signatures, trusted keys, the policy; signature and key files read bounded | [`signature`] |
 //! | the pull cache under the storage folder, serving it when the registry is down | [`cache`] |
 //! | the typed error | [`error`] |
 //!
