@@ -7,9 +7,10 @@
 //!
 //! | concept | where |
 //! |---|---|
-//! | `oci://HOST/REPO:TAG` and `@sha256:…` references, plain HTTP rules | [`reference`] |
+//! | `oci://HOST/REPO:TAG` and `@sha256:…` references, plain HTTP rules | [`reference`](mod@reference) |
 //! | the CNCF Wasm artifact layout (config and layer media types) | [`artifact`] |
-//! | pushing and pulling, signatures as OCI referrers | [`client`] |
+//! | pushing and pulling, signatures as OCI referrers; the blob cap and the pull deadline ([`ClientOptions`]) | [`client`] |
+//! | the pull's HTTP: one bounded reader for every registry body, the caps, Bearer and Basic authentication | [`registry`] |
 //! | registry credentials (environment, Docker config read bounded) | [`auth`] |
 //! | detached minisign signatures, trusted keys, the policy; signature and key files read bounded | [`signature`] |
 //! | the pull cache under the storage folder, serving it when the registry is down | [`cache`] |
@@ -35,6 +36,7 @@ pub mod cache;
 pub mod client;
 pub mod error;
 pub mod reference;
+pub mod registry;
 pub mod signature;
 
 pub use cache::{Fetched, Origin, PullCache};
