@@ -13,7 +13,7 @@
 //! | the pull's HTTP: one bounded reader for every registry body, the caps, Bearer and Basic authentication | [`registry`] |
 //! | registry credentials (environment, Docker config read bounded) | [`auth`] |
 //! | detached minisign signatures, trusted keys, the policy; signature and key files read bounded | [`signature`] |
-//! | the pull cache under the storage folder, serving it when the registry is down | [`cache`] |
+//! | the pull cache under the storage folder, serving it when the registry is down or hangs; its files read bounded | [`cache`] |
 //! | the typed error | [`error`] |
 //!
 //! ```no_run
@@ -23,7 +23,7 @@
 //! let client = OciClient::new(ClientOptions::default());
 //! let reference = OciReference::parse("oci://127.0.0.1:5000/tools/hello:v1")?;
 //! let pushed = client.push(&reference, &std::fs::read("hello.wasm").unwrap(), &[]).await?;
-//! let cache = PullCache::new(".toolhost/oci");
+//! let cache = PullCache::new(".toolhost/oci", client.options().max_blob_bytes);
 //! let fetched = cache.fetch(&client, &pushed.pinned).await?;
 //! println!("{} is {}", pushed.pinned, fetched.hash);
 //! # Ok(()) }
