@@ -39,7 +39,7 @@ use crate::error::{DistributionError, ErrorKind, Result};
 use crate::reference::OciReference;
 use crate::registry::{
     Excess, INDEX_ACCEPT, MANIFEST_ACCEPT, MAX_MANIFEST_BYTES, MAX_SIGNATURES, Session, chain,
-    is_error_envelope, read_body, read_error_body, status_error,
+    install_crypto_provider, is_error_envelope, read_body, read_error_body, status_error,
 };
 use crate::signature::{MAX_SIGNATURE_BYTES, Signature};
 
@@ -373,7 +373,6 @@ impl OciClient {
     /// layout; the registry's errors ([`ErrorKind::Unreachable`],
     /// [`ErrorKind::NotFound`], [`ErrorKind::Unauthorized`], …).
     pub async fn pull(&self, reference: &OciReference) -> Result<Pulled> {
-        install_crypto_provider();
         let deadline = self.options.pull_timeout;
         match tokio::time::timeout(deadline, self.pull_within(reference)).await {
             Ok(pulled) => pulled,
@@ -517,12 +516,6 @@ impl OciClient {
 /// `300 s`, `1.5 s`.
 fn seconds(duration: Duration) -> String {
     format!("{} s", duration.as_secs_f64())
-}
-
-/// The workspace's one crypto provider, for both HTTP clients; a no-op when
-/// one is installed.
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Refuses a digest that is not `sha256:` and 64 lower-case hex digits: it

@@ -174,6 +174,9 @@ impl<'a> Session<'a> {
     /// (then redirects may lead to plain HTTP too; otherwise HTTPS only,
     /// redirects included).
     pub(crate) fn new(reference: &'a OciReference, plain: bool, credentials: RegistryAuth) -> Result<Self> {
+        // reqwest (without a provider of its own) panics building a client
+        // when none is installed.
+        install_crypto_provider();
         let http = reqwest::Client::builder()
             .https_only(!plain)
             .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
@@ -319,6 +322,16 @@ impl<'a> Session<'a> {
                 format!("the registry {registry} names the token service {realm:?}, which is not a URL: {e}"),
             )
         })?;
+        // The credentials go there: never in plain HTTP from an HTTPS
+        // registry (the client would refuse it too, less clearly).
+        if !self.base.starts_with("http://") && url.scheme() != "https" {
+            return Err(DistributionError::new(
+                ErrorKind::Registry,
+                format!(
+                    "the registry {registry} names the token service {realm}, which is not HTTPS; refusing to ask it"
+                ),
+            ));
+        }
         {
             let mut query = url.query_pairs_mut();
             query.append_pair("scope", &format!("repository:{}:pull", reference.repository()));
@@ -429,6 +442,12 @@ pub(crate) fn status_error(
     }
 }
 
+/// The workspace's one crypto provider (ring), for both HTTP clients, the
+/// pull's and oci-client's; a no-op when one is installed.
+pub(crate) fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// A header value holding credentials (kept out of debug output).
 fn sensitive(text: &str) -> Result<HeaderValue> {
     let mut value = HeaderValue::from_str(text).map_err(|_| {
@@ -500,6 +519,15 @@ pub(crate) fn request_error(reference: &OciReference, error: &reqwest::Error) ->
             ErrorKind::Unreachable,
             format!(
                 "the registry {registry} cannot be reached: {}{hint}",
+                chain(error)
+            ),
+        );
+    }
+    if error.is_builder() {
+        return DistributionError::new(
+            ErrorKind::Registry,
+            format!(
+                "a request to the registry {registry} could not be made: {}",
                 chain(error)
             ),
         );
@@ -654,6 +682,15 @@ mod tests {
         let e = get_text(addr, RegistryAuth::Anonymous).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
         assert!(e.message().contains("bad credentials"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_https_registry_never_sends_credentials_to_a_plain_http_token_service() {
+        let reference = OciReference::parse("oci://registry.example.com/r:v1").unwrap();
+        let mut session = Session::new(&reference, false, ada()).unwrap();
+        let e = session.token("http://127.0.0.1:9/token", None).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Registry, "{e}");
+        assert!(e.message().contains("not HTTPS"), "{e}");
     }
 
     #[test]
