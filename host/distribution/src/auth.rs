@@ -11,6 +11,13 @@
 //!    credential helper (`credHelpers`, `credsStore`), read by the
 //!    `docker_credential` crate;
 //! 3. otherwise anonymous.
+//!
+//! The Docker config file is read through
+//! [`toolhost_core::bounded::read_file`] (at most
+//! [`MAX_DOCKER_CONFIG_BYTES`], a regular file only). A credential helper
+//! it names is a program the operator installed; the `docker_credential`
+//! crate runs it and reads its answer without a bound, which is left as it
+//! is: the helper is as trusted as the operator's own shell.
 
 use docker_credential::{CredentialRetrievalError, DockerCredential};
 use oci_client::secrets::RegistryAuth;
@@ -22,14 +29,22 @@ pub const USERNAME_ENV: &str = "TOOLHOST_REGISTRY_USERNAME";
 /// The environment variable holding the registry password (or token).
 pub const PASSWORD_ENV: &str = "TOOLHOST_REGISTRY_PASSWORD";
 
+/// The most bytes read of the Docker config file (`config.json`): far more
+/// than any `docker login` writes, small enough to hold in memory.
+pub const MAX_DOCKER_CONFIG_BYTES: u64 = 1 << 20;
+
 /// The credentials for `registry` (`HOST[:PORT]`).
 ///
 /// # Errors
 ///
 /// [`ErrorKind::Credentials`] when only one of the two variables is set,
 /// when the Docker config file exists but cannot be parsed, when its
-/// credential helper fails, or when it holds only an identity token (an
-/// OAuth refresh token, which this client cannot use).
+/// credential helper fails, when it holds only an identity token (an
+/// OAuth refresh token, which this client cannot use), and when it is not
+/// a regular file or holds more than [`MAX_DOCKER_CONFIG_BYTES`].
+///
+/// Blocking (it reads a file and may run a credential helper): the pull
+/// calls it on tokio's blocking pool.
 pub fn credentials(registry: &str) -> Result<RegistryAuth> {
     let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
     let docker_config = std::env::var_os("DOCKER_CONFIG")
@@ -61,19 +76,25 @@ fn resolve(
             ));
         }
     }
-    let Some(file) = docker_config
-        .map(|dir| dir.join("config.json"))
-        .filter(|f| f.exists())
-    else {
+    let Some(file) = docker_config.map(|dir| dir.join("config.json")) else {
         return Ok(RegistryAuth::Anonymous);
     };
-    let reader = std::fs::File::open(&file).map_err(|e| {
-        DistributionError::new(
-            ErrorKind::Credentials,
-            format!("cannot read {}: {e}", file.display()),
-        )
-    })?;
-    match docker_credential::get_credential_from_reader(std::io::BufReader::new(reader), registry) {
+    // Bounded: the path comes from the environment and may name a pipe, a
+    // device or a file that never ends.
+    let text = match toolhost_core::bounded::read_file(&file, MAX_DOCKER_CONFIG_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RegistryAuth::Anonymous),
+        Err(e) => {
+            return Err(DistributionError::new(
+                ErrorKind::Credentials,
+                format!(
+                    "cannot read {} (at most {MAX_DOCKER_CONFIG_BYTES} bytes, a regular file): {e}",
+                    file.display()
+                ),
+            ));
+        }
+    };
+    match docker_credential::get_credential_from_reader(std::io::Cursor::new(text), registry) {
         Ok(DockerCredential::UsernamePassword(user, password)) => Ok(RegistryAuth::Basic(user, password)),
         Ok(DockerCredential::IdentityToken(_)) => Err(DistributionError::new(
             ErrorKind::Credentials,
@@ -127,5 +148,22 @@ mod tests {
         std::fs::write(dir.path().join("config.json"), "{not json").unwrap();
         let broken = resolve("r.example:5000", None, None, Some(dir.path())).unwrap_err();
         assert_eq!(broken.kind(), ErrorKind::Credentials, "{broken}");
+        // A Docker config past its cap, or a named pipe: refused, not read.
+        std::fs::write(
+            dir.path().join("config.json"),
+            vec![b' '; MAX_DOCKER_CONFIG_BYTES as usize + 1],
+        )
+        .unwrap();
+        let big = resolve("r.example:5000", None, None, Some(dir.path())).unwrap_err();
+        assert_eq!(big.kind(), ErrorKind::Credentials, "{big}");
+        std::fs::remove_file(dir.path().join("config.json")).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("config.json"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let fifo = resolve("r.example:5000", None, None, Some(dir.path())).unwrap_err();
+        assert_eq!(fifo.kind(), ErrorKind::Credentials, "{fifo}");
+        assert!(fifo.message().contains("named pipe"), "{fifo}");
     }
 }

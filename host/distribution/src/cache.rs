@@ -11,10 +11,28 @@
 //! Files are written to a temporary name and renamed, so a reader never
 //! sees half of one; bytes read back are hashed again and refused if they
 //! do not have the identity they are filed under.
+//!
+//! Every file is read through [`toolhost_core::bounded::read_file`]: a
+//! regular file only (a named pipe or a device put in place of an entry is
+//! refused at once, never waited on), of at most the cache's
+//! `max_blob_bytes` for a blob and [`MAX_RECORD_BYTES`] for a record; past
+//! its cap, [`ErrorKind::TooLarge`]. [`PullCache::fetch`] does its file
+//! I/O on tokio's blocking pool; [`PullCache::lookup`] and
+//! [`PullCache::store`] are blocking.
+//!
+//! When the registry fails, [`PullCache::fetch`] serves the cached copy for
+//! [`ErrorKind::Unreachable`], [`ErrorKind::Registry`] and
+//! [`ErrorKind::Timeout`] (a registry that hangs past the pull's deadline
+//! is, for this purpose, one that cannot be reached), and never for a
+//! refusal of what the registry sent ([`ErrorKind::DigestMismatch`],
+//! [`ErrorKind::TooLarge`], [`ErrorKind::NotWasm`], …) nor for
+//! [`ErrorKind::NotFound`] or [`ErrorKind::Unauthorized`]: those are
+//! answers, and the operator must see them.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use toolhost_core::bounded::read_file;
 use toolhost_core::identity::ComponentHash;
 
 use crate::client::{OciClient, Pulled};
@@ -22,10 +40,18 @@ use crate::error::{DistributionError, ErrorKind, Result};
 use crate::reference::OciReference;
 use crate::signature::Signature;
 
-/// The on-disk cache of pulled components.
+/// The most bytes of a cache record (a tag's or a digest's `.json`): a
+/// digest record holds the signatures' text, at most
+/// [`MAX_SIGNATURES`](crate::registry::MAX_SIGNATURES) (32) of
+/// [`MAX_SIGNATURE_BYTES`](crate::signature::MAX_SIGNATURE_BYTES) (64 KiB)
+/// each, every byte at most 6 once escaped in JSON: 12 MiB at worst.
+pub const MAX_RECORD_BYTES: u64 = 16 << 20;
+
+/// The on-disk cache of pulled components; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct PullCache {
     dir: PathBuf,
+    max_blob_bytes: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -66,9 +92,20 @@ pub struct Fetched {
 }
 
 impl PullCache {
-    /// A cache in `dir` (created on first write).
-    pub fn new(dir: impl Into<PathBuf>) -> PullCache {
-        PullCache { dir: dir.into() }
+    /// A cache in `dir` (created on first write) whose cached blobs are
+    /// read only up to `max_blob_bytes`: give it the client's
+    /// [`ClientOptions::max_blob_bytes`](crate::ClientOptions::max_blob_bytes),
+    /// so that what was pulled can be read back, and nothing larger.
+    pub fn new(dir: impl Into<PathBuf>, max_blob_bytes: u64) -> PullCache {
+        PullCache {
+            dir: dir.into(),
+            max_blob_bytes,
+        }
+    }
+
+    /// The cap of a cached blob, in bytes.
+    pub fn max_blob_bytes(&self) -> u64 {
+        self.max_blob_bytes
     }
 
     /// The folder.
@@ -82,14 +119,20 @@ impl PullCache {
     /// fails), a cached copy of the same reference (for a tag: of the digest
     /// it last pointed to) is served, with the reason in [`Origin::Cache`].
     ///
+    /// The registry failures that fall back to the cache are
+    /// [`ErrorKind::Unreachable`], [`ErrorKind::Registry`] and
+    /// [`ErrorKind::Timeout`] (see the [module docs](self)). Reading and
+    /// writing the cache runs on tokio's blocking pool.
+    ///
     /// # Errors
     ///
     /// The registry's error, with "no cached copy" when there is none; the
-    /// pull's own refusals (a digest mismatch, not a component) are never
-    /// papered over by the cache.
+    /// pull's own refusals (a digest mismatch, bytes past a cap, not a
+    /// component) are never papered over by the cache; the cache's own
+    /// errors, as [`PullCache::lookup`] and [`PullCache::store`].
     pub async fn fetch(&self, client: &OciClient, reference: &OciReference) -> Result<Fetched> {
         if reference.digest().is_some()
-            && let Some(fetched) = self.lookup(reference)?
+            && let Some(fetched) = self.lookup_async(reference).await?
         {
             return Ok(Fetched {
                 origin: Origin::Cache { reason: None },
@@ -98,15 +141,26 @@ impl PullCache {
         }
         match client.pull(reference).await {
             Ok(pulled) => {
-                let hash = self.store(reference, &pulled)?;
+                let cache = self.clone();
+                let at = reference.clone();
+                let (pulled, hash) = blocking(move || {
+                    let hash = cache.store(&at, &pulled)?;
+                    Ok((pulled, hash))
+                })
+                .await?;
                 Ok(Fetched {
                     pulled,
                     hash,
                     origin: Origin::Registry,
                 })
             }
-            Err(e) if matches!(e.kind(), ErrorKind::Unreachable | ErrorKind::Registry) => {
-                match self.lookup(reference)? {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::Unreachable | ErrorKind::Registry | ErrorKind::Timeout
+                ) =>
+            {
+                match self.lookup_async(reference).await? {
                     Some(fetched) => {
                         tracing::warn!(%reference, "registry failed, serving the cached copy: {e}");
                         Ok(Fetched {
@@ -130,7 +184,15 @@ impl PullCache {
         }
     }
 
+    /// [`PullCache::lookup`] on tokio's blocking pool.
+    async fn lookup_async(&self, reference: &OciReference) -> Result<Option<Fetched>> {
+        let cache = self.clone();
+        let reference = reference.clone();
+        blocking(move || cache.lookup(&reference)).await
+    }
+
     /// Files `pulled` (pulled from `reference`) and returns its identity.
+    /// Blocking.
     ///
     /// # Errors
     ///
@@ -154,12 +216,16 @@ impl PullCache {
         Ok(hash)
     }
 
-    /// The cached copy of `reference`, if any.
+    /// The cached copy of `reference`, if any. Blocking; reads only
+    /// regular files, each within its cap (see the [module docs](self)).
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Io`] for an unreadable cache entry; [`ErrorKind::HashMismatch`]
-    /// when cached bytes do not have the identity they are filed under.
+    /// [`ErrorKind::Io`] for an unreadable cache entry or one that is not a
+    /// regular file; [`ErrorKind::TooLarge`] for a blob past the cache's
+    /// `max_blob_bytes` or a record past [`MAX_RECORD_BYTES`];
+    /// [`ErrorKind::HashMismatch`] when cached bytes do not have the
+    /// identity they are filed under.
     pub fn lookup(&self, reference: &OciReference) -> Result<Option<Fetched>> {
         let digest = match (reference.digest(), reference.tag()) {
             (Some(digest), _) => digest.to_string(),
@@ -173,14 +239,11 @@ impl PullCache {
             return Ok(None);
         };
         let path = self.blob_path(&record.hash);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match read_file(&path, self.max_blob_bytes) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
-                return Err(DistributionError::io(
-                    format!("cannot read {}", path.display()),
-                    e,
-                ));
+                return Err(cache_read_error("the cached blob", &path, e));
             }
         };
         let hash = ComponentHash::of(&bytes);
@@ -248,7 +311,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>> {
-    match std::fs::read(path) {
+    match read_file(path, MAX_RECORD_BYTES) {
         Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
             DistributionError::new(
                 ErrorKind::Io,
@@ -256,11 +319,25 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>> {
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(DistributionError::io(
-            format!("cannot read {}", path.display()),
-            e,
-        )),
+        Err(e) => Err(cache_read_error("the cache entry", path, e)),
     }
+}
+
+/// The error for a cache file that cannot be read (a pipe, a device, past
+/// its cap, unreadable), with what to do about it.
+fn cache_read_error(what: &str, path: &Path, error: std::io::Error) -> DistributionError {
+    let e = DistributionError::file(what, path, error, ErrorKind::Io);
+    DistributionError::new(e.kind(), format!("{}; delete it to pull again", e.message()))
+}
+
+/// Runs the cache's file I/O `work` on tokio's blocking pool.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        DistributionError::new(
+            ErrorKind::Io,
+            format!("the pull cache's file work could not run: {e}"),
+        )
+    })?
 }
 
 /// Writes `bytes` to a temporary file next to `path`, then renames it.

@@ -41,6 +41,18 @@ pub enum ErrorKind {
     Key,
     /// Reading or writing a local file failed.
     Io,
+    /// Bytes offered to the host exceed their cap: a registry response
+    /// (manifest, token, signature) past its fixed cap, a component whose
+    /// manifest declares more than `ClientOptions::max_blob_bytes`, a
+    /// cached blob, signature or key file past its cap. Never served from
+    /// the pull cache instead: the registry did answer, with too much.
+    TooLarge,
+    /// A pull did not finish within `ClientOptions::pull_timeout` (the one
+    /// deadline over authentication, manifest, blob, referrers, signatures
+    /// and redirects); the message names the registry and the deadline.
+    /// The pull cache treats it as an unreachable registry and serves its
+    /// copy, if it has one.
+    Timeout,
 }
 
 /// An error of the distribution layer.
@@ -62,6 +74,19 @@ impl DistributionError {
     /// An [`ErrorKind::Io`] error: `what` failed with `error`.
     pub fn io(what: impl fmt::Display, error: std::io::Error) -> Self {
         DistributionError::new(ErrorKind::Io, format!("{what}: {error}"))
+    }
+
+    /// An error reading the local file `path` through
+    /// [`toolhost_core::bounded::read_file`] (`what` says what it is, e.g.
+    /// "the cached blob"): [`ErrorKind::TooLarge`] for a file past its cap,
+    /// `otherwise` for any other failure (not a regular file, unreadable).
+    pub fn file(what: &str, path: &std::path::Path, error: std::io::Error, otherwise: ErrorKind) -> Self {
+        let kind = if error.kind() == std::io::ErrorKind::FileTooLarge {
+            ErrorKind::TooLarge
+        } else {
+            otherwise
+        };
+        DistributionError::new(kind, format!("cannot read {what} {}: {error}", path.display()))
     }
 
     /// What went wrong.
@@ -95,7 +120,8 @@ impl From<DistributionError> for toolhost_core::Error {
     /// The core error with the matching code: `hash_mismatch` for digest
     /// and hash mismatches, `untrusted` for signature refusals,
     /// `unavailable` for an unreachable registry, `config` for references,
-    /// plain HTTP and credentials, `io` otherwise.
+    /// plain HTTP and credentials, `too_large` for bytes past their cap,
+    /// `timeout` for a pull past its deadline, `io` otherwise.
     fn from(e: DistributionError) -> Self {
         use toolhost_core::ErrorCode;
         let code = match e.kind {
@@ -109,6 +135,8 @@ impl From<DistributionError> for toolhost_core::Error {
                 ErrorCode::Config
             }
             ErrorKind::Io => ErrorCode::Io,
+            ErrorKind::TooLarge => ErrorCode::TooLarge,
+            ErrorKind::Timeout => ErrorCode::Timeout,
         };
         toolhost_core::Error::new(code, e.message)
     }

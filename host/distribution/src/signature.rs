@@ -27,6 +27,24 @@ use crate::error::{DistributionError, ErrorKind, Result};
 /// The file name suffix of a detached signature (`FILE.minisig`).
 pub const SIGNATURE_SUFFIX: &str = ".minisig";
 
+/// The most bytes of a signature: a `.minisig` file read from disk, or a
+/// signature layer pulled from a registry. A minisign signature is about
+/// 300 bytes plus its comments; 64 KiB leaves room for long trusted
+/// comments and refuses anything else.
+pub const MAX_SIGNATURE_BYTES: u64 = 64 << 10;
+
+/// The most bytes of a minisign key file (public or secret; either is
+/// under 1 KiB).
+pub const MAX_KEY_BYTES: u64 = 64 << 10;
+
+/// Reads the text file `path` (`what` names it in messages) through the
+/// bounded reader: [`ErrorKind::TooLarge`] past `max_bytes`, `otherwise`
+/// for any other failure.
+fn read_text(path: &Path, max_bytes: u64, what: &str, otherwise: ErrorKind) -> Result<String> {
+    toolhost_core::bounded::read_to_string(path, max_bytes)
+        .map_err(|e| DistributionError::file(what, path, e, otherwise))
+}
+
 /// A minisign key ID (8 bytes), shown as the `minisign` program shows it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyId([u8; 8]);
@@ -80,18 +98,16 @@ impl fmt::Debug for PublicKey {
 
 impl PublicKey {
     /// Reads a public key file, as `minisign -G` writes it (an untrusted
-    /// comment line, then the base64 key).
+    /// comment line, then the base64 key): a regular file of at most
+    /// [`MAX_KEY_BYTES`], never blocking on a pipe.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Key`] when it cannot be read or is not a minisign public key.
+    /// [`ErrorKind::TooLarge`] past [`MAX_KEY_BYTES`]; [`ErrorKind::Key`]
+    /// when it cannot be read, is not a regular file or is not a minisign
+    /// public key.
     pub fn from_file(path: &Path) -> Result<PublicKey> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            DistributionError::new(
-                ErrorKind::Key,
-                format!("cannot read the public key {}: {e}", path.display()),
-            )
-        })?;
+        let text = read_text(path, MAX_KEY_BYTES, "the public key", ErrorKind::Key)?;
         PublicKey::parse(&text, &path.display().to_string())
     }
 
@@ -196,14 +212,16 @@ impl Signature {
         })
     }
 
-    /// Reads `path`.
+    /// Reads `path`: a regular file of at most [`MAX_SIGNATURE_BYTES`],
+    /// never blocking on a pipe.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Io`] when it cannot be read, then as [`Signature::parse`].
+    /// [`ErrorKind::TooLarge`] past [`MAX_SIGNATURE_BYTES`];
+    /// [`ErrorKind::Io`] when it cannot be read or is not a regular file,
+    /// then as [`Signature::parse`].
     pub fn from_file(path: &Path) -> Result<Signature> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| DistributionError::io(format!("cannot read {}", path.display()), e))?;
+        let text = read_text(path, MAX_SIGNATURE_BYTES, "the signature", ErrorKind::Io)?;
         Signature::parse(&text).map_err(|e| e.context(path.display()))
     }
 
@@ -250,20 +268,17 @@ pub fn signature_path(component: &Path) -> PathBuf {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::Key`] when the key cannot be read, is encrypted and no
-/// password was given, or the password is wrong.
+/// [`ErrorKind::Key`] when the key cannot be read (it must be a regular
+/// file), is encrypted and no password was given, or the password is
+/// wrong; [`ErrorKind::TooLarge`] when the key file holds more than
+/// [`MAX_KEY_BYTES`].
 pub fn sign(
     bytes: &[u8],
     secret_key_path: &Path,
     password: Option<String>,
     file_name: &str,
 ) -> Result<Signature> {
-    let text = std::fs::read_to_string(secret_key_path).map_err(|e| {
-        DistributionError::new(
-            ErrorKind::Key,
-            format!("cannot read the secret key {}: {e}", secret_key_path.display()),
-        )
-    })?;
+    let text = read_text(secret_key_path, MAX_KEY_BYTES, "the secret key", ErrorKind::Key)?;
     let key_error = |e: minisign::PError| {
         DistributionError::new(
             ErrorKind::Key,
@@ -443,5 +458,40 @@ impl TrustedKeys {
                 ),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(status.success());
+    }
+
+    #[test]
+    fn signature_and_key_files_are_read_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'a'; (MAX_SIGNATURE_BYTES + 1) as usize]).unwrap();
+        let e = Signature::from_file(&big).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TooLarge, "{e}");
+        assert!(e.message().contains("big"), "{e}");
+        let e = PublicKey::from_file(&big).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TooLarge, "{e}");
+        let e = sign(b"x", &big, None, "x").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TooLarge, "{e}");
+
+        // A named pipe with no writer: refused at once, never waited on.
+        let fifo = dir.path().join("c.wasm.minisig");
+        mkfifo(&fifo);
+        let e = Signature::next_to(&dir.path().join("c.wasm")).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+        assert!(e.message().contains("named pipe"), "{e}");
+        let e = PublicKey::from_file(&fifo).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Key, "{e}");
+        let e = sign(b"x", &fifo, None, "x").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Key, "{e}");
     }
 }
