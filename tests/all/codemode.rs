@@ -430,7 +430,10 @@ async fn a_huge_value_past_the_allocators_ceiling_is_a_memory_limit() {
     ] {
         let out = served.script(code, &trusted()).await.json();
         assert_eq!(out["error_code"], "codemode:memory_limit", "{code}: {out}");
-        assert_eq!(out["error"], "the script used more than its 64 MiB (max_memory_mb)", "{out}");
+        assert_eq!(
+            out["error"], "the script used more than its 64 MiB (max_memory_mb)",
+            "{out}"
+        );
     }
     let next = served.script("1 + 1", &trusted()).await.json();
     assert_eq!(next["result"], 2, "{next}");

@@ -136,3 +136,58 @@ fn a_loop_of_quick_calls_lets_the_other_tasks_run() {
         .expect("the task that stops the loop never ran: the loop of calls kept the thread");
     assert!(calls > 0, "the loop made no call before it was stopped");
 }
+
+/// One cap for every stack size: calls with three different stack limits
+/// (each served by an engine and an instance pool of its own) together
+/// hold at most `max_concurrent_instances` instances; once each size had
+/// its own count, three times the cap ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_instance_cap_holds_across_stack_sizes() {
+    let sleepy = sleepy_on(2, 1024).await;
+    let engine = sleepy.engine().clone();
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (engine, sampling) = (engine.clone(), Arc::clone(&sampling));
+        tokio::spawn(async move {
+            let (mut most, mut waited) = (0, 0);
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                let (waiting, in_use) = engine.instance_queue();
+                most = most.max(in_use);
+                waited = waited.max(waiting);
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            (most, waited)
+        })
+    };
+    let mut calls = tokio::task::JoinSet::new();
+    for (i, stack_kb) in [None, Some(512), Some(2048)]
+        .into_iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+    {
+        let sleepy = Arc::clone(&sleepy);
+        calls.spawn(async move {
+            let limits = toolhost::LimitsOverride {
+                wasm_stack_kb: stack_kb,
+                ..Default::default()
+            };
+            sleepy
+                .call("sleep", r#"{"ms":150}"#, &limits, None, i as u64)
+                .await
+                .result
+                .map(drop)
+        });
+    }
+    for outcome in calls.join_all().await {
+        outcome.unwrap();
+    }
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let (most, waited) = sampler.await.unwrap();
+    assert_eq!(engine.stack_tiers().len(), 2, "the calls used three stack sizes");
+    assert!(most <= 2, "{most} instances at once, past the cap of 2");
+    assert!(
+        waited > 0,
+        "no call ever waited: the test did not press on the cap"
+    );
+}

@@ -44,6 +44,7 @@ mod plugins_dir;
 mod polyglot;
 mod progress;
 mod protected;
+mod readme;
 mod registry;
 mod replicas;
 mod sessions;

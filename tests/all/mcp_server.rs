@@ -2,7 +2,7 @@
 //! and streamable HTTP, plus the shutdown and HTTP-security behaviour.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,9 +28,16 @@ fn plugin(name: &str) -> String {
 
 /// Runs tests/peers/mcp_client.py with `mode_args` and `steps`; returns its JSON.
 pub(crate) fn python_client(mode_args: &[String], steps: Value) -> Value {
+    python_client_in(Path::new("."), mode_args, steps)
+}
+
+/// [`python_client`] with `dir` as its working directory (and so a stdio
+/// server's).
+pub(crate) fn python_client_in(dir: &Path, mode_args: &[String], steps: Value) -> Value {
     let mut child = Command::new(support::peer_python())
         .arg(support::peer_script("mcp_client.py"))
         .args(mode_args)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

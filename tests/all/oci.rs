@@ -93,8 +93,12 @@ fn a_tampered_artifact_is_refused_naming_both_digests() {
     .unwrap();
     let manifest: Value = serde_json::from_str(&body).unwrap();
     let layer = manifest["layers"][0]["digest"].as_str().unwrap();
-    // Someone with write access to the registry's storage swaps the bytes.
-    std::fs::write(registry.blob_file(layer), support::plugin_bytes("calc")).unwrap();
+    // Someone with write access to the registry's storage swaps the bytes,
+    // keeping their length: both digests are named.
+    let mut tampered = support::plugin_bytes("hello");
+    let last = tampered.len() - 1;
+    tampered[last] ^= 0xff;
+    std::fs::write(registry.blob_file(layer), &tampered).unwrap();
     let out_file = tempfile::tempdir().unwrap().path().join("x.wasm");
     let (ok, out, _) = toolhost(&["pull", &reference, "-o", out_file.to_str().unwrap()], &[]);
     assert!(!ok, "a tampered layer was accepted: {out}");
@@ -102,8 +106,20 @@ fn a_tampered_artifact_is_refused_naming_both_digests() {
     let message = out["error"].as_str().unwrap();
     assert!(message.contains(layer), "the expected digest is named: {message}");
     assert!(
-        message.contains(&sha256_of(&support::plugin_bytes("calc"))),
+        message.contains(&sha256_of(&tampered)),
         "the actual digest is named: {message}"
+    );
+    assert!(!out_file.exists());
+    // Other bytes of another length are refused by their length, before
+    // they are read.
+    std::fs::write(registry.blob_file(layer), support::plugin_bytes("calc")).unwrap();
+    let (ok, out, _) = toolhost(&["pull", &reference, "-o", out_file.to_str().unwrap()], &[]);
+    assert!(!ok, "a tampered layer was accepted: {out}");
+    assert_eq!(out["error_code"], "hash_mismatch", "{out}");
+    let message = out["error"].as_str().unwrap();
+    assert!(
+        message.contains(layer) && message.contains("declares"),
+        "{message}"
     );
     assert!(!out_file.exists());
     assert!(pushed["digest"].is_string());

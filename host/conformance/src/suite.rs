@@ -94,7 +94,8 @@ impl Suite {
                 Err(e) => return Report::unrunnable(path, &format!("cannot create the engine: {e}")),
             },
         };
-        let bytes = tokio::fs::read(path).await;
+        let bytes =
+            toolhost_runtime::component::read_component_file(path, engine.config().max_component_bytes).await;
         let hash = bytes
             .as_ref()
             .ok()
@@ -103,7 +104,7 @@ impl Suite {
         let mut timed = |report: CheckReport, since: Instant| checks.push(report.took(since.elapsed()));
 
         let t = Instant::now();
-        let (report, artifact) = artifact::component(&file, &bytes);
+        let (report, artifact) = artifact::component(&bytes);
         timed(report, t);
         let t = Instant::now();
         let (report, world) = artifact::world(artifact.as_ref());

@@ -89,6 +89,24 @@ pub async fn read_file_async(path: PathBuf, max_bytes: u64) -> io::Result<Vec<u8
         .map_err(|e| io::Error::other(format!("the read could not run: {e}")))?
 }
 
+/// The typed error of reading `what` ("the component file", say) at
+/// `path` with the cap `max`: `too_large` for a file over the cap (naming
+/// it), `io` for anything else, the cause kept as the source.
+pub fn error(what: &str, path: &Path, max: u64, error: io::Error) -> crate::Error {
+    use crate::error::{Error, ErrorCode};
+    if error.kind() == io::ErrorKind::FileTooLarge {
+        return Error::new(
+            ErrorCode::TooLarge,
+            format!(
+                "{what} {} is refused: {error} (max_component_bytes = {max})",
+                path.display()
+            ),
+        )
+        .with_source(error);
+    }
+    Error::io(format!("cannot read {what} {}", path.display()), error)
+}
+
 /// What a path is, when it exists: `Some(true)` for a regular file (links
 /// followed), without opening it. For a folder's listing, which must not
 /// open what it only looks at.

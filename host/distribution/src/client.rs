@@ -626,7 +626,7 @@ async fn fetch_blob(
         DistributionError::new(
             ErrorKind::DigestMismatch,
             format!(
-                "{reference}: the registry sent more than the {size} bytes the manifest declares for {what} ({excess}); refusing it"
+                "{reference}: the registry sent more than the {size} bytes the manifest declares for {what} {digest} ({excess}); refusing it"
             ),
         )
     })

@@ -14,8 +14,8 @@
 //!
 //! | step | rule | refused with |
 //! |---|---|---|
-//! | bytes | a file is read only if it is a regular file (not a named pipe, device or folder), off the async workers; an `oci://` source is pulled within one deadline, every response capped (see `toolhost_distribution`) | `io`, `timeout`, `unavailable` |
-//! | size | at most [`EngineConfig::max_component_bytes`](crate::EngineConfig::max_component_bytes) (`[admission] max_component_bytes`), checked before reading | `too_large` |
+//! | bytes | a file is read only if it is a regular file (not a named pipe, device or folder), off the async workers; an `oci://` source is pulled within one deadline (`[oci] pull_timeout_s`), every response capped, the blob at most its declared size (see `toolhost_distribution::registry`) | `io`, `timeout`, `unavailable`, `hash_mismatch` |
+//! | size | at most `[admission] max_component_bytes` (64 MiB), checked before reading a file, and before downloading a blob from its manifest's declared size | `too_large` |
 //! | identity | the blake3 hash of the bytes | |
 //! | pins | `hash = "blake3:…"`, a grant given by hash, a digest reference | `hash_mismatch` |
 //! | signature | `require_signature`, against `[signatures] trusted_keys` | `untrusted` |
@@ -28,6 +28,12 @@
 //! makes "a plugin's storage is its own" hold across doors. Only this module
 //! can make the [`Acquired`] bytes that admission takes, so a door cannot
 //! skip the bounded read.
+//!
+//! Beneath admission lie the runtime's own steps, [`Engine::load`] (the
+//! claims and the compile, and a size cap of its own) and
+//! `RegisterComponent` (registering into a bare
+//! [`Registry`](crate::registry::Registry)): a host that calls them directly
+//! takes on the signature, grant and storage checks itself.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -292,8 +298,13 @@ impl Admission {
             require_signature: config.signatures.require_signature,
             client: OciClient::new(ClientOptions {
                 insecure: config.oci.insecure.clone(),
+                max_blob_bytes: config.admission.max_component_bytes,
+                pull_timeout: std::time::Duration::from_secs(config.oci.pull_timeout_s),
             }),
-            cache: PullCache::new(config.storage_dir().join("oci")),
+            cache: PullCache::new(
+                config.storage_dir().join("oci"),
+                config.admission.max_component_bytes,
+            ),
             base_dir: config.base_dir.clone(),
             engine,
         })

@@ -6,14 +6,14 @@
 //!
 //! | crate | holds | here as |
 //! |---|---|---|
-//! | `toolhost-core` | errors, identity, limits, the `Tool` trait, the registry, toolsets, dispatch, progress, spill, redaction | [`error`], [`identity`], [`limits`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`spill`], [`redact`] |
+//! | `toolhost-core` | errors, identity, limits, bounded file reads, the `Tool` trait, the registry, toolsets, dispatch, progress, spill, redaction | [`error`], [`identity`], [`limits`], [`bounded`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`spill`], [`redact`] |
 //! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP, the bare-wasmtime floor | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`], [`floor`] |
 //! | `toolhost-detector` | the dangerous-command detector | [`approval`] (re-exported there) |
 //! | `toolhost-exec` | the approval gate, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
 //! | `toolhost-codemode` | `run_tools_script`: Python scripts calling tools, in a sandboxed interpreter component | [`codemode`] |
 //! | `toolhost-distribution` | OCI push and pull (CNCF Wasm layout), minisign signatures, the pull cache | [`distribution`] |
-//! | `toolhost` | the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary (and the advice for a slow glibc `memcpy`) | [`config`], [`admin`], [`bench`], [`glibc`] |
+//! | `toolhost` | the one admission every plugin passes, the plugins a running host serves (reloads, the plugins folder), the `toolhost.toml` configuration, the admin tools, `toolhost bench`, the `toolhost` binary (and the advice for a slow glibc `memcpy`) | [`admission`], [`live`], [`config`], [`admin`], [`bench`], [`glibc`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost::Result<()> {
@@ -35,7 +35,7 @@ pub mod glibc;
 pub mod live;
 
 pub use toolhost_codemode as codemode;
-pub use toolhost_core::{error, identity, limits, progress, redact, spill, text, toolsets};
+pub use toolhost_core::{bounded, error, identity, limits, progress, redact, spill, text, toolsets};
 pub use toolhost_distribution as distribution;
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;

@@ -29,13 +29,13 @@ impl Artifact {
 }
 
 /// `component`: the bytes are a component whose top level can be read.
-pub(crate) fn component(file: &str, bytes: &std::io::Result<Vec<u8>>) -> (CheckReport, Option<Artifact>) {
+pub(crate) fn component(bytes: &toolhost_core::error::Result<Vec<u8>>) -> (CheckReport, Option<Artifact>) {
     let bytes = match bytes {
         Ok(bytes) => bytes,
         Err(e) => {
             let problem = Problem::component(
-                format!("cannot read {file}: {e}"),
-                "give the path of a .wasm file that exists and is readable",
+                e.message().to_string(),
+                "give the path of a .wasm file (a regular file, within the size cap) that exists and is readable",
             );
             return (
                 CheckReport::ran(CheckId::Component, "read the file", vec![problem]),

@@ -42,6 +42,11 @@ pub struct ApprovalPolicy {
     /// writes one is flagged `host_config_write` (see
     /// [`Context::with_protected`](crate::approval::Context::with_protected)).
     pub protected_paths: Vec<String>,
+    /// Folders inside the protected ones that commands may change freely:
+    /// the exec workspace, where the model is meant to work (see
+    /// [`Context::with_writable`](crate::approval::Context::with_writable));
+    /// a protected path inside one stays protected.
+    pub writable_paths: Vec<String>,
     /// The home folder `~` stands for in commands (default: `$HOME`).
     pub home: Option<String>,
 }
@@ -53,6 +58,7 @@ impl Default for ApprovalPolicy {
             tools: ToolApprovalRules::default(),
             timeout: DEFAULT_APPROVAL_TIMEOUT,
             protected_paths: Vec::new(),
+            writable_paths: Vec::new(),
             home: std::env::var("HOME").ok(),
         }
     }
@@ -269,7 +275,8 @@ impl ApprovalGate {
     /// no one and records nothing (for `toolhost check-command`).
     pub fn evaluate(&self, command: &str, cwd: Option<&str>) -> Evaluation {
         let protected: Vec<&str> = self.policy.protected_paths.iter().map(String::as_str).collect();
-        let mut context = Context::new().with_protected(&protected);
+        let writable: Vec<&str> = self.policy.writable_paths.iter().map(String::as_str).collect();
+        let mut context = Context::new().with_protected(&protected).with_writable(&writable);
         if let Some(cwd) = cwd {
             context = context.with_cwd(cwd);
         }

@@ -289,24 +289,7 @@ impl ComponentProbe {
 pub async fn read_component_file(path: &Path, max: u64) -> Result<Vec<u8>> {
     toolhost_core::bounded::read_file_async(path.to_path_buf(), max)
         .await
-        .map_err(|e| read_error(path, max, e))
-}
-
-/// The error of reading the component file `path` with the cap `max`.
-fn read_error(path: &Path, max: u64, error: std::io::Error) -> Error {
-    if error.kind() == std::io::ErrorKind::FileTooLarge {
-        return Error::new(
-            ErrorCode::TooLarge,
-            format!(
-                "the component file {} is refused: {error} (max_component_bytes = {max})",
-                path.display()
-            ),
-        );
-    }
-    Error::io(
-        format!("cannot read the component file {}", path.display()),
-        error,
-    )
+        .map_err(|e| toolhost_core::bounded::error("the component file", path, max, e))
 }
 
 /// The refusal of `size` bytes of component over the cap `max`.

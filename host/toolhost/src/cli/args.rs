@@ -168,10 +168,11 @@ pub(crate) struct RegistryArgs {
 }
 
 impl RegistryArgs {
-    /// The client options.
+    /// The client options (the pull's bounds at their defaults).
     pub(crate) fn options(&self) -> toolhost::distribution::ClientOptions {
         toolhost::distribution::ClientOptions {
             insecure: self.insecure.clone(),
+            ..Default::default()
         }
     }
 }

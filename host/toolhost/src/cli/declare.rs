@@ -41,8 +41,7 @@ pub(crate) struct DeclareArgs {
 /// Prints the new component's hash on stdout (what to pin), and what was
 /// added on stderr; a JSON error and exit code 1 when it cannot.
 pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
-    let bytes =
-        std::fs::read(&args.input).with_context(|| format!("cannot read {}", args.input.display()))?;
+    let bytes = super::read_file(&args.input)?;
     let more = Declared {
         dirs: args.dirs,
         env: args.env,

@@ -4,7 +4,6 @@ use super::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 use toolhost::ComponentHash;
 
@@ -15,7 +14,7 @@ pub(crate) struct HashArgs {
 }
 
 pub(crate) fn run(args: HashArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let bytes = super::read_file(&args.file)?;
     outln!("{}", ComponentHash::of(&bytes));
     Ok(ExitCode::SUCCESS)
 }

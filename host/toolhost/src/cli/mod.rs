@@ -203,9 +203,12 @@ pub(crate) fn print_outcome(outcome: Result<impl std::fmt::Display, toolhost::Er
     }
 }
 
-/// The bytes of `path`, or an `io` error naming it.
+/// The bytes of the file at `path` (a component, or a file to sign): a
+/// regular file of at most 64 MiB (see `toolhost::bounded`), or an error
+/// naming it.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<Vec<u8>, toolhost::Error> {
-    std::fs::read(path).map_err(|e| toolhost::Error::io(format!("cannot read {}", path.display()), e))
+    let max = toolhost::engine::DEFAULT_MAX_COMPONENT_BYTES;
+    toolhost::bounded::read_file(path, max).map_err(|e| toolhost::bounded::error("the file", path, max, e))
 }
 
 #[cfg(test)]
@@ -221,7 +224,10 @@ mod tests {
         let io = std::fs::read(missing).unwrap_err().to_string();
         assert_eq!(
             report(&error),
-            format!("loading plugin.wasm: cannot read {}: {io}", missing.display())
+            format!(
+                "loading plugin.wasm: cannot read the file {}: {io}",
+                missing.display()
+            )
         );
         // A cause the message does not already end with is kept.
         let error = anyhow::anyhow!("disk full").context("writing the cache");

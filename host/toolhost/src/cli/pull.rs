@@ -1,13 +1,16 @@
 //! `toolhost pull oci://HOST/REPO(:TAG|@sha256:…) [-o FILE] [--key PUB]`: a
-//! component from an OCI registry, with its signature as `FILE.minisig`.
+//! component from an OCI registry, with its signature as `FILE.minisig`,
+//! within one deadline and size cap (`--timeout-s`,
+//! `--max-component-bytes`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
+use toolhost::distribution::client::{DEFAULT_MAX_BLOB_BYTES, DEFAULT_PULL_TIMEOUT};
 use toolhost::distribution::signature::signature_path;
-use toolhost::distribution::{OciClient, OciReference, PublicKey, TrustedKeys};
+use toolhost::distribution::{ClientOptions, OciClient, OciReference, PublicKey, TrustedKeys};
 use toolhost::{ComponentHash, Error};
 
 use super::args::RegistryArgs;
@@ -25,6 +28,14 @@ pub(crate) struct PullArgs {
     /// (repeatable; minisign public key files).
     #[arg(long = "key", value_name = "PUB")]
     keys: Vec<PathBuf>,
+    /// The most the whole pull may take (a registry that sends slowly or
+    /// not at all is given up on then).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_PULL_TIMEOUT.as_secs())]
+    timeout_s: u64,
+    /// The most bytes the component may have (checked against its
+    /// manifest before it is downloaded).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BLOB_BYTES)]
+    max_component_bytes: u64,
     #[command(flatten)]
     registry: RegistryArgs,
 }
@@ -40,7 +51,11 @@ async fn pull(args: &PullArgs) -> Result<serde_json::Value, Error> {
         .iter()
         .map(|k| PublicKey::from_file(k))
         .collect::<Result<Vec<_>, _>>()?;
-    let client = OciClient::new(args.registry.options());
+    let client = OciClient::new(ClientOptions {
+        max_blob_bytes: args.max_component_bytes,
+        pull_timeout: std::time::Duration::from_secs(args.timeout_s),
+        ..args.registry.options()
+    });
     let pulled = client.pull(&reference).await?;
     let signature = if keys.is_empty() {
         None

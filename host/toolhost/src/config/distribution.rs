@@ -9,6 +9,7 @@
 //! [oci]
 //! insecure = ["registry.lan:5000"]     # plain HTTP besides loopback registries
 //! poll_interval_s = 300                # re-pull tags every 5 minutes (also on SIGHUP)
+//! pull_timeout_s = 300                 # the most one whole pull may take
 //!
 //! [[plugins]]
 //! source = "oci://registry.example.com/tools/hello:1.2"
@@ -44,7 +45,7 @@ pub struct SignaturesConfig {
 }
 
 /// The `[oci]` section.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OciConfig {
     /// Registries (`HOST[:PORT]`) spoken to in plain HTTP besides the
@@ -54,6 +55,26 @@ pub struct OciConfig {
     /// While serving, reload the plugins (re-pull every `source`) this often,
     /// in seconds; default: only on SIGHUP.
     pub poll_interval_s: Option<u64>,
+    /// The most one pull may take, everything included (authentication,
+    /// manifest, component, signatures), in seconds (default 300): a
+    /// registry that sends slowly or not at all is given up on then, and
+    /// a cached copy served if there is one.
+    #[serde(default = "default_pull_timeout_s")]
+    pub pull_timeout_s: u64,
+}
+
+impl Default for OciConfig {
+    fn default() -> Self {
+        OciConfig {
+            insecure: Vec::new(),
+            poll_interval_s: None,
+            pull_timeout_s: default_pull_timeout_s(),
+        }
+    }
+}
+
+fn default_pull_timeout_s() -> u64 {
+    crate::distribution::client::DEFAULT_PULL_TIMEOUT.as_secs()
 }
 
 impl Config {

@@ -140,6 +140,14 @@ impl Config {
         )
     }
 
+    /// The folder exec's commands run in on this machine: its working
+    /// directory, for the local and sandbox backends (`None` without
+    /// `[exec]`, or on the ssh backend, whose folder is on another host).
+    pub fn exec_workspace(&self) -> Option<PathBuf> {
+        self.exec_cwd()
+            .filter(|_| self.exec.as_ref().is_some_and(|e| e.backend != "ssh"))
+    }
+
     /// Registers the configured built-ins (`exec` and `process` when
     /// `[exec]` is present), their commands judged by `gate` (see
     /// [`Config::approval_gate`]). Returns the backend's name, or `None`

@@ -518,10 +518,7 @@ impl Config {
             .flat_map(|p| &p.grants.dirs)
             .map(|g| self.base_dir.join(&g.host));
         let spill = self.spill_config().map(|s| s.dir);
-        let exec_cwd = self
-            .exec_cwd()
-            .filter(|_| self.exec.as_ref().is_some_and(|e| e.backend != "ssh"));
-        for host in grants.chain(spill).chain(exec_cwd) {
+        for host in grants.chain(spill).chain(self.exec_workspace()) {
             if host.starts_with(&dir) {
                 std::fs::create_dir_all(&host)
                     .map_err(|e| Error::io(format!("cannot create {}", host.display()), e))?;
@@ -558,6 +555,13 @@ impl Config {
             // A command writing toolhost's own files needs approval, once
             // at a time, on every backend (the sandbox also hides them).
             protected_paths: ProtectedPaths::of(self).all(),
+            // The exec workspace lies in the storage folder; the model works
+            // there, and its writes there need no approval.
+            writable_paths: self
+                .exec_workspace()
+                .map(|w| protected::resolve(&w).display().to_string())
+                .into_iter()
+                .collect(),
             ..ApprovalPolicy::default()
         };
         let mut gate = ApprovalGate::new(policy);
