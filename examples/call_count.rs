@@ -31,9 +31,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::floor::{BareCall, BareComponent};
-use toolhost::registry::{RegisterComponent, Registry};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::floor::{BareCall, BareComponent};
+use toolhost::internal::registry::{RegisterComponent, Registry};
 use toolhost::{Engine, EngineConfig, LoadOptions};
 
 const USAGE: &str = "usage: call_count floor|sandboxed|dispatch N";

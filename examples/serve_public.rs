@@ -17,10 +17,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolhost::admission::PluginRequest;
 use toolhost::config::Config;
-use toolhost::dispatch::Dispatcher;
+use toolhost::internal::dispatch::Dispatcher;
+use toolhost::internal::mcp::{HttpOptions, McpServer, serve_http, serve_stdio};
+use toolhost::internal::registry::{FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
 use toolhost::live::LivePlugins;
-use toolhost::mcp::{HttpOptions, McpServer, serve_http, serve_stdio};
-use toolhost::registry::{FnTool, Registry, ToolAudience, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig};
 
 /// The application's dispatcher: `word_count` (public) and the tools of

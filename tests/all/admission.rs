@@ -11,10 +11,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolhost::ErrorCode;
 use toolhost::admission::PluginRequest;
-use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::config::{Config, PluginsDirConfig, Started};
-use toolhost::dispatch::{DispatchContext, Session};
-use toolhost::registry::Registry;
+use toolhost::internal::capabilities::{DirGrant, DirMode, Grants};
+use toolhost::internal::dispatch::{DispatchContext, Session};
+use toolhost::internal::registry::Registry;
 
 use crate::peers::{Registry as OciRegistry, minisign_keypair, new_version};
 use crate::support;
@@ -355,12 +355,12 @@ async fn admit(door: Door, mut case: Case) -> Result<(), (ErrorCode, String)> {
         Door::Admin => {
             let path = case.write(&folder, "cand.wasm");
             let started = case.start("").await;
-            toolhost::admin::add_admin_tools(&started.live).unwrap();
+            toolhost::internal::admin::add_admin_tools(&started.live).unwrap();
             let mut args = json!({"path": path});
             if let Some(pin) = &case.candidate.pin {
                 args["hash"] = json!(pin);
             }
-            let result = call(&started, toolhost::admin::LOAD_TOOL, args).await;
+            let result = call(&started, toolhost::internal::admin::LOAD_TOOL, args).await;
             let outcome = match result.error_code {
                 None => Ok(()),
                 Some(code) => Err((code, result.content.clone())),
@@ -388,7 +388,7 @@ async fn admit(door: Door, mut case: Case) -> Result<(), (ErrorCode, String)> {
     outcome
 }
 
-async fn call(started: &Started, tool: &str, args: Value) -> toolhost::dispatch::ToolResult {
+async fn call(started: &Started, tool: &str, args: Value) -> toolhost::internal::dispatch::ToolResult {
     let ctx = DispatchContext::new(Session::trusted("operator"));
     started.dispatcher.dispatch(tool, args, &ctx).await
 }

@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use toolhost::approval::{
+use toolhost::internal::approval::{
     AllowedBy, Allowlist, ApprovalCallback, ApprovalGate, ApprovalOutcome, ApprovalPolicy, ApprovalRequest,
     BlockReason, BlockStatus, BoxFuture, Category, Choice, CliPrompt, Decision, SmartApprover, SmartError,
     Subject, ToolApprovalRules, Verdict,
@@ -59,7 +59,7 @@ fn gate_with(outcome: ApprovalOutcome) -> (ApprovalGate, Arc<Scripted>) {
     )
 }
 
-fn blocked(d: Decision) -> toolhost::approval::BlockedResult {
+fn blocked(d: Decision) -> toolhost::internal::approval::BlockedResult {
     match d {
         Decision::Block(b) => b,
         Decision::Allow(a) => panic!("expected a block, got {a:?}"),
@@ -265,9 +265,11 @@ fn allowlist_rejects_bad_files() {
     )
     .expect("write");
     let a = Allowlist::load(&wild).expect("load");
-    assert!(a.allows(&toolhost::approval::detect("git push --force origin main")));
-    assert!(a.allows(&toolhost::approval::detect("pkill node")));
-    assert!(!a.allows(&toolhost::approval::detect("git reset --hard")));
+    assert!(a.allows(&toolhost::internal::approval::detect(
+        "git push --force origin main"
+    )));
+    assert!(a.allows(&toolhost::internal::approval::detect("pkill node")));
+    assert!(!a.allows(&toolhost::internal::approval::detect("git reset --hard")));
 }
 
 #[tokio::test]
@@ -388,7 +390,10 @@ async fn cli_prompt_reads_choices() {
     let eof = CliPrompt::new(Cursor::new(Vec::new()), std::io::sink());
     let gate = ApprovalGate::new(ApprovalPolicy::default()).with_callback(Arc::new(eof));
     assert!(!gate.check_command("s", "kill -9 1234").await.is_allowed());
-    assert_eq!(toolhost::approval::parse_choice(" Always "), Some(Choice::Always));
+    assert_eq!(
+        toolhost::internal::approval::parse_choice(" Always "),
+        Some(Choice::Always)
+    );
     let _ = Category::ProcessKill;
 }
 
@@ -434,12 +439,12 @@ fn an_incomplete_verdict_is_never_allowlisted() {
     let path = dir.path().join("toolhost.toml");
     std::fs::write(&path, "command_allowlist = [\"process_kill\"]\n").expect("write");
     let allowlist = Allowlist::load(&path).expect("load");
-    assert!(allowlist.allows(&toolhost::approval::detect("pkill worker1")));
+    assert!(allowlist.allows(&toolhost::internal::approval::detect("pkill worker1")));
     // More reasons than a verdict keeps: the allowlist could not vouch for
     // the ones left out (here an rm -rf /).
     let mut many: Vec<String> = (1..=80).map(|n| format!("pkill worker{n}")).collect();
     many.push("rm -rf /".into());
-    let verdict = toolhost::approval::detect(&many.join("; "));
+    let verdict = toolhost::internal::approval::detect(&many.join("; "));
     assert!(verdict.truncated, "{} matches", verdict.matches.len());
     assert!(verdict.categories.contains(&Category::RecursiveDelete));
     assert!(!allowlist.allows(&verdict));

@@ -1,6 +1,6 @@
 //! The compilation cache: hits, and corrupt or foreign entries recompiled.
 
-use toolhost::cache::CacheOutcome;
+use toolhost::internal::cache::CacheOutcome;
 use toolhost::{ComponentHash, Engine, EngineConfig, LoadOptions};
 
 use crate::support;

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use toolhost::capabilities::Grants;
-use toolhost::dispatch::{DispatchContext, Dispatcher, PreDecision, Session};
-use toolhost::registry::{
+use toolhost::internal::capabilities::Grants;
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, PreDecision, Session};
+use toolhost::internal::registry::{
     BoxFuture, CallContext, ComponentRegistration, RegisterComponent, Registry, Tool, ToolOutput, ToolSpec,
 };
 use toolhost::{Error, ErrorCode, LimitsOverride, LoadOptions};

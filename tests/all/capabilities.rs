@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use toolhost::capabilities::{DirGrant, DirMode, Grants};
+use toolhost::internal::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::{ErrorCode, LoadOptions, LoadedComponent};
 
 use crate::{engine, support};

@@ -1,4 +1,4 @@
-//! What a plugin may claim at load (`toolhost::limits::MetadataLimits`):
+//! What a plugin may claim at load (`toolhost::internal::limits::MetadataLimits`):
 //! the tool count, description and schema sizes are capped, loading is
 //! linear in the number of tools, the built-ins' names are reserved, and
 //! `call`'s limits apply to `list-tools` too. The `claims` plugin lists

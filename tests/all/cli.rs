@@ -381,9 +381,9 @@ fn bench_of_a_failing_tool_says_why() {
 #[tokio::test]
 async fn the_floor_sees_a_call_grow_its_memory() {
     let hello = crate::load("hello").await;
-    let floor = toolhost::floor::BareComponent::new(&hello).unwrap();
+    let floor = toolhost::internal::floor::BareComponent::new(&hello).unwrap();
     let answered = |call| match call {
-        toolhost::floor::BareCall::Answered {
+        toolhost::internal::floor::BareCall::Answered {
             ok: true,
             peak_memory_bytes,
             initial_memory_bytes,

@@ -9,15 +9,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::ErrorCode;
-use toolhost::approval::{
+use toolhost::internal::approval::{
     ApprovalCallback, ApprovalGate, ApprovalOutcome, ApprovalPolicy, ApprovalRequest, BoxFuture, Choice,
     ToolApprovalRules,
 };
-use toolhost::capabilities::DirMode;
-use toolhost::codemode::{CodemodeConfig, RunToolsScript};
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
-use toolhost::registry::lazy::RegistryMode;
-use toolhost::registry::{FnTool, RegisterComponent, Registration, Registry, Tool, ToolOutput, ToolSpec};
+use toolhost::internal::capabilities::DirMode;
+use toolhost::internal::codemode::{CodemodeConfig, RunToolsScript};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
+use toolhost::internal::registry::lazy::RegistryMode;
+use toolhost::internal::registry::{
+    FnTool, RegisterComponent, Registration, Registry, Tool, ToolOutput, ToolSpec,
+};
 
 use crate::support;
 
@@ -688,13 +690,13 @@ fn over_mcp_it_is_listed_and_its_nested_approvals_use_the_sessions_elicitation()
 /// Accepts every nested call and counts them.
 struct AcceptAll(AtomicUsize);
 
-impl toolhost::registry::ToolCaller for AcceptAll {
+impl toolhost::internal::registry::ToolCaller for AcceptAll {
     fn call_tool(
         &self,
         _name: &str,
         _arguments: Value,
-        _ctx: toolhost::registry::CallContext,
-    ) -> toolhost::registry::BoxFuture<'_, toolhost::Result<ToolOutput>> {
+        _ctx: toolhost::internal::registry::CallContext,
+    ) -> toolhost::internal::registry::BoxFuture<'_, toolhost::Result<ToolOutput>> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Box::pin(std::future::ready(Ok(ToolOutput::json(&json!("reached")))))
     }
@@ -708,8 +710,10 @@ async fn calling_any_tool_is_no_grant_the_component_carries() {
     let plain = crate::load("codemode").await;
     assert!(!plain.capabilities().tools_from_caller);
     let accept = Arc::new(AcceptAll(AtomicUsize::new(0)));
-    let ctx = toolhost::registry::CallContext {
-        caller: Some(toolhost::registry::ToolCallerHandle(Arc::clone(&accept) as _)),
+    let ctx = toolhost::internal::registry::CallContext {
+        caller: Some(toolhost::internal::registry::ToolCallerHandle(
+            Arc::clone(&accept) as _,
+        )),
         ..Default::default()
     };
     let request = json!({

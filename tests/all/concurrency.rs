@@ -83,8 +83,8 @@ fn a_loop_of_quick_calls_lets_the_other_tasks_run() {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use serde_json::json;
-    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-    use toolhost::registry::{RegisterComponent, Registry};
+    use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::internal::registry::{RegisterComponent, Registry};
 
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

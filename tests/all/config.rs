@@ -6,9 +6,9 @@ use std::process::Command;
 use serde_json::{Value, json};
 use toolhost::ErrorCode;
 use toolhost::config::Config;
-use toolhost::dispatch::Session;
-use toolhost::registry::Registry;
-use toolhost::registry::lazy::RegistryMode;
+use toolhost::internal::dispatch::Session;
+use toolhost::internal::registry::Registry;
+use toolhost::internal::registry::lazy::RegistryMode;
 
 use crate::fixtures::{def_names, echo, engine, trusted};
 use crate::support::plugin_path;

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use toolhost::capabilities::Grants;
-use toolhost::http::HttpGrant;
+use toolhost::internal::capabilities::Grants;
+use toolhost::internal::http::HttpGrant;
 use toolhost_conformance::{CheckId, Report, Status, Suite};
 
 use crate::support;
@@ -85,7 +85,7 @@ async fn every_first_party_plugin_passes() {
         assert!(!report.tools.is_empty(), "{name}");
     }
     // Both served versions were checked.
-    let served: BTreeSet<String> = toolhost::bindings::WorldVersion::ALL
+    let served: BTreeSet<String> = toolhost::internal::bindings::WorldVersion::ALL
         .iter()
         .map(|v| v.world_name().to_string())
         .collect();

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use toolhost::ComponentHash;
-use toolhost::capabilities::{Declared, Grants};
+use toolhost::internal::capabilities::{Declared, Grants};
 
 use crate::mcp_server::temp_config;
 use crate::support;
@@ -108,15 +108,15 @@ fn declare_refuses_what_is_not_a_declaration_or_not_a_component() {
 #[tokio::test]
 async fn a_frozen_component_can_be_declared_after_the_fact() {
     use toolhost::LoadOptions;
-    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-    use toolhost::registry::{ComponentRegistration, RegisterComponent, Registry};
+    use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::internal::registry::{ComponentRegistration, RegisterComponent, Registry};
 
     let frozen = std::fs::read(support::frozen("caller-0.1.0.wasm")).unwrap();
     let more = Declared {
         tools: vec!["describe".into()],
         ..Default::default()
     };
-    let (declared, added) = toolhost::capabilities::declare(&frozen, &more).unwrap();
+    let (declared, added) = toolhost::internal::capabilities::declare(&frozen, &more).unwrap();
     assert_eq!(added.tools, ["describe"]);
     let options = LoadOptions {
         grants: Grants {

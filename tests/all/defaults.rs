@@ -3,7 +3,7 @@
 //! standard http plugin reaches public hosts only.
 
 use serde_json::{Value, json};
-use toolhost::dispatch::{DispatchContext, Session};
+use toolhost::internal::dispatch::{DispatchContext, Session};
 
 use crate::protected::{default_project, project, start};
 use crate::support;

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolhost::ErrorCode;
-use toolhost::dispatch::{CallOutcome, DispatchContext, Session};
-use toolhost::registry::{Registry, ToolSource};
+use toolhost::internal::dispatch::{CallOutcome, DispatchContext, Session};
+use toolhost::internal::registry::{Registry, ToolSource};
 
 use crate::fixtures::{def_names, dispatcher, echo, trusted, with_component};
 use toolhost::admission::PluginRequest;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolhost::exec::{
+use toolhost::internal::exec::{
     Backend, BackgroundManager, ExecError, ExecRequest, HostKeyCheck, LocalBackend, ProcState, ReceiptStore,
     SandboxBackend, SshBackend, find_program,
 };
@@ -83,7 +83,7 @@ async fn local_basics_cwd_exit_code_and_env() {
     );
     assert!(
         res.stdout
-            .contains(&format!("path={}", toolhost::exec::DEFAULT_PATH))
+            .contains(&format!("path={}", toolhost::internal::exec::DEFAULT_PATH))
     );
     assert_eq!(res.exit_code, Some(3));
     assert!(!res.ok && !res.timed_out);
@@ -546,7 +546,7 @@ fn bwrap_arguments_confine_the_command() {
     assert_eq!(args[bind + 1..bind + 3], ["/w", "/w"]);
     let chdir = args.iter().position(|a| a == "--chdir").unwrap();
     assert_eq!(args[chdir + 1], "/w/sub");
-    assert_eq!(toolhost::exec::shell_quote("it's"), "'it'\\''s'");
+    assert_eq!(toolhost::internal::exec::shell_quote("it's"), "'it'\\''s'");
 }
 
 #[tokio::test]
@@ -557,8 +557,9 @@ async fn receipts_are_redacted_and_private_on_disk() {
     // A folder made earlier with the usual permissions is tightened too.
     std::fs::create_dir(&dir).expect("mkdir");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let store = ReceiptStore::new(&dir, Duration::from_secs(3600), 100)
-        .with_redactor(toolhost::redact::Redactor::new(["swordfish-1234".to_string()]));
+    let store = ReceiptStore::new(&dir, Duration::from_secs(3600), 100).with_redactor(
+        toolhost::internal::redact::Redactor::new(["swordfish-1234".to_string()]),
+    );
     let m = BackgroundManager::new(Arc::new(LocalBackend::default()), store);
     let command =
         "echo API_TOKEN=s3cret-value; echo swordfish-1234; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
@@ -584,7 +585,7 @@ async fn receipts_are_redacted_and_private_on_disk() {
 
 #[tokio::test]
 async fn the_config_can_point_exec_at_an_ssh_host() {
-    use toolhost::dispatch::{DispatchContext, Session};
+    use toolhost::internal::dispatch::{DispatchContext, Session};
     let sshd = start_sshd().await;
     let user = std::process::Command::new("id").arg("-un").output().expect("id");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -602,7 +603,7 @@ async fn the_config_can_point_exec_at_an_ssh_host() {
     .expect("config");
     let config = toolhost::config::Config::load(&path).expect("config loads");
     let dispatcher = config
-        .dispatcher(&crate::engine(), toolhost::registry::Registry::new())
+        .dispatcher(&crate::engine(), toolhost::internal::registry::Registry::new())
         .await
         .expect("dispatcher");
     let ctx = DispatchContext::new(Session::trusted("s"));
@@ -636,7 +637,7 @@ fn ssh_backend_config_errors_name_the_fix() {
         let config = toolhost::config::Config::parse(text, Path::new("t.toml")).expect("parses");
         let gate = config.approval_gate(None).expect("gate");
         let err = config
-            .register_builtins(&mut toolhost::registry::Registry::new(), &gate)
+            .register_builtins(&mut toolhost::internal::registry::Registry::new(), &gate)
             .expect_err(text);
         assert!(err.message().contains(expected), "{err}");
     }

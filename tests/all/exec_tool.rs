@@ -6,9 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolhost::approval::{ApprovalGate, ApprovalPolicy};
-use toolhost::exec::{BackgroundManager, ExecSettings, ExecTool, LocalBackend, ProcessTool, ReceiptStore};
-use toolhost::registry::{CallContext, Tool};
+use toolhost::internal::approval::{ApprovalGate, ApprovalPolicy};
+use toolhost::internal::exec::{
+    BackgroundManager, ExecSettings, ExecTool, LocalBackend, ProcessTool, ReceiptStore,
+};
+use toolhost::internal::registry::{CallContext, Tool};
 
 fn tools(receipts: &std::path::Path) -> (ExecTool, ProcessTool) {
     let backend = Arc::new(LocalBackend::default());

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use toolhost::dispatch::{CallOutcome, DispatchContext, Session};
-use toolhost::registry::Registry;
+use toolhost::internal::dispatch::{CallOutcome, DispatchContext, Session};
+use toolhost::internal::registry::Registry;
 use toolhost::{ErrorCode, LimitsOverride, LoadOptions};
 
 use crate::fixtures::{engine, with_component};
@@ -85,7 +85,9 @@ async fn a_failed_call_reports_what_it_used() {
     let mut registry = Registry::new();
     with_component(&mut registry, "spin").await;
     with_component(&mut registry, "hog").await;
-    let d = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
+    let d = toolhost::internal::dispatch::Dispatcher::builder(registry)
+        .build()
+        .unwrap();
     let mut events = d.subscribe();
     let mut ctx = DispatchContext::new(Session::trusted("t"));
     ctx.limits = LimitsOverride {

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use toolhost::registry::{ComponentRegistration, RegisterComponent, Registry};
+use toolhost::internal::registry::{ComponentRegistration, RegisterComponent, Registry};
 use toolhost::{Engine, EngineConfig, LoadedComponent};
 
 use crate::support;

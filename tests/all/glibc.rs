@@ -2,7 +2,7 @@
 //! machine's glibc and processor, `serve` runs with the environment it was
 //! given (no `GLIBC_TUNABLES` of its own, no second start), and hands the
 //! same environment to its children. The advice for a slow glibc `memcpy`
-//! (`toolhost::glibc`) is the operator's to follow.
+//! (`toolhost::internal::glibc`) is the operator's to follow.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -102,8 +102,8 @@ fn tunables_the_operator_sets_reach_the_server_and_its_children() {
     // first environment block, which /proc shows.
     let advised = format!(
         "{}={}",
-        toolhost::glibc::REP_MOVSB_THRESHOLD,
-        toolhost::glibc::ABOVE_ANY_L2
+        toolhost::internal::glibc::REP_MOVSB_THRESHOLD,
+        toolhost::internal::glibc::ABOVE_ANY_L2
     );
     let (started, children) = serve_bridging(&[("GLIBC_TUNABLES", &advised)]);
     assert_eq!(

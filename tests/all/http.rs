@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use toolhost::capabilities::Grants;
-use toolhost::http::{HttpGrant, SecretGrant};
+use toolhost::internal::capabilities::Grants;
+use toolhost::internal::http::{HttpGrant, SecretGrant};
 use toolhost::{ErrorCode, LimitsOverride, LoadOptions, LoadedComponent};
 
 use crate::{engine, support};

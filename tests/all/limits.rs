@@ -176,7 +176,7 @@ async fn no_state_survives_between_calls() {
 
 #[tokio::test]
 async fn wrong_arguments_are_invalid_arguments_from_the_host_or_the_sdk() {
-    use toolhost::registry::Tool;
+    use toolhost::internal::registry::Tool;
     let hello = load("hello").await;
     // A direct call is checked against the schema by the host first.
     let err = call(&hello, "greet", r#"{"name":5}"#, &Default::default())

@@ -13,6 +13,7 @@ mod cli;
 mod codemode;
 mod concurrency;
 mod config;
+mod config_reference;
 mod conformance;
 mod declare;
 mod defaults;
@@ -58,7 +59,7 @@ use std::sync::{Arc, OnceLock};
 
 use std::path::Path;
 
-use toolhost::capabilities::{DirGrant, DirMode, Grants};
+use toolhost::internal::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::{Engine, EngineConfig, LoadOptions, LoadedComponent};
 
 /// One engine shared by the tests, with a compile cache under `target/`, so

@@ -7,14 +7,14 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolhost::ErrorCode;
 use toolhost::config::Config;
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::mcp::McpConfig;
-use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::mcp::McpConfig;
+use toolhost::internal::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 
 use crate::mcp_client::toolhost_server;
 use crate::mcp_server::plugin_file;
 use crate::support;
-use toolhost::dispatch::McpDispatcher;
+use toolhost::internal::dispatch::McpDispatcher;
 
 const SETTLE: Duration = Duration::from_secs(60);
 
@@ -36,7 +36,7 @@ fn names(dispatcher: &Dispatcher, session: &Session) -> Vec<String> {
         .collect()
 }
 
-async fn call(dispatcher: &Dispatcher, name: &str, args: Value) -> toolhost::dispatch::ToolResult {
+async fn call(dispatcher: &Dispatcher, name: &str, args: Value) -> toolhost::internal::dispatch::ToolResult {
     let ctx = DispatchContext::new(Session::trusted("t"));
     dispatcher.dispatch(name, args, &ctx).await
 }

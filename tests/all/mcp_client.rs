@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolhost::ErrorCode;
-use toolhost::mcp::{McpConnection, McpServerConfig, McpState, McpTool, McpTransport};
-use toolhost::registry::{CallContext, Tool};
+use toolhost::internal::mcp::{McpConnection, McpServerConfig, McpState, McpTool, McpTransport};
+use toolhost::internal::registry::{CallContext, Tool};
 
 use crate::mcp_server::{plugin_file, serve_args};
 use crate::support;
@@ -138,8 +138,9 @@ async fn a_timeout_cancels_the_call() {
 }
 
 pub fn toolhost_server(name: &str, extra: &[&str], pid_file: Option<&std::path::Path>) -> McpServerConfig {
-    let mut args = serve_args(&["--stdio"]);
-    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut all = vec!["--stdio"];
+    all.extend_from_slice(extra);
+    let args = serve_args(&all);
     let bin = support::toolhost_bin().display().to_string();
     match pid_file {
         None => McpServerConfig::stdio(name, bin, args),
@@ -227,7 +228,7 @@ async fn a_disabled_server_is_never_started() {
 
 #[test]
 fn config_parses_both_transports() {
-    let config: toolhost::mcp::McpConfig = toml::from_str(
+    let config: toolhost::internal::mcp::McpConfig = toml::from_str(
         r#"
         [[servers]]
         name = "a"
@@ -248,7 +249,7 @@ fn config_parses_both_transports() {
     };
     assert_eq!(env, &BTreeMap::from([("K".to_string(), "v".to_string())]));
     assert!(!config.servers[1].enabled);
-    let dup: toolhost::mcp::McpConfig =
+    let dup: toolhost::internal::mcp::McpConfig =
         toml::from_str("[[servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\n[[servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"y\"\n").unwrap();
     assert_eq!(dup.validate().unwrap_err().code(), ErrorCode::Config);
 }
@@ -337,7 +338,7 @@ fn hostile_server(mode: &str, size: usize) -> McpServerConfig {
 /// bridged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_listing_without_end_is_refused_at_a_bound() {
-    use toolhost::mcp::client::{MAX_LISTED_BYTES, MAX_LISTED_TOOLS};
+    use toolhost::internal::mcp::client::{MAX_LISTED_BYTES, MAX_LISTED_TOOLS};
     let description = 64 << 10;
     // Tools of 64 KiB reach the byte bound with their 256th (each is a
     // little more than its description).

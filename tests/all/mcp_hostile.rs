@@ -128,7 +128,7 @@ fn a_client_that_never_reads_holds_a_bounded_buffer() {
     // and the server's read buffer, and answers in stdout's pipe, each of
     // which freed a place), with a few to spare.
     std::thread::sleep(Duration::from_secs(3));
-    use toolhost::mcp::framing::{MAX_IN_FLIGHT, STDIO_PIPE_BYTES, STDIO_READ_BYTES};
+    use toolhost::internal::mcp::framing::{MAX_IN_FLIGHT, STDIO_PIPE_BYTES, STDIO_READ_BYTES};
     let bound = MAX_IN_FLIGHT + (2 * STDIO_PIPE_BYTES + STDIO_READ_BYTES) / name + 32;
     let got_in = written.load(Ordering::SeqCst);
     assert!(
@@ -562,8 +562,8 @@ fn an_idle_http_session_ends_and_frees_its_place() {
 /// `serve_http` of `hello` in a runtime of the test's own, with `options`
 /// (token [`TOKEN`]); returns the runtime (dropping it stops the server)
 /// and the address.
-fn serve_in_process(options: toolhost::mcp::HttpOptions) -> (tokio::runtime::Runtime, String) {
-    use toolhost::mcp::{McpServer, serve_http};
+fn serve_in_process(options: toolhost::internal::mcp::HttpOptions) -> (tokio::runtime::Runtime, String) {
+    use toolhost::internal::mcp::{McpServer, serve_http};
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -575,8 +575,8 @@ fn serve_in_process(options: toolhost::mcp::HttpOptions) -> (tokio::runtime::Run
             .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let server = McpServer::new(dispatcher, toolhost::registry::ToolAudience::Trusted);
-        let options = toolhost::mcp::HttpOptions {
+        let server = McpServer::new(dispatcher, toolhost::internal::registry::ToolAudience::Trusted);
+        let options = toolhost::internal::mcp::HttpOptions {
             bearer_token: Some(TOKEN.into()),
             ..options
         };
@@ -612,7 +612,7 @@ fn closed_within(mut stream: TcpStream, wait: Duration) -> Vec<u8> {
 /// meanwhile.
 #[test]
 fn http_clients_that_trickle_or_idle_are_closed() {
-    let (_runtime, addr) = serve_in_process(toolhost::mcp::HttpOptions {
+    let (_runtime, addr) = serve_in_process(toolhost::internal::mcp::HttpOptions {
         header_timeout: Duration::from_secs(1),
         body_timeout: Duration::from_secs(1),
         ..Default::default()
@@ -648,7 +648,7 @@ fn http_clients_that_trickle_or_idle_are_closed() {
 /// host's tools need too).
 #[test]
 fn http_connections_past_the_limit_wait_for_a_free_one() {
-    let (_runtime, addr) = serve_in_process(toolhost::mcp::HttpOptions {
+    let (_runtime, addr) = serve_in_process(toolhost::internal::mcp::HttpOptions {
         max_connections: 2,
         header_timeout: Duration::from_secs(600),
         ..Default::default()

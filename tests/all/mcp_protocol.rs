@@ -69,7 +69,7 @@ fn malformed_requests_are_answered_with_their_id() {
             .to_vec();
     huge.extend(std::iter::repeat_n(
         b'a',
-        toolhost::mcp::framing::MAX_LINE_BYTES + 10,
+        toolhost::internal::mcp::framing::MAX_LINE_BYTES + 10,
     ));
     huge.extend(br#""}}}"#);
     server.send_line(&huge);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support;
-use toolhost::registry::RegisterComponent;
+use toolhost::internal::registry::RegisterComponent;
 
 /// `toolhost serve` arguments with the shared compile cache.
 pub fn serve_args(extra: &[&str]) -> Vec<String> {
@@ -18,6 +18,17 @@ pub fn serve_args(extra: &[&str]) -> Vec<String> {
         "--cache-dir".to_string(),
         support::cache_dir().display().to_string(),
     ];
+    // Only the plugins a test names, unless it gives a config: without
+    // one, toolhost serves its standard plugins.
+    if !extra.contains(&"--config") {
+        args.push("--config".into());
+        args.push(
+            support::workspace_root()
+                .join("tests/data/empty.toml")
+                .display()
+                .to_string(),
+        );
+    }
     args.extend(extra.iter().map(|s| s.to_string()));
     args
 }
@@ -141,7 +152,7 @@ pub(crate) mod serve_public;
 /// public audience over streamable HTTP in this process, with a token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn public_audience_sees_and_calls_only_public_tools() {
-    use toolhost::mcp::{HttpOptions, McpServer, serve_http};
+    use toolhost::internal::mcp::{HttpOptions, McpServer, serve_http};
     let dispatcher = serve_public::public_dispatcher(&support::plugin_path("hello"))
         .await
         .unwrap();
@@ -151,7 +162,7 @@ async fn public_audience_sees_and_calls_only_public_tools() {
         bearer_token: Some("s3cret".into()),
         ..HttpOptions::default()
     };
-    let server = McpServer::new(dispatcher, toolhost::registry::ToolAudience::Public);
+    let server = McpServer::new(dispatcher, toolhost::internal::registry::ToolAudience::Public);
     let shutdown = tokio_util::sync::CancellationToken::new();
     let serving = tokio::spawn(serve_http(
         server,
@@ -520,8 +531,8 @@ pub fn plugin_file(name: &str) -> PathBuf {
 
 #[tokio::test]
 async fn unloading_a_component_does_not_drop_its_in_flight_call() {
-    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-    use toolhost::registry::{ComponentRegistration, Registry};
+    use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::internal::registry::{ComponentRegistration, Registry};
 
     let dispatcher = Dispatcher::builder(Registry::new()).build().unwrap();
     let changes = dispatcher.subscribe_changes();

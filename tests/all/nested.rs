@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolhost::capabilities::Grants;
-use toolhost::registry::{BoxFuture, CallContext, Tool, ToolCaller, ToolCallerHandle, ToolOutput};
+use toolhost::internal::capabilities::Grants;
+use toolhost::internal::registry::{BoxFuture, CallContext, Tool, ToolCaller, ToolCallerHandle, ToolOutput};
 use toolhost::{ErrorCode, LimitsOverride, LoadOptions};
 
 use crate::{engine, support};
-use toolhost::registry::RegisterComponent;
+use toolhost::internal::registry::RegisterComponent;
 
 /// A minimal stand-in for the dispatch pipeline: looks tools up by name and
 /// passes itself on as the caller.
@@ -191,8 +191,8 @@ async fn a_nested_call_gets_the_callers_remaining_deadline() {
 
 #[tokio::test]
 async fn through_the_dispatcher_a_nested_call_passes_the_pipeline_again() {
-    use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-    use toolhost::registry::{ComponentRegistration, Registry};
+    use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+    use toolhost::internal::registry::{ComponentRegistration, Registry};
 
     let grants = Grants {
         tools: vec!["greet".into()],

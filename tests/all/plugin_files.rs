@@ -5,7 +5,7 @@ use std::fs;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolhost::capabilities::DirMode;
+use toolhost::internal::capabilities::DirMode;
 use toolhost::{ErrorCode, LoadedComponent};
 
 use crate::{call_err as err, call_ok as ok, load, load_with_dir};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use toolhost::capabilities::DirMode;
+use toolhost::internal::capabilities::DirMode;
 use toolhost::{ErrorCode, LoadedComponent};
 
 use crate::{call_err as err, call_ok as ok, load, load_with_dir, support};

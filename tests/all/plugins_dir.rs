@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolhost::config::{Config, PluginsDirConfig, Started};
-use toolhost::dispatch::{DispatchContext, Session};
+use toolhost::internal::dispatch::{DispatchContext, Session};
+use toolhost::internal::registry::Registry;
 use toolhost::live::folder::FolderWatch;
-use toolhost::registry::Registry;
 
 use crate::peers::new_version;
 use crate::support;
@@ -70,7 +70,7 @@ fn hash_of(status: &[Value], file: &str) -> Option<String> {
         .and_then(|s| s["hash"].as_str().map(String::from))
 }
 
-async fn call(started: &Started, tool: &str, args: Value) -> toolhost::dispatch::ToolResult {
+async fn call(started: &Started, tool: &str, args: Value) -> toolhost::internal::dispatch::ToolResult {
     let ctx = DispatchContext::new(Session::trusted("model"));
     started.dispatcher.dispatch(tool, args, &ctx).await
 }

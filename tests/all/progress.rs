@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::progress::{Progress, ProgressSink};
-use toolhost::registry::{ComponentRegistration, RegisterComponent, Registry};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::progress::{Progress, ProgressSink};
+use toolhost::internal::registry::{ComponentRegistration, RegisterComponent, Registry};
 
 use crate::mcp_server::{python_client, stdio_mode};
 use crate::support;

@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use toolhost::ErrorCode;
-use toolhost::approval::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice};
 use toolhost::config::{Config, Started};
-use toolhost::dispatch::{DispatchContext, Session};
-use toolhost::registry::BoxFuture;
-use toolhost::registry::Registry;
+use toolhost::internal::approval::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, Choice};
+use toolhost::internal::dispatch::{DispatchContext, Session};
+use toolhost::internal::registry::BoxFuture;
+use toolhost::internal::registry::Registry;
 
 use crate::fixtures::engine;
 use crate::support;

@@ -1,16 +1,16 @@
-//! The README's main command, as a user runs it: from the repository's
-//! root (here a scratch copy of it: its `toolhost.toml`, and `target/`
-//! where `plugins/build` puts the components), with the relative `--config
-//! toolhost.toml` and everything else as the README writes it, through the
-//! real binary and the official Python MCP SDK, over HTTP and stdio. Every
-//! default tool works: files, memory, time, calc, and exec creating,
-//! editing and deleting files in the workspace without asking; a dangerous
-//! command is asked by elicitation and refused when declined; codemode runs
-//! when enabled.
+//! The README's main command, as a user runs it, through the real binary
+//! and the official Python MCP SDK: in an empty folder, with no config (the
+//! standard plugins come with the binary), over HTTP; and in a scratch copy
+//! of the repository's root with its relative `--config toolhost.toml`, over
+//! stdio. Every default tool works: files, memory, time, calc, and exec
+//! creating, editing and deleting files in the workspace without asking; a
+//! dangerous command is asked by elicitation and refused when declined;
+//! codemode runs when enabled.
 //!
-//! The command is taken from the README itself: `plugins/build && cargo
-//! run -q -p toolhost -- ARGS`. The test suite has built the plugins and
-//! the binary already, so the test runs the binary with ARGS.
+//! The command is taken from the README itself: `rustup target add
+//! wasm32-wasip2 && cargo install --path host/toolhost && toolhost ARGS`.
+//! The suite has built the binary already (`.ci/run` runs the `cargo
+//! install` itself), so the test runs it with ARGS.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -24,7 +24,7 @@ use crate::support;
 /// What the README's main command runs the binary with.
 fn readme_args() -> Vec<String> {
     let readme = std::fs::read_to_string(support::workspace_root().join("README.md")).unwrap();
-    let prefix = "plugins/build && cargo run -q -p toolhost -- ";
+    let prefix = "rustup target add wasm32-wasip2 && cargo install --path host/toolhost && toolhost ";
     let line = readme
         .lines()
         .find(|l| l.starts_with(prefix))
@@ -35,8 +35,9 @@ fn readme_args() -> Vec<String> {
         .collect()
 }
 
-/// A scratch copy of the repository's root as the main command needs it,
-/// with `edit` applied to its `toolhost.toml`.
+/// A scratch copy of the repository's root as the main command with
+/// `--config toolhost.toml` needs it (`target/` for the codemode
+/// interpreter), with `edit` applied to its `toolhost.toml`.
 fn scratch(edit: impl Fn(String) -> String) -> tempfile::TempDir {
     support::build_plugins();
     let dir = tempfile::tempdir().unwrap();
@@ -167,42 +168,53 @@ fn check(out: &Value, transport: &str) {
 }
 
 #[test]
-fn the_readme_main_command_serves_every_default_tool_over_http() {
+fn the_readme_main_command_serves_every_default_tool_over_http_with_no_config() {
     let args = readme_args();
-    assert!(args.iter().any(|a| a == "--http"), "{args:?}");
-    assert_eq!(
-        args.windows(2)
-            .find(|w| w[0] == "--config")
-            .map(|w| w[1].as_str()),
-        Some("toolhost.toml")
-    );
-    let dir = scratch(|c| c);
+    assert_eq!(args[..2], ["serve", "--http"], "{args:?}");
+    let dir = tempfile::tempdir().unwrap();
     let (_server, url, token) = serve_http(dir.path(), &args);
     let out = python_client_in(dir.path(), &["http".into(), url, token], steps());
     check(&out, "http");
-    // The workspace is where the README's config says, relative to it.
+    // The workspace is where the standard config says, in the folder the
+    // command ran in.
     assert!(dir.path().join(".toolhost/workspace/notes/todo.txt").exists());
     assert!(!dir.path().join(".toolhost/workspace/build").exists());
 }
 
 #[test]
-fn the_readme_main_command_serves_every_default_tool_over_stdio() {
-    // The same command, speaking stdio instead of HTTP.
+fn the_repositorys_config_serves_every_default_tool_over_stdio_from_a_relative_path() {
+    // The same command, speaking stdio, with the repository's config named
+    // by a relative path from its folder (the operator's path).
     let mut args = readme_args();
     let http = args.iter().position(|a| a == "--http").unwrap();
-    args.splice(http..http + 2, ["--stdio".to_string()]);
+    args.splice(
+        http..http + 2,
+        ["--stdio", "--config", "toolhost.toml"].map(String::from),
+    );
     let dir = scratch(|c| c);
     let mut mode = vec!["stdio".to_string(), support::toolhost_bin().display().to_string()];
     mode.extend(args);
     let out = python_client_in(dir.path(), &mode, steps());
     check(&out, "stdio");
+    assert!(dir.path().join(".toolhost/workspace/notes/todo.txt").exists());
+}
+
+/// The repository's `toolhost.toml` is the standard config the binary
+/// uses without one, word for word.
+#[test]
+fn the_repositorys_config_is_the_standard_config() {
+    let file = std::fs::read_to_string(support::workspace_root().join("toolhost.toml")).unwrap();
+    assert_eq!(file, toolhost::standard::STANDARD_CONFIG);
 }
 
 #[test]
 fn the_readme_config_runs_codemode_when_enabled() {
     let mut args = readme_args();
     let http = args.iter().position(|a| a == "--http").unwrap();
-    args.splice(http..http + 2, ["--stdio".to_string()]);
+    args.splice(
+        http..http + 2,
+        ["--stdio", "--config", "toolhost.toml"].map(String::from),
+    );
     let dir = scratch(|c| {
         let enabled = c.replacen("enabled = false", "enabled = true", 1);
         assert_ne!(

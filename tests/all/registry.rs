@@ -2,10 +2,10 @@
 
 use serde_json::json;
 use toolhost::ErrorCode;
-use toolhost::registry::{ComponentRegistration, Registration, Registry, ToolAudience, ToolSource};
+use toolhost::internal::registry::{ComponentRegistration, Registration, Registry, ToolAudience, ToolSource};
 
 use crate::fixtures::{component, echo, echo_with, with_component};
-use toolhost::registry::RegisterComponent;
+use toolhost::internal::registry::RegisterComponent;
 
 #[tokio::test]
 async fn wasm_tools_are_trusted_and_tagged_with_the_hash() {

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolhost::dispatch::{DispatchContext, Session};
-use toolhost::registry::ToolAudience;
+use toolhost::internal::dispatch::{DispatchContext, Session};
+use toolhost::internal::registry::ToolAudience;
 
 use crate::mcp_server::StdioServer;
 use crate::protected::{project, start};

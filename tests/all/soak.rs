@@ -48,10 +48,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use toolhost::admission::PluginRequest;
 use toolhost::config::Config;
-use toolhost::dispatch::{DispatchContext, Dispatcher, McpDispatcher, Session};
-use toolhost::mcp::McpServer;
-use toolhost::mcp::framing::GuardedStdio;
-use toolhost::registry::{Registry, ToolAudience};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, McpDispatcher, Session};
+use toolhost::internal::mcp::McpServer;
+use toolhost::internal::mcp::framing::GuardedStdio;
+use toolhost::internal::registry::{Registry, ToolAudience};
 use toolhost::{ComponentHash, Engine, EngineConfig, ErrorCode, LimitsOverride, LoadOptions};
 
 use crate::support;
@@ -404,6 +404,11 @@ impl Host {
             "--stdio",
             "--cache-dir",
             cache.join("peer").display().to_string(),
+            "--config",
+            support::workspace_root()
+                .join("tests/data/empty.toml")
+                .display()
+                .to_string(),
             "--plugin",
             support::plugin_path("hello").display().to_string()
         ]);
@@ -768,7 +773,7 @@ async fn stdio_clients(host: &Host, tally: &Tally) {
 /// MCP over streamable HTTP, in process: a client that closes its
 /// connection in the middle of a call, and one that waits for its answer.
 async fn http_clients(host: &Host, tally: &Tally) {
-    use toolhost::mcp::{HttpOptions, serve_http};
+    use toolhost::internal::mcp::{HttpOptions, serve_http};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use toolhost::ErrorCode;
-use toolhost::approval::{
+use toolhost::internal::approval::{
     ApprovalCallback, ApprovalGate, ApprovalOutcome, ApprovalPolicy, ApprovalRequest, BoxFuture, Choice,
     Subject, ToolApprovalRules,
 };
-use toolhost::dispatch::{DispatchContext, Dispatcher, PreDecision, Session, ToolResult};
-use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, PreDecision, Session, ToolResult};
+use toolhost::internal::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 
 /// Answers every request with `outcome` and keeps the requests.
 struct Answer {
@@ -42,7 +42,7 @@ impl ApprovalCallback for Answer {
 }
 
 /// A tool that counts its runs and echoes its arguments.
-fn counting(name: &str, runs: &Arc<AtomicUsize>) -> impl toolhost::registry::Tool {
+fn counting(name: &str, runs: &Arc<AtomicUsize>) -> impl toolhost::internal::registry::Tool {
     let runs = Arc::clone(runs);
     FnTool::new(
         ToolSpec::new(name, "Counts its runs.", json!({"type": "object"})),
@@ -224,7 +224,7 @@ async fn intercepted_and_nested_calls_go_through_the_gate_too() {
     registry
         .register(FnTool::new(
             ToolSpec::new("orchestrate", "Calls deploy.", json!({"type": "object"})),
-            |_, ctx: toolhost::registry::CallContext| async move {
+            |_, ctx: toolhost::internal::registry::CallContext| async move {
                 let caller = ctx.caller.clone().expect("a caller");
                 match caller.0.call_tool("deploy", json!({}), ctx).await {
                     Ok(out) => Ok(out),

@@ -1,11 +1,11 @@
 //! Toolset resolution: the three rules, composites, cycles, legacy names,
 //! presets, dynamic toolsets and availability.
 
-use toolhost::registry::ComponentRegistration;
-use toolhost::toolsets::Toolsets;
+use toolhost::internal::registry::ComponentRegistration;
+use toolhost::internal::toolsets::Toolsets;
 
 use crate::fixtures::{component, echo, set, toolset_registry};
-use toolhost::registry::RegisterComponent;
+use toolhost::internal::registry::RegisterComponent;
 
 #[tokio::test]
 async fn dynamic_toolsets_per_mcp_server_and_component() {

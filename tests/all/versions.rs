@@ -6,9 +6,9 @@
 //! does not serve is refused before compiling, naming the versions served.
 
 use serde_json::{Value, json};
-use toolhost::capabilities::Grants;
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::registry::{ComponentRegistration, RegisterComponent, Registry};
+use toolhost::internal::capabilities::Grants;
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::registry::{ComponentRegistration, RegisterComponent, Registry};
 use toolhost::{ErrorCode, LoadOptions};
 
 use crate::mcp_server::{error_code, names, python_client, stdio_mode, temp_config};
@@ -188,7 +188,7 @@ async fn an_unknown_world_version_is_refused_naming_the_served_ones() {
 async fn a_0_2_0_components_declare_is_read_at_load() {
     // `handmade` has no custom section: its only declaration is declare().
     let bytes = support::plugin_bytes("handmade");
-    let section = toolhost::capabilities::Declared::from_component(&bytes).unwrap();
+    let section = toolhost::internal::capabilities::Declared::from_component(&bytes).unwrap();
     assert!(section.is_empty(), "{section:?}");
     // SAFETY: `set_var` is unsafe because a thread reading the environment
     // at the same time may see a torn value; no other test reads or writes

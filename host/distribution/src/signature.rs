@@ -373,6 +373,10 @@ pub enum SignatureStatus {
     },
     /// No signature (allowed: not required).
     Unsigned,
+    /// Came with the toolhost binary (a standard plugin): as trusted as
+    /// the binary, its identity fixed when it was built; no signature is
+    /// asked of it.
+    Bundled,
 }
 
 /// The public keys the operator trusts.

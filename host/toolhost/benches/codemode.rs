@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolhost::codemode::{CodemodeConfig, RunToolsScript};
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::registry::{FnTool, RegisterComponent, Registry, ToolOutput, ToolSpec};
+use toolhost::internal::codemode::{CodemodeConfig, RunToolsScript};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::registry::{FnTool, RegisterComponent, Registry, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig, LoadOptions};
 
 const ONE: &str = "await tools.nap()";

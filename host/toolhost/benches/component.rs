@@ -11,7 +11,7 @@
 //!   `Component::deserialize` of bytes already in memory;
 //! - `call/toolhost`: one `greet` call in a fresh sandboxed instance (store,
 //!   limiter, fuel, epoch deadline, WASI context with capped pipes, output
-//!   checks) vs. `call/bare`: the floor (`toolhost::floor::BareComponent`),
+//!   checks) vs. `call/bare`: the floor (`toolhost::internal::floor::BareComponent`),
 //!   a bare `InstancePre::instantiate_async` of the same compiled code plus
 //!   the same call, with a minimal WASI store;
 //! - `call/dispatch`: the same call through the whole dispatch pipeline
@@ -31,8 +31,8 @@ mod support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use toolhost::floor::{self, BareCall, BareComponent};
-use toolhost::registry::{FnTool, RegisterComponent, ToolOutput, ToolSpec};
+use toolhost::internal::floor::{self, BareCall, BareComponent};
+use toolhost::internal::registry::{FnTool, RegisterComponent, ToolOutput, ToolSpec};
 use toolhost::{Engine, EngineConfig, LoadOptions};
 
 fn benches(c: &mut Criterion) {
@@ -97,7 +97,7 @@ fn benches(c: &mut Criterion) {
             })
         })
     });
-    let mut registry = toolhost::registry::Registry::new();
+    let mut registry = toolhost::internal::registry::Registry::new();
     registry.register_component(&hello, &Default::default()).unwrap();
     // The same tool written in Rust and registered natively: the pipeline
     // without a sandbox.
@@ -119,8 +119,12 @@ fn benches(c: &mut Criterion) {
             },
         ))
         .unwrap();
-    let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
-    let ctx = toolhost::dispatch::DispatchContext::new(toolhost::dispatch::Session::trusted("bench"));
+    let dispatcher = toolhost::internal::dispatch::Dispatcher::builder(registry)
+        .build()
+        .unwrap();
+    let ctx = toolhost::internal::dispatch::DispatchContext::new(
+        toolhost::internal::dispatch::Session::trusted("bench"),
+    );
     let json_args = json!({"name": "Ada"});
     for (what, tool) in [("dispatch", "greet"), ("native_dispatch", "greet_native")] {
         call.bench_function(what, |b| {
@@ -134,7 +138,7 @@ fn benches(c: &mut Criterion) {
     }
     call.finish();
 
-    let grants = toolhost::capabilities::Grants {
+    let grants = toolhost::internal::capabilities::Grants {
         tools: vec!["greet".into(), "sleep".into()],
         ..Default::default()
     };
@@ -150,13 +154,15 @@ fn benches(c: &mut Criterion) {
             cached.load(sleepy_bytes, LoadOptions::default()).await.unwrap(),
         )
     });
-    let mut registry = toolhost::registry::Registry::new();
+    let mut registry = toolhost::internal::registry::Registry::new();
     for component in [&hello, &caller, &sleepy] {
         registry
             .register_component(component, &Default::default())
             .unwrap();
     }
-    let dispatcher = toolhost::dispatch::Dispatcher::builder(registry).build().unwrap();
+    let dispatcher = toolhost::internal::dispatch::Dispatcher::builder(registry)
+        .build()
+        .unwrap();
     let eight = |name: &str, arguments: serde_json::Value| {
         let calls = vec![json!({"name": name, "arguments": arguments}); 8];
         json!({ "calls": calls })

@@ -45,9 +45,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::floor::{BareCall, BareComponent};
-use toolhost::registry::{RegisterComponent, Registry};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::floor::{BareCall, BareComponent};
+use toolhost::internal::registry::{RegisterComponent, Registry};
 use toolhost::{Engine, EngineConfig, LoadOptions, LoadedComponent};
 
 /// What a measured call goes through.

@@ -167,7 +167,19 @@ impl Kind {
             let mut c = Command::new(env!("CARGO_BIN_EXE_toolhost"));
             let cache = support::cache_dir().display().to_string();
             let plugin = support::plugin_path("hello").display().to_string();
-            c.args(["serve", "--cache-dir", &cache, "--plugin", &plugin]);
+            let empty = support::workspace_root()
+                .join("tests/data/empty.toml")
+                .display()
+                .to_string();
+            c.args([
+                "serve",
+                "--cache-dir",
+                &cache,
+                "--config",
+                &empty,
+                "--plugin",
+                &plugin,
+            ]);
             if http {
                 c.args(["--http", "127.0.0.1:0", "--token", "bench"]);
             } else {
@@ -183,11 +195,11 @@ impl Kind {
             c
         };
         // Every server copies the same way, as a deployment that follows
-        // the advice of `toolhost::glibc` would (the machines this bench
+        // the advice of `toolhost::internal::glibc` would (the machines this bench
         // runs on differ: on some, glibc's `REP MOVSB` is slow at some
         // offsets); `MCP_BENCH_GLIBC_AS_IS` measures them as they start.
         if std::env::var_os("MCP_BENCH_GLIBC_AS_IS").is_none()
-            && let Some(tunables) = toolhost::glibc::tunables()
+            && let Some(tunables) = toolhost::internal::glibc::tunables()
         {
             command.env("GLIBC_TUNABLES", tunables);
         }

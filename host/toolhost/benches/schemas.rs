@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::registry::lazy::{RegistryMode, TOOL_SEARCH};
-use toolhost::registry::{FnTool, Registry, ToolOutput, ToolSpec};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::registry::lazy::{RegistryMode, TOOL_SEARCH};
+use toolhost::internal::registry::{FnTool, Registry, ToolOutput, ToolSpec};
 
 const DOMAINS: [(&str, &str); 6] = [
     ("files", "a file or folder in the workspace"),

@@ -18,7 +18,7 @@
 //! | size | at most `[admission] max_component_bytes` (64 MiB), checked before reading a file, and before downloading a blob from its manifest's declared size | `too_large` |
 //! | identity | the blake3 hash of the bytes | |
 //! | pins | `hash = "blake3:…"`, a grant given by hash, a digest reference | `hash_mismatch` |
-//! | signature | `require_signature`, against `[signatures] trusted_keys` | `untrusted` |
+//! | signature | `require_signature`, against `[signatures] trusted_keys` (a bundled standard plugin is as trusted as the binary) | `untrusted` |
 //! | grants | no directory grant reaches a protected path; a plugin's storage is its own (see [`ProtectedPaths`]) | `config` |
 //! | claims, compile | tool count, names, schemas and description sizes; a component of a served world importing only what is granted | `invalid_component`, `unsupported_world`, `missing_imports`, `capability_not_granted` |
 //! | register | all its tools or none, in one registry change | `duplicate_tool` |
@@ -81,6 +81,9 @@ pub enum Place {
     File(PathBuf),
     /// An OCI artifact, pulled through the pull cache with its signatures.
     Oci(OciReference),
+    /// A standard plugin that comes with toolhost ([`crate::standard`]):
+    /// as trusted as the binary, so no signature is asked of it.
+    Bundled(String),
     /// Bytes already in memory (the library's door), with the signatures
     /// that come with them.
     Bytes {
@@ -156,14 +159,18 @@ impl PluginRequest {
     /// `config` for an entry with neither or both of `path` and `source`, or
     /// a malformed `source`.
     pub fn from_entry(entry: &PluginConfig) -> Result<PluginRequest> {
-        let place = match (&entry.path, &entry.source) {
-            (Some(path), None) => Place::File(path.clone()),
-            (None, Some(source)) => Place::Oci(OciReference::parse(source)?),
+        let place = match (&entry.path, &entry.source, &entry.bundled) {
+            (Some(path), None, None) => Place::File(path.clone()),
+            (None, Some(source), None) => Place::Oci(OciReference::parse(source)?),
+            (None, None, Some(name)) => {
+                crate::standard::get(name)?;
+                Place::Bundled(name.clone())
+            }
             _ => {
                 return Err(Error::new(
                     ErrorCode::Config,
                     format!(
-                        "[[plugins]] {}: give exactly one of `path` (a file) and `source` (oci://…)",
+                        "[[plugins]] {}: give exactly one of `path` (a file), `source` (oci://…) and `bundled` (a standard plugin: files, memory, time, calc, http)",
                         entry.name()
                     ),
                 ));
@@ -189,6 +196,7 @@ impl PluginRequest {
         self.toolset.clone().or_else(|| match &self.place {
             Place::File(path) => path.file_stem().map(|s| s.to_string_lossy().into_owned()),
             Place::Oci(reference) => reference.repository().rsplit('/').next().map(str::to_string),
+            Place::Bundled(name) => Some(name.clone()),
             Place::Bytes { .. } => None,
         })
     }
@@ -197,6 +205,14 @@ impl PluginRequest {
     pub(crate) fn path(&self) -> Option<PathBuf> {
         match &self.place {
             Place::File(path) => Some(path.clone()),
+            _ => None,
+        }
+    }
+
+    /// The standard plugin its status reports, for a bundled one.
+    pub(crate) fn bundled(&self) -> Option<String> {
+        match &self.place {
+            Place::Bundled(name) => Some(name.clone()),
             _ => None,
         }
     }
@@ -216,6 +232,8 @@ impl PluginRequest {
 pub struct Acquired {
     bytes: Vec<u8>,
     hash: ComponentHash,
+    /// Whether the bytes came with the binary.
+    bundled: bool,
     signatures: Vec<Signature>,
     digest: Option<String>,
     origin: Option<Origin>,
@@ -354,6 +372,7 @@ impl Admission {
                     Some(fetched.origin),
                 )
             }
+            Place::Bundled(name) => (crate::standard::get(name)?.bytes.to_vec(), Vec::new(), None, None),
             Place::Bytes { bytes, signatures } => (bytes.to_vec(), signatures.clone(), None, None),
         };
         if bytes.len() as u64 > max {
@@ -367,6 +386,7 @@ impl Admission {
         }
         Ok(Acquired {
             hash: ComponentHash::of(&bytes),
+            bundled: matches!(place, Place::Bundled(_)),
             bytes,
             signatures,
             digest,
@@ -406,15 +426,18 @@ impl Admission {
             )));
         }
         let required = request.require_signature.unwrap_or(self.require_signature);
-        let signature = self
-            .trusted
-            .check(
-                &format!("plugin {}", request.name),
-                &acquired.bytes,
-                &acquired.signatures,
-                required,
-            )
-            .map_err(|e| (Some(hash), Error::from(e)))?;
+        let signature = if acquired.bundled {
+            SignatureStatus::Bundled
+        } else {
+            self.trusted
+                .check(
+                    &format!("plugin {}", request.name),
+                    &acquired.bytes,
+                    &acquired.signatures,
+                    required,
+                )
+                .map_err(|e| (Some(hash), Error::from(e)))?
+        };
         let grants = self.resolved(grants);
         let dirs: Vec<DirGrant> = grants
             .dirs

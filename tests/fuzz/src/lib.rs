@@ -27,11 +27,11 @@ use std::time::Duration;
 use rmcp::model::{ClientNotification, JsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use toolhost::dispatch::{DispatchContext, Dispatcher, Session};
-use toolhost::limits::LimitsOverride;
-use toolhost::mcp::McpServer;
-use toolhost::mcp::framing::{self, GuardedStdio, Line};
-use toolhost::registry::{ComponentRegistration, RegisterComponent, Registry, ToolAudience};
+use toolhost::internal::dispatch::{DispatchContext, Dispatcher, Session};
+use toolhost::internal::limits::LimitsOverride;
+use toolhost::internal::mcp::McpServer;
+use toolhost::internal::mcp::framing::{self, GuardedStdio, Line};
+use toolhost::internal::registry::{ComponentRegistration, RegisterComponent, Registry, ToolAudience};
 use toolhost::{Engine, EngineConfig, ErrorCode, LoadOptions, LoadedComponent};
 
 /// The plugins the dispatch and MCP targets call into.

@@ -179,7 +179,9 @@ impl Allowlist {
 }
 
 fn read_doc(path: &Path) -> Result<DocumentMut, AllowlistError> {
-    let text = match fs::read_to_string(path) {
+    // The config file, read within the bounds every file read by toolhost
+    // keeps (a named pipe there would otherwise stall the approval).
+    let text = match toolhost_core::bounded::read_to_string(path, 16 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => {

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use toolhost::approval::ApprovalCallback;
-use toolhost::capabilities::{DirGrant, DirMode, Grants};
 use toolhost::config::{Config, Started};
-use toolhost::dispatch::{Dispatcher, McpDispatcher, Session};
-use toolhost::registry::{Registry, ToolAudience};
+use toolhost::internal::approval::ApprovalCallback;
+use toolhost::internal::capabilities::{DirGrant, DirMode, Grants};
+use toolhost::internal::dispatch::{Dispatcher, McpDispatcher, Session};
+use toolhost::internal::registry::{Registry, ToolAudience};
 use toolhost::{Engine, EngineConfig, Error, ErrorCode, LimitsOverride};
 
 /// The default config file, used when present in the current folder.
@@ -63,7 +63,8 @@ fn default_cache_dir() -> Option<PathBuf> {
 /// Options of the commands that serve a configured registry.
 #[derive(Debug, Args)]
 pub(crate) struct ConfigArgs {
-    /// The config file [default: ./toolhost.toml if present, else none].
+    /// The config file [default: ./toolhost.toml if present, else the
+    /// standard config: the standard plugins that come with toolhost].
     #[arg(long)]
     config: Option<PathBuf>,
     /// The session's audience: public sessions see and call public tools only.
@@ -90,7 +91,7 @@ impl ConfigArgs {
 
     /// As [`ConfigArgs::dispatcher`], with the start-up report.
     pub(crate) async fn started(&self) -> Result<(Started, Arc<Session>), Error> {
-        let approver = toolhost::approval::CliPrompt::stdio()
+        let approver = toolhost::internal::approval::CliPrompt::stdio()
             .ok()
             .map(|p| Arc::new(p) as Arc<dyn ApprovalCallback>);
         let config = self.load()?;
@@ -108,12 +109,14 @@ impl ConfigArgs {
         Ok((started, Session::new("cli", self.audience())))
     }
 
-    /// The config the options name.
+    /// The config the options name: `--config`, else `./toolhost.toml`
+    /// if there is one, else the standard config (the bundled standard
+    /// plugins: see `toolhost::standard`).
     pub(crate) fn load(&self) -> Result<Config, Error> {
         match &self.config {
             Some(path) => Config::load(path),
             None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
-            None => Ok(Config::default()),
+            None => Config::standard(),
         }
     }
 
@@ -158,7 +161,7 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, Error> {
 
 /// Options of the commands that talk to an OCI registry. Credentials are
 /// never options: they come from the environment or the Docker config file
-/// (see `toolhost::distribution::auth`).
+/// (see `toolhost::internal::distribution::auth`).
 #[derive(Debug, Args)]
 pub(crate) struct RegistryArgs {
     /// A registry (HOST[:PORT]) to speak plain HTTP to (repeatable).
@@ -169,8 +172,8 @@ pub(crate) struct RegistryArgs {
 
 impl RegistryArgs {
     /// The client options (the pull's bounds at their defaults).
-    pub(crate) fn options(&self) -> toolhost::distribution::ClientOptions {
-        toolhost::distribution::ClientOptions {
+    pub(crate) fn options(&self) -> toolhost::internal::distribution::ClientOptions {
+        toolhost::internal::distribution::ClientOptions {
             insecure: self.insecure.clone(),
             ..Default::default()
         }
@@ -235,7 +238,7 @@ impl GrantArgs {
                 .http
                 .iter()
                 .cloned()
-                .map(toolhost::http::HttpGrant::Url)
+                .map(toolhost::internal::http::HttpGrant::Url)
                 .collect(),
             ..Default::default()
         })

@@ -1,6 +1,6 @@
 //! `toolhost bench FILE TOOL JSON [--calls N] [--concurrency 1,8,64] [--json]`:
 //! a tool measured the way the host runs it, beside the bare-wasmtime
-//! floor (see `toolhost::bench`).
+//! floor (see `toolhost::internal::bench`).
 
 use super::{outln, outp};
 use std::io::IsTerminal;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use toolhost::bench::{BenchOptions, BenchReport, Beside, CallStats, Progress};
+use toolhost::internal::bench::{BenchOptions, BenchReport, Beside, CallStats, Progress};
 use toolhost::{EngineConfig, Error};
 
 use super::args::ComponentArgs;
@@ -84,7 +84,7 @@ async fn bench(args: &BenchArgs) -> Result<BenchReport, Error> {
         bar.set_position(p.done);
         bar.set_message(p.stage);
     };
-    let report = toolhost::bench::run(bytes, &args.tool, &arguments, &options, &progress).await;
+    let report = toolhost::internal::bench::run(bytes, &args.tool, &arguments, &options, &progress).await;
     bar.finish_and_clear();
     report
 }

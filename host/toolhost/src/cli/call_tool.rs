@@ -5,7 +5,7 @@ use super::outln;
 use std::process::ExitCode;
 
 use clap::Args;
-use toolhost::dispatch::DispatchContext;
+use toolhost::internal::dispatch::DispatchContext;
 
 use super::args::ConfigArgs;
 

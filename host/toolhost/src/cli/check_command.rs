@@ -25,7 +25,7 @@ pub(crate) struct CheckCommandArgs {
 
 pub(crate) fn run(args: CheckCommandArgs) -> anyhow::Result<ExitCode> {
     let Some(path) = &args.config else {
-        let verdict = toolhost::approval::inspect_in(&args.command, args.cwd.as_deref()).verdict;
+        let verdict = toolhost::internal::approval::inspect_in(&args.command, args.cwd.as_deref()).verdict;
         outln!("{}", serde_json::to_string_pretty(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     };

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use toolhost::ComponentHash;
-use toolhost::capabilities::Declared;
+use toolhost::internal::capabilities::Declared;
 
 #[derive(Debug, Args)]
 pub(crate) struct DeclareArgs {
@@ -49,7 +49,7 @@ pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
         http: args.http,
         secrets: args.secrets,
     };
-    let (out, added) = match toolhost::capabilities::declare(&bytes, &more) {
+    let (out, added) = match toolhost::internal::capabilities::declare(&bytes, &more) {
         Ok(done) => done,
         Err(e) => return Ok(super::print_error(&e)),
     };

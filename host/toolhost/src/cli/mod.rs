@@ -204,11 +204,12 @@ pub(crate) fn print_outcome(outcome: Result<impl std::fmt::Display, toolhost::Er
 }
 
 /// The bytes of the file at `path` (a component, or a file to sign): a
-/// regular file of at most 64 MiB (see `toolhost::bounded`), or an error
+/// regular file of at most 64 MiB (see `toolhost::internal::bounded`), or an error
 /// naming it.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<Vec<u8>, toolhost::Error> {
-    let max = toolhost::engine::DEFAULT_MAX_COMPONENT_BYTES;
-    toolhost::bounded::read_file(path, max).map_err(|e| toolhost::bounded::error("the file", path, max, e))
+    let max = toolhost::internal::engine::DEFAULT_MAX_COMPONENT_BYTES;
+    toolhost::internal::bounded::read_file(path, max)
+        .map_err(|e| toolhost::internal::bounded::error("the file", path, max, e))
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use toolhost::distribution::client::{DEFAULT_MAX_BLOB_BYTES, DEFAULT_PULL_TIMEOUT};
-use toolhost::distribution::signature::signature_path;
-use toolhost::distribution::{ClientOptions, OciClient, OciReference, PublicKey, TrustedKeys};
+use toolhost::internal::distribution::client::{DEFAULT_MAX_BLOB_BYTES, DEFAULT_PULL_TIMEOUT};
+use toolhost::internal::distribution::signature::signature_path;
+use toolhost::internal::distribution::{ClientOptions, OciClient, OciReference, PublicKey, TrustedKeys};
 use toolhost::{ComponentHash, Error};
 
 use super::args::RegistryArgs;

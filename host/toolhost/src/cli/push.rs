@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use toolhost::distribution::{OciClient, OciReference, Signature};
+use toolhost::internal::distribution::{OciClient, OciReference, Signature};
 use toolhost::{ComponentHash, Error};
 
 use super::args::RegistryArgs;

@@ -13,14 +13,14 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
-use toolhost::admin;
 use toolhost::admission::{PluginRequest, Via};
-use toolhost::approval::{ApprovalCallback, CliPrompt};
 use toolhost::config::{PluginsDirConfig, Started};
+use toolhost::internal::admin;
+use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
+use toolhost::internal::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
+use toolhost::internal::registry::Registry;
+use toolhost::internal::registry::lazy::RegistryMode;
 use toolhost::live::LivePlugins;
-use toolhost::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
-use toolhost::registry::Registry;
-use toolhost::registry::lazy::RegistryMode;
 
 use super::args::ConfigArgs;
 
@@ -127,7 +127,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.stateless {
         stateless_checks(&started)?;
     }
-    if let Some(advice) = toolhost::glibc::advice() {
+    if let Some(advice) = toolhost::internal::glibc::advice() {
         errln!("toolhost: note: {advice}");
     }
     for warning in &started.warnings {
@@ -169,7 +169,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             // other local users and processes cannot call the tools.
             None if !local.ip().is_loopback() => String::new(),
             None => {
-                let token = toolhost::dispatch::new_session_id("");
+                let token = toolhost::internal::dispatch::new_session_id("");
                 errln!(
                     "toolhost: no --token given; HTTP clients must send this generated one: Authorization: Bearer {token}"
                 );

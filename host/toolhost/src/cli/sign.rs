@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 use toolhost::Error;
-use toolhost::distribution::signature::{PASSWORD_ENV, sign, signature_path};
+use toolhost::internal::distribution::signature::{PASSWORD_ENV, sign, signature_path};
 
 #[derive(Debug, Args)]
 pub(crate) struct SignArgs {

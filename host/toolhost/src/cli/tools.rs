@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use toolhost::Error;
-use toolhost::dispatch::McpDispatcher;
+use toolhost::internal::dispatch::McpDispatcher;
 
 use super::args::ConfigArgs;
 

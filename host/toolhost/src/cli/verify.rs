@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 use toolhost::Error;
-use toolhost::distribution::signature::signature_path;
-use toolhost::distribution::{PublicKey, Signature};
+use toolhost::internal::distribution::signature::signature_path;
+use toolhost::internal::distribution::{PublicKey, Signature};
 
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {

@@ -36,7 +36,7 @@
 //!
 //! ```
 //! use toolhost::config::Config;
-//! use toolhost::registry::lazy::RegistryMode;
+//! use toolhost::internal::registry::lazy::RegistryMode;
 //!
 //! let config = Config::parse("[tools]\nregistry_mode = \"lazy\"\n", "toolhost.toml".as_ref()).unwrap();
 //! assert_eq!(config.tools.registry_mode, RegistryMode::Lazy);
@@ -72,6 +72,9 @@ use crate::registry::Registry;
 use crate::registry::lazy::RegistryMode;
 use crate::spill::SpillConfig;
 use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
+
+/// The most bytes a config file may have (it is read whole).
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
@@ -229,9 +232,41 @@ impl Config {
     ///
     /// `io` when it cannot be read; `config` as [`Config::parse`].
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let text = crate::bounded::read_to_string(path, MAX_CONFIG_BYTES)
+            .map_err(|e| crate::bounded::error("the config file", path, MAX_CONFIG_BYTES, e))?;
         Config::parse(&text, path)
+    }
+
+    /// The standard config ([`crate::standard::STANDARD_CONFIG`]): the
+    /// bundled standard plugins with their default grants, relative paths
+    /// resolved against the working directory, and no file behind it (so
+    /// "always" approvals last as long as the process).
+    ///
+    /// # Errors
+    ///
+    /// `config` when this build bundles no standard plugins.
+    pub fn standard() -> Result<Config> {
+        Config::from_toml(crate::standard::STANDARD_CONFIG)
+    }
+
+    /// A config written in code, in the `toolhost.toml` format: relative
+    /// paths are resolved against the working directory, and no file is
+    /// behind it ("always" approvals last as long as the process).
+    ///
+    /// ```
+    /// let config = toolhost::Config::from_toml("require_approval = [\"deploy\"]").unwrap();
+    /// assert_eq!(config.require_approval, ["deploy"]);
+    /// assert!(config.origin.is_none());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::parse`].
+    pub fn from_toml(text: &str) -> Result<Config> {
+        let mut config = Config::parse(text, Path::new("(the config)"))?;
+        config.base_dir = absolute(Path::new("."));
+        config.origin = None;
+        Ok(config)
     }
 
     /// Parses `text`, read from `origin` (used in messages and as the base
@@ -496,19 +531,25 @@ impl Config {
         self.base_dir.join(&self.storage.dir)
     }
 
-    /// Creates the managed storage folder (and its `spill`, `receipts`
-    /// folders), so grants and spills pointing into it work on a fresh
-    /// checkout.
+    /// Creates the folders of the managed storage folder the config uses
+    /// (the exec receipts, and the plugin grants, spill folder and exec
+    /// workspace that lie in it), so that they work on a fresh checkout.
     ///
     /// # Errors
     ///
     /// `io` when a folder cannot be created.
     pub fn prepare_storage(&self) -> Result<()> {
         let dir = self.storage_dir();
-        for sub in ["", "spill", "receipts"] {
-            let path = dir.join(sub);
-            std::fs::create_dir_all(&path)
-                .map_err(|e| Error::io(format!("cannot create the storage folder {}", path.display()), e))?;
+        // Only what the config uses: a host with no exec, spill or plugin
+        // storage leaves no folder behind in the working directory.
+        if self.exec.is_some() {
+            let receipts = dir.join("receipts");
+            std::fs::create_dir_all(&receipts).map_err(|e| {
+                Error::io(
+                    format!("cannot create the storage folder {}", receipts.display()),
+                    e,
+                )
+            })?;
         }
         // Folders the config puts in the storage folder: plugin grants, the
         // spill folder, the exec workspace.

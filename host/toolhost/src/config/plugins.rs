@@ -31,6 +31,9 @@ pub struct PluginConfig {
     /// Or where to pull it from: `oci://HOST[:PORT]/REPO:TAG` or
     /// `…@sha256:DIGEST` (see [`super::distribution`]).
     pub source: Option<String>,
+    /// Or which standard plugin that comes with toolhost: `files`,
+    /// `memory`, `time`, `calc` or `http` (see [`crate::standard`]).
+    pub bundled: Option<String>,
     /// The hash its bytes must have.
     pub hash: Option<ComponentHash>,
     /// The toolset of its tools (default: the file name without `.wasm`,
@@ -59,10 +62,11 @@ impl PluginConfig {
     /// How the entry is named in messages and reports: its `path` or its
     /// `source`.
     pub fn name(&self) -> String {
-        match (&self.path, &self.source) {
-            (Some(path), _) => path.display().to_string(),
-            (None, Some(source)) => source.clone(),
-            (None, None) => "(an entry with neither path nor source)".into(),
+        match (&self.path, &self.source, &self.bundled) {
+            (Some(path), _, _) => path.display().to_string(),
+            (None, Some(source), _) => source.clone(),
+            (None, None, Some(name)) => format!("bundled:{name}"),
+            (None, None, None) => "(an entry with neither path, source nor bundled)".into(),
         }
     }
 
@@ -85,6 +89,9 @@ pub struct PluginStatus {
     /// The entry's `source`, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The standard plugin's name, for a bundled one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundled: Option<String>,
     /// `loaded` or `failed`.
     pub status: &'static str,
     /// The component's identity, when its bytes could be read.
@@ -133,6 +140,7 @@ impl PluginStatus {
             via,
             path: request.path(),
             source: request.source(),
+            bundled: request.bundled(),
             status: "loaded",
             hash: Some(admitted.component.hash()),
             digest: admitted.digest.clone(),
@@ -160,6 +168,7 @@ impl PluginStatus {
             via,
             path: request.path(),
             source: request.source(),
+            bundled: request.bundled(),
             status: "failed",
             hash,
             digest: None,

@@ -246,7 +246,7 @@ impl LivePlugins {
         let mut slots = self.slots();
         let current = slots.get(&slot).cloned();
         let status = match outcome {
-            Outcome::Loaded(status) => status,
+            Outcome::Loaded(status) => *status,
             Outcome::Unchanged { .. } => match current {
                 // The version serving is the file's again: nothing is refused.
                 Some(status) => PluginStatus {

@@ -148,7 +148,7 @@ impl Slots {
 #[derive(Debug)]
 enum Outcome {
     /// Admitted and registered: its status.
-    Loaded(PluginStatus),
+    Loaded(Box<PluginStatus>),
     /// The bytes are those already serving in the slot: nothing changed.
     Unchanged {
         digest: Option<String>,
@@ -265,7 +265,7 @@ impl LivePlugins {
         for (i, entry) in self.config.plugins.iter().enumerate() {
             let status = match PluginRequest::from_entry(entry) {
                 Ok(request) => match self.admit(Via::Config, &Slot::Entry(i), &request).await {
-                    Outcome::Loaded(status) => status,
+                    Outcome::Loaded(status) => *status,
                     Outcome::Refused(hash, e) => PluginStatus::failed(Via::Config, &request, hash, &e),
                     // A slot is empty at start; were it not, it would keep its status.
                     Outcome::Unchanged { .. } => match self.slots().get(&Slot::Entry(i)) {
@@ -444,7 +444,7 @@ impl LivePlugins {
                 // folders this one holds.
                 let status = PluginStatus::loaded(via, request, &admitted, tools);
                 self.slots().set(slot, status.clone());
-                Outcome::Loaded(status)
+                Outcome::Loaded(Box::new(status))
             }
             Err(e) => Outcome::Refused(Some(hash), e.context(format!("plugin {}", request.name))),
         }

@@ -25,11 +25,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::floor::{self, BareCall, BareComponent};
+use crate::LoadedComponent;
+use crate::component::LoadOptions;
 use crate::engine::{Engine, EngineConfig};
 use crate::error::{Error, ErrorCode, Result};
-use crate::floor::{self, BareCall, BareComponent};
 use crate::limits::LimitsOverride;
-use crate::{LoadOptions, LoadedComponent};
 
 /// What to measure.
 #[derive(Debug, Clone)]
