@@ -97,7 +97,7 @@ pub mod __private {
     #[allow(missing_docs, reason = "generated code")]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../wit/0.2.0",
+            path: "wit/0.2.0",
             world: "toolhost:plugin/plugin",
             pub_export_macro: true,
             export_macro_name: "__export_plugin",

@@ -8,10 +8,7 @@ use toolhost::{Engine, EngineConfig, LoadedComponent};
 
 use crate::support;
 
-#[path = "../../host/core/tests/all/fixtures.rs"]
-#[allow(dead_code, reason = "toolhost-core's own tests use the rest")]
-mod core_fixtures;
-pub use core_fixtures::*;
+pub use toolhost_test_support::registry::*;
 
 /// One engine for every test (its epoch ticker is a thread, not a task).
 pub fn engine() -> &'static Engine {

@@ -563,31 +563,23 @@ fn an_idle_http_session_ends_and_frees_its_place() {
 /// (token [`TOKEN`]); returns the runtime (dropping it stops the server)
 /// and the address.
 fn serve_in_process(options: toolhost::internal::mcp::HttpOptions) -> (tokio::runtime::Runtime, String) {
-    use toolhost::internal::mcp::{McpServer, serve_http};
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     let addr = runtime.block_on(async {
-        let dispatcher = crate::mcp_server::serve_public::public_dispatcher(&support::plugin_path("hello"))
+        let host = crate::mcp_server::serve_public::public_host(&support::plugin_path("hello"))
             .await
             .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let server = McpServer::new(dispatcher, toolhost::internal::registry::ToolAudience::Trusted);
         let options = toolhost::internal::mcp::HttpOptions {
             bearer_token: Some(TOKEN.into()),
             ..options
         };
         let shutdown = tokio_util::sync::CancellationToken::new();
-        tokio::spawn(serve_http(
-            server,
-            listener,
-            options,
-            shutdown,
-            Duration::from_secs(1),
-        ));
+        tokio::spawn(host.serve_http(listener, options, toolhost::ToolAudience::Trusted, shutdown));
         addr
     });
     (runtime, addr)

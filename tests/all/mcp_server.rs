@@ -152,8 +152,8 @@ pub(crate) mod serve_public;
 /// public audience over streamable HTTP in this process, with a token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn public_audience_sees_and_calls_only_public_tools() {
-    use toolhost::internal::mcp::{HttpOptions, McpServer, serve_http};
-    let dispatcher = serve_public::public_dispatcher(&support::plugin_path("hello"))
+    use toolhost::{HttpOptions, ToolAudience};
+    let host = serve_public::public_host(&support::plugin_path("hello"))
         .await
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -162,15 +162,8 @@ async fn public_audience_sees_and_calls_only_public_tools() {
         bearer_token: Some("s3cret".into()),
         ..HttpOptions::default()
     };
-    let server = McpServer::new(dispatcher, toolhost::internal::registry::ToolAudience::Public);
     let shutdown = tokio_util::sync::CancellationToken::new();
-    let serving = tokio::spawn(serve_http(
-        server,
-        listener,
-        options,
-        shutdown.clone(),
-        Duration::from_secs(1),
-    ));
+    let serving = tokio::spawn(host.serve_http(listener, options, ToolAudience::Public, shutdown.clone()));
     let out = tokio::task::spawn_blocking(move || {
         python_client(
             &["http".into(), url, "s3cret".into()],

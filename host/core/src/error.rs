@@ -133,12 +133,26 @@ impl fmt::Display for ErrorCode {
 
 /// The error type of the toolhost library.
 ///
-/// It carries an [`ErrorCode`] and a human-readable message. The message never
-/// contains the code; [`Error::to_json`] renders both in the
-/// `{"error": ..., "error_code": ...}` form that tools and the CLI return.
-/// The underlying error, when there is one (an I/O error, a parse error),
-/// is kept as its [`source`](std::error::Error::source). Two errors are
-/// equal when their code, message and usage are.
+/// It carries an [`ErrorCode`] (`#[non_exhaustive]`: match on it with a
+/// fallback) and a message of its own, which says what failed and never
+/// repeats its cause: the underlying error, when there is one (an I/O
+/// error, a parse error), is kept as its
+/// [`source`](std::error::Error::source). `Display` shows the message;
+/// the alternate form (`{:#}`) shows it with its causes, each once, as does
+/// [`Error::to_json`] in the `{"error": ..., "error_code": ...}` form that
+/// tools and the CLI return. Two errors are equal when their code, message
+/// and usage are.
+///
+/// ```
+/// use toolhost_core::{Error, ErrorCode};
+///
+/// let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+/// let e = Error::io("cannot read plugin.wasm", cause);
+/// assert_eq!(e.code(), ErrorCode::Io);
+/// assert_eq!(e.to_string(), "cannot read plugin.wasm");
+/// assert_eq!(format!("{e:#}"), "cannot read plugin.wasm: no such file");
+/// assert_eq!(e.to_json()["error"], "cannot read plugin.wasm: no such file");
+/// ```
 #[derive(Debug, Clone)]
 pub struct Error {
     code: ErrorCode,
@@ -157,7 +171,11 @@ impl Eq for Error {}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        if f.alternate() {
+            f.write_str(&self.with_causes())
+        } else {
+            f.write_str(&self.message)
+        }
     }
 }
 
@@ -206,9 +224,17 @@ impl Error {
         self.code
     }
 
-    /// The human-readable message.
+    /// The human-readable message: what failed, without its causes (see
+    /// [`Error::with_causes`]).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The message with its causes, `message: cause: cause's cause`, each
+    /// said once (a cause whose text the line already holds is left out):
+    /// what a person or a model should read.
+    pub fn with_causes(&self) -> String {
+        with_causes(&self.message, std::error::Error::source(self))
     }
 
     /// Returns this error with `context: ` put in front of its message.
@@ -217,25 +243,48 @@ impl Error {
         self
     }
 
-    /// The `{"error": MESSAGE, "error_code": CODE}` object, with
-    /// `"usage"` when the error has one.
+    /// The `{"error": MESSAGE, "error_code": CODE}` object (the message
+    /// with its causes), with `"usage"` when the error has one.
     pub fn to_json(&self) -> serde_json::Value {
-        let mut out = serde_json::json!({ "error": self.message, "error_code": self.code.as_str() });
+        let mut out = serde_json::json!({ "error": self.with_causes(), "error_code": self.code.as_str() });
         if let Some(usage) = &self.usage {
             out["usage"] = serde_json::json!(usage);
         }
         out
     }
 
-    /// An `io` error: `what` failed because of `err` (kept as the source).
+    /// An `io` error: `what` failed because of `err` (kept as the source,
+    /// not repeated in the message).
     pub fn io(what: impl fmt::Display, err: std::io::Error) -> Self {
-        Error::new(ErrorCode::Io, format!("{what}: {err}")).with_source(err)
+        Error::new(ErrorCode::Io, what.to_string()).with_source(err)
+    }
+
+    /// This error, caused by the shared `source`.
+    pub fn with_shared_source(mut self, source: Arc<dyn std::error::Error + Send + Sync>) -> Self {
+        self.source = Some(source);
+        self
     }
 
     /// An `internal` error: a bug in toolhost, described by `what`.
     pub fn internal(what: impl fmt::Display) -> Self {
         Error::new(ErrorCode::Internal, what.to_string())
     }
+}
+
+/// `message`, then each of `cause` and its own causes, `: ` between
+/// them, each said once (a cause whose text the line already holds is left
+/// out): how every toolhost library error shows itself with its causes.
+pub fn with_causes(message: &str, mut cause: Option<&(dyn std::error::Error + 'static)>) -> String {
+    let mut line = message.to_string();
+    while let Some(e) = cause {
+        let text = e.to_string();
+        if !text.is_empty() && !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = e.source();
+    }
+    line
 }
 
 /// The result type of the toolhost library.

@@ -164,6 +164,6 @@ mod tests {
         assert!(status.success());
         let fifo = resolve("r.example:5000", None, None, Some(dir.path())).unwrap_err();
         assert_eq!(fifo.kind(), ErrorKind::Credentials, "{fifo}");
-        assert!(fifo.message().contains("named pipe"), "{fifo}");
+        assert!(fifo.with_causes().contains("named pipe"), "{fifo}");
     }
 }

@@ -165,7 +165,7 @@ impl PullCache {
                         tracing::warn!(%reference, "registry failed, serving the cached copy: {e}");
                         Ok(Fetched {
                             origin: Origin::Cache {
-                                reason: Some(e.message().to_string()),
+                                reason: Some(e.with_causes()),
                             },
                             ..fetched
                         })
@@ -174,7 +174,7 @@ impl PullCache {
                         e.kind(),
                         format!(
                             "{}; and there is no cached copy of {reference} in {}",
-                            e.message(),
+                            e.with_causes(),
                             self.dir.display()
                         ),
                     )),
@@ -326,8 +326,8 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>> {
 /// The error for a cache file that cannot be read (a pipe, a device, past
 /// its cap, unreadable), with what to do about it.
 fn cache_read_error(what: &str, path: &Path, error: std::io::Error) -> DistributionError {
-    let e = DistributionError::file(what, path, error, ErrorKind::Io);
-    DistributionError::new(e.kind(), format!("{}; delete it to pull again", e.message()))
+    DistributionError::file(what, path, error, ErrorKind::Io)
+        .context("the pull cache (delete the file to pull again)")
 }
 
 /// Runs the cache's file I/O `work` on tokio's blocking pool.

@@ -2,6 +2,7 @@
 //! says what happened and what to change.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// What went wrong, for code that decides what to do next (serve a cached
 /// copy when the registry is [`ErrorKind::Unreachable`], say).
@@ -55,12 +56,26 @@ pub enum ErrorKind {
     Timeout,
 }
 
-/// An error of the distribution layer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An error of the distribution layer, in the style of every toolhost
+/// library error: a `#[non_exhaustive]` [`ErrorKind`], a message of its
+/// own that never repeats its cause, and the cause (an I/O error) kept as
+/// the [`source`](std::error::Error::source). `{:#}` and
+/// [`DistributionError::with_causes`] show the message with its causes.
+/// Two errors are equal when their kind and message are.
+#[derive(Debug, Clone)]
 pub struct DistributionError {
     kind: ErrorKind,
     message: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+impl PartialEq for DistributionError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for DistributionError {}
 
 impl DistributionError {
     /// An error of `kind` with `message`.
@@ -68,12 +83,20 @@ impl DistributionError {
         DistributionError {
             kind,
             message: message.into(),
+            source: None,
         }
     }
 
-    /// An [`ErrorKind::Io`] error: `what` failed with `error`.
+    /// This error, caused by `source`.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// An [`ErrorKind::Io`] error: `what` failed because of `error` (its
+    /// source).
     pub fn io(what: impl fmt::Display, error: std::io::Error) -> Self {
-        DistributionError::new(ErrorKind::Io, format!("{what}: {error}"))
+        DistributionError::new(ErrorKind::Io, what.to_string()).with_source(error)
     }
 
     /// An error reading the local file `path` through
@@ -86,7 +109,7 @@ impl DistributionError {
         } else {
             otherwise
         };
-        DistributionError::new(kind, format!("cannot read {what} {}: {error}", path.display()))
+        DistributionError::new(kind, format!("cannot read {what} {}", path.display())).with_source(error)
     }
 
     /// What went wrong.
@@ -94,27 +117,40 @@ impl DistributionError {
         self.kind
     }
 
-    /// The message.
+    /// The message: what failed, without its causes.
     pub fn message(&self) -> &str {
         &self.message
     }
 
+    /// The message with its causes, each said once.
+    pub fn with_causes(&self) -> String {
+        toolhost_core::error::with_causes(&self.message, std::error::Error::source(self))
+    }
+
     /// The same error with `context` in front of its message.
-    pub fn context(self, context: impl fmt::Display) -> Self {
-        DistributionError {
-            kind: self.kind,
-            message: format!("{context}: {}", self.message),
-        }
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
     }
 }
 
 impl fmt::Display for DistributionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        if f.alternate() {
+            f.write_str(&self.with_causes())
+        } else {
+            f.write_str(&self.message)
+        }
     }
 }
 
-impl std::error::Error for DistributionError {}
+impl std::error::Error for DistributionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl From<DistributionError> for toolhost_core::Error {
     /// The core error with the matching code: `hash_mismatch` for digest
@@ -138,7 +174,11 @@ impl From<DistributionError> for toolhost_core::Error {
             ErrorKind::TooLarge => ErrorCode::TooLarge,
             ErrorKind::Timeout => ErrorCode::Timeout,
         };
-        toolhost_core::Error::new(code, e.message)
+        let error = toolhost_core::Error::new(code, e.message);
+        match e.source {
+            Some(source) => error.with_shared_source(source),
+            None => error,
+        }
     }
 }
 

@@ -176,7 +176,7 @@ mod tests {
         ] {
             let e = OciReference::parse(bad).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Reference, "{bad}");
-            assert!(e.message().contains("oci://HOST"), "{e}");
+            assert!(e.with_causes().contains("oci://HOST"), "{e}");
         }
     }
 }

@@ -647,7 +647,7 @@ mod tests {
         assert_eq!(get_text(addr, ada()).await.unwrap(), "manifest");
         let e = get_text(addr, RegistryAuth::Anonymous).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
-        assert!(e.message().contains("docker login"), "{e}");
+        assert!(e.with_causes().contains("docker login"), "{e}");
     }
 
     #[tokio::test]
@@ -681,7 +681,7 @@ mod tests {
         assert_eq!(get_text(addr, ada()).await.unwrap(), "manifest");
         let e = get_text(addr, RegistryAuth::Anonymous).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
-        assert!(e.message().contains("bad credentials"), "{e}");
+        assert!(e.with_causes().contains("bad credentials"), "{e}");
     }
 
     #[tokio::test]
@@ -690,7 +690,7 @@ mod tests {
         let mut session = Session::new(&reference, false, ada()).unwrap();
         let e = session.token("http://127.0.0.1:9/token", None).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Registry, "{e}");
-        assert!(e.message().contains("not HTTPS"), "{e}");
+        assert!(e.with_causes().contains("not HTTPS"), "{e}");
     }
 
     #[test]

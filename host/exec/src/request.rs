@@ -109,7 +109,7 @@ pub enum ExecError {
         workspace: PathBuf,
     },
     /// Starting the process failed.
-    #[error("could not start `{program}`: {source}")]
+    #[error("could not start `{program}`")]
     Spawn {
         /// The program.
         program: String,
@@ -121,7 +121,7 @@ pub enum ExecError {
     #[error("no background process `{0}` for this session")]
     UnknownHandle(String),
     /// Reading or writing a receipt failed.
-    #[error("receipt {path}: {source}")]
+    #[error("receipt {path}")]
     Receipt {
         /// The receipt file.
         path: PathBuf,

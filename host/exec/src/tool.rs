@@ -90,7 +90,7 @@ fn exec_error(e: ExecError) -> Error {
         ExecError::ProgramMissing { .. } => ErrorCode::Unavailable,
         _ => ErrorCode::ToolFailed,
     };
-    Error::new(code, e.to_string())
+    Error::new(code, e.to_string()).with_source(e)
 }
 
 impl ExecTool {

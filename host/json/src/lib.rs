@@ -14,10 +14,10 @@
 //!
 //! Written here rather than taken from a crate: serde_json's serializer
 //! looks at a string one byte at a time (a table lookup and a branch per
-//! byte). Natively that is about a cycle per byte; inside a WebAssembly
-//! guest it is about 24 instructions, and as many units of fuel, per byte: a
-//! plugin returning 16 KiB of text spent four fifths of its call escaping it
-//! (`host/toolhost/benches/BENCHMARKS.md`). No maintained crate escapes
+//! byte). Natively that is cheap; inside a WebAssembly guest it costs tens
+//! of instructions, and as many units of fuel, per byte, and a plugin
+//! returning a large text spent most of its call escaping it
+//! (`BENCHMARKS.md` at the repository's root has the figures). No maintained crate escapes
 //! faster on `wasm32` while keeping serde_json's exact output, and the
 //! output must not change: clients, plugins and tests read it. So this crate
 //! writes the shapes values are made of itself, with serde_json's own number
@@ -251,8 +251,8 @@ fn simd_run(bytes: &[u8]) -> usize {
         // SAFETY: `chunk` has 16 readable bytes, all a `v128` reads;
         // `read_unaligned` needs no alignment (WebAssembly's `v128.load`
         // has none either). (Building the vector from 16 bytes without
-        // `unsafe` compiles to 16 lane insertions: 219,963 fuel for a
-        // 16 KiB `greet` against 158,538 with this load.)
+        // `unsafe` compiles to 16 lane insertions, which cost far more
+        // fuel: `BENCHMARKS.md`.)
         let v = unsafe { core::ptr::read_unaligned(chunk.as_ptr().cast::<v128>()) };
         let control = u8x16_lt(v, u8x16_splat(0x20));
         let quote = i8x16_eq(v, u8x16_splat(b'"'));
@@ -279,13 +279,13 @@ fn simd_run(bytes: &[u8]) -> usize {
 }
 
 /// A multiple of 16 bytes, up to the first 16 that hold a byte to escape:
-/// 64 bytes a step while nothing needs escaping (2.4 times as fast over
-/// 16 KiB as 16 a step: the test for any byte found costs the same for four
+/// 64 bytes a step while nothing needs escaping (faster over long strings
+/// than 16 a step: the test for any byte found costs the same for four
 /// vectors as for one), then 16.
 ///
 /// On x86-64 processors with AVX2 (detected once, at run time) the same
-/// loop runs compiled for 32-byte vectors ([`vector_run_avx2`]): 16 KiB in
-/// 228 ns instead of 516 ns (SSE2, the baseline every x86-64 has).
+/// loop runs compiled for 32-byte vectors ([`vector_run_avx2`]), about twice
+/// as fast as SSE2, the baseline every x86-64 has (`BENCHMARKS.md`).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline]
 fn vector_run(bytes: &[u8]) -> usize {
@@ -337,9 +337,8 @@ fn vector_run_baseline(bytes: &[u8]) -> usize {
 }
 
 /// A multiple of 32 bytes, up to the first 32 that hold a byte to escape,
-/// tested as four `u64`s with one branch: inside a WebAssembly guest,
-/// writing a 16 KiB string this way took 194,040 fuel in `hello`'s `greet`
-/// against 212,462 eight bytes a step.
+/// tested as four `u64`s with one branch: inside a WebAssembly guest it
+/// costs less fuel than eight bytes a step (`BENCHMARKS.md`).
 #[cfg_attr(
     any(
         target_arch = "x86_64",

@@ -2,12 +2,12 @@
 //! with strings scanned many bytes at a time ([`from_str`]).
 //!
 //! Inside a WebAssembly guest serde_json looks at a string four bytes at a
-//! time (its word is a `usize`, 32 bits there). `hello`'s `greet` with a
-//! 16 KiB name took 194,325 units of fuel a call with serde_json reading
-//! its arguments, 165,772 with this reader, and 94,160 with this reader and
-//! the writer both scanning in WebAssembly vectors (`simd128`, as this
-//! repository builds its plugins); a 5-byte name took about 5,300 either
-//! way (`host/toolhost/benches/BENCHMARKS.md`). This reader
+//! time (its word is a `usize`, 32 bits there); reading many bytes a step,
+//! and in WebAssembly vectors where the plugin is built with `simd128` (as
+//! this repository builds its plugins), makes a large argument's call
+//! markedly cheaper in fuel, and a small one's no dearer (the figures, with
+//! their date and command, are in `BENCHMARKS.md` at the repository's
+//! root). This reader
 //! finds a string's end with the writer's scan ([`crate::plain_run`]) and
 //! reads the shapes arguments are made of itself: objects, arrays,
 //! strings, `true`, `false`, `null`, and externally tagged enums. A

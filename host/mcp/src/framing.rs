@@ -362,9 +362,8 @@ pub const STDIO_PIPE_BYTES: usize = 1 << 20;
 /// are). With the default 64 KiB, a client with a few large requests in
 /// flight fills the pipe: each of its writes then waits for the server to
 /// read, and each of the server's reads wakes it up again, and the same on
-/// the answers' side. On this project's benchmark (32 calls of 16 KiB in
-/// flight on one session) the server's reads went from 8.5 % of its CPU
-/// time to 4.6 %, and a call's CPU time fell by 10-20 % (BENCHMARKS.md).
+/// the answers' side; wider pipes take that cost away (`BENCHMARKS.md` has
+/// the MCP benchmark's figures).
 pub(crate) fn widen_stdio_pipes() {
     #[cfg(target_os = "linux")]
     for fd in [rustix::stdio::stdin(), rustix::stdio::stdout()] {

@@ -11,13 +11,11 @@
 //!   and ten one after the other (`ten_sequential`).
 //!
 //! After criterion's groups, a summary measures the same pairs again,
-//! interleaved, and prints the medians and their ratios (the figures the
-//! README quotes): gathered vs one call (target ≤ 1.5x), and start-up vs
+//! interleaved, and prints the medians and their ratios (the figures
+//! BENCHMARKS.md quotes): gathered vs one call (target ≤ 1.5x), and start-up vs
 //! the trivial call (target ≤ 100x).
 
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
-mod support;
+use toolhost_test_support as support;
 
 use std::time::{Duration, Instant};
 

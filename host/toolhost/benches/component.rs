@@ -25,9 +25,7 @@
 //!   concurrently) and 8 `sleep`s of 20 ms (the overlap: the slowest vs the
 //!   sum).
 
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
-mod support;
+use toolhost_test_support as support;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;

@@ -36,9 +36,7 @@
 //! failure than `unavailable`.
 
 mod common;
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
-mod support;
+use toolhost_test_support as support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

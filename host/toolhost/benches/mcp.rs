@@ -51,9 +51,7 @@
 //! `rmcp+sandbox` floor per call; a 16 KiB argument within 2x of a 5 B one.
 
 mod common;
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
-mod support;
+use toolhost_test_support as support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -17,9 +17,7 @@
 //! last column is then relative to the first row measured.
 
 mod common;
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
-mod support;
+use toolhost_test_support as support;
 
 use std::time::{Duration, Instant};
 

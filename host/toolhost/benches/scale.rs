@@ -28,9 +28,7 @@
 //!    over K.
 
 mod common;
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the benchmark uses part of it")]
-mod support;
+use toolhost_test_support as support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The long soak: the mixed workload of `tests/all/soak.rs` (good calls,
+//! The long soak: the mixed workload of `toolhost-soak` (good calls,
 //! every adversarial plugin, a bridged MCP server killed and restarted, a
 //! corrupted compile cache, plugin files replaced under the host, clients
 //! hanging up mid-call) for minutes, bounded in rounds and in time.
@@ -15,13 +15,8 @@
 //! past their bounds.
 
 mod common;
-#[path = "../../../tests/all/support.rs"]
-#[allow(dead_code, reason = "shared with the tests; the soak uses part of it")]
-mod support;
 
-#[path = "../../../tests/all/soak.rs"]
-#[allow(dead_code, reason = "shared with the tests, which also run a short soak")]
-mod soak;
+use toolhost_soak as soak;
 
 use std::time::Duration;
 

@@ -34,7 +34,7 @@ pub(crate) fn component(bytes: &toolhost_core::error::Result<Vec<u8>>) -> (Check
         Ok(bytes) => bytes,
         Err(e) => {
             let problem = Problem::component(
-                e.message().to_string(),
+                e.with_causes(),
                 "give the path of a .wasm file (a regular file, within the size cap) that exists and is readable",
             );
             return (

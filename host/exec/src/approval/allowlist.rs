@@ -32,7 +32,7 @@ pub const ALLOWLIST_KEY: &str = "command_allowlist";
 #[non_exhaustive]
 pub enum AllowlistError {
     /// The file could not be read or written.
-    #[error("allowlist file {path}: {source}")]
+    #[error("allowlist file {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -41,7 +41,7 @@ pub enum AllowlistError {
         source: std::io::Error,
     },
     /// The file is not valid TOML.
-    #[error("allowlist file {path} is not valid TOML: {source}")]
+    #[error("allowlist file {path} is not valid TOML")]
     Parse {
         /// The file.
         path: PathBuf,

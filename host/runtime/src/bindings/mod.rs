@@ -128,8 +128,8 @@ enum Bindings {
 /// The generated bindings' instantiation type-checks every export of the
 /// world (`list-tools`, `declare`, ...) on each instance, which a call of
 /// `call-tool` does not need: this looks up and type-checks `call-tool`
-/// alone (about 1,800 of the 2,500 instructions the bindings spend on a
-/// `greet` call, measured with callgrind). The bare floor
+/// alone (most of the instructions the bindings spend on a `greet` call:
+/// `BENCHMARKS.md` has the callgrind count). The bare floor
 /// ([`crate::floor`]) calls the same way.
 #[derive(Clone, Copy)]
 pub(crate) struct CallTool {

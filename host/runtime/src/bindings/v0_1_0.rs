@@ -8,7 +8,7 @@ use crate::sandbox::SandboxState;
 use toolhost_core::error::ErrorCode;
 
 wasmtime::component::bindgen!({
-    path: "../../wit/0.1.0",
+    path: "wit/0.1.0",
     world: "toolhost:plugin/plugin",
     imports: { default: async },
     exports: { default: async },

@@ -18,7 +18,7 @@ use toolhost_core::registry::{CallContext, ToolCallerHandle, ToolOutput as CoreT
 use toolhost_core::text::truncate_utf8;
 
 wasmtime::component::bindgen!({
-    path: "../../wit/0.2.0",
+    path: "wit/0.2.0",
     world: "toolhost:plugin/plugin",
     imports: { default: async },
     exports: { default: async },

@@ -15,7 +15,7 @@ use toolhost_core::error::{Error, ErrorCode, Result};
 /// to a private certificate authority
 /// (`{ url = "https://git.corp", ca_file = "corp-ca.pem" }`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 pub enum HttpGrant {
     /// `[scheme://]host[:port]`; without a scheme, `https` only; without a
     /// port, the scheme's default only.

@@ -15,15 +15,15 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 /// The plugin's code: the example's, the same for every new plugin.
-const LIB_RS: &str = include_str!("../../../../examples/rust-plugin/src/lib.rs");
+const LIB_RS: &str = include_str!("new/lib.rs.in");
 /// Its conformance test: the example's (it names the crate through
 /// `CARGO_PKG_NAME`, so it fits any crate).
-const CONFORMANCE_RS: &str = include_str!("../../../../examples/rust-plugin/tests/conformance.rs");
+const CONFORMANCE_RS: &str = include_str!("new/conformance.rs.in");
 /// Its manifest, with `{name}`, `{lib}`, `{sdk}` and `{conformance}` to fill.
 const CARGO_TOML: &str = include_str!("new/Cargo.toml.in");
 /// Its cargo settings: toolhost's own plugins' (1 MiB of initial heap, so
 /// that a call does not grow its memory; the file says why).
-const CARGO_CONFIG: &str = include_str!("../../../../.cargo/config.toml");
+const CARGO_CONFIG: &str = include_str!("new/cargo-config.toml.in");
 /// Its README, with `{name}` and `{lib}` to fill.
 const README_MD: &str = include_str!("new/README.md.in");
 

@@ -16,7 +16,8 @@
 //!
 //! [[plugins]]
 //! path = "plugins/hello.wasm"     # relative to this file's folder
-//!                                 # (or source = "oci://HOST/REPO:TAG", see `distribution`)
+//!                                 # (or source = "oci://HOST/REPO:TAG", see `distribution`,
+//!                                 # or bundled = "calc", a standard plugin: see `crate::standard`)
 //! hash = "blake3:..."             # optional pin
 //! toolset = "hello"               # default: the file name without `.wasm`
 //! allow_tool_override = false     # may its tools override built-ins?
@@ -394,7 +395,7 @@ impl Config {
                 match spill.spill(&info.name, info.call_id, &result.content) {
                     Ok(Some(replacement)) => result.content = replacement,
                     Ok(None) => {}
-                    Err(e) => tracing::warn!(tool = %info.name, error = %e, "could not spill a large result"),
+                    Err(e) => tracing::warn!(tool = %info.name, error = format!("{e:#}"), "could not spill a large result"),
                 }
             });
         }
@@ -607,8 +608,9 @@ impl Config {
         };
         let mut gate = ApprovalGate::new(policy);
         if let Some(origin) = &self.origin {
-            let allowlist = crate::approval::Allowlist::load(origin)
-                .map_err(|e| Error::new(ErrorCode::Config, format!("command_allowlist: {e}")))?;
+            let allowlist = crate::approval::Allowlist::load(origin).map_err(|e| {
+                Error::new(ErrorCode::Config, "command_allowlist cannot be read").with_source(e)
+            })?;
             gate = gate.with_allowlist(allowlist);
         }
         if let Some(callback) = callback {

@@ -163,7 +163,7 @@ impl PluginStatus {
         hash: Option<ComponentHash>,
         error: &Error,
     ) -> Self {
-        tracing::error!(plugin = %request.name, ?via, error_code = %error.code(), "plugin not loaded: {error}");
+        tracing::error!(plugin = %request.name, ?via, error_code = %error.code(), "plugin not loaded: {error:#}");
         PluginStatus {
             via,
             path: request.path(),
@@ -175,7 +175,7 @@ impl PluginStatus {
             origin: None,
             signature: None,
             tools: Vec::new(),
-            error: Some(error.message().to_string()),
+            error: Some(error.with_causes()),
             error_code: Some(error.code()),
             warnings: Vec::new(),
             component: None,

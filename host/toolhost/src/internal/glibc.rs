@@ -11,9 +11,9 @@
 //! A tool call's payload meets that case every time: `hello`'s
 //! `format!("Hello, {name}!")` copies a 16 KiB name seven bytes along, and
 //! wasmtime carries out the guest's `memory.copy` with the host's `memmove`.
-//! On this project's machines (AMD EPYC, glibc 2.36) such a 16 KiB copy took
-//! 7,400 ns against 300 ns at other offsets; a 16 KiB `greet` made about nine
-//! copies of 8 KiB or more, two of them at a slow offset on average.
+//! `BENCHMARKS.md` ("Copies at slow offsets") has what it cost on this
+//! project's AMD machines with glibc 2.36, per copy and per call, with the
+//! commands that measured it.
 //!
 //! glibc reads its tunables once, as a process starts, so the remedy
 //! belongs to whoever starts the process: the operator sets

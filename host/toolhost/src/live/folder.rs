@@ -235,7 +235,7 @@ impl LivePlugins {
                     Ok(_) => {
                         tracing::info!(plugin = name, "plugin removed from the plugins folder: unloaded")
                     }
-                    Err(e) => tracing::error!(plugin = name, "cannot unload: {e}"),
+                    Err(e) => tracing::error!(plugin = name, "cannot unload: {e:#}"),
                 }
             }
             self.slots().remove(&slot);
@@ -278,11 +278,11 @@ fn kept(
 ) -> PluginStatus {
     match current.filter(PluginStatus::is_loaded) {
         Some(previous) => {
-            tracing::error!(plugin = %request.name, "the new version was refused, the previous one still serves: {error}");
+            tracing::error!(plugin = %request.name, "the new version was refused, the previous one still serves: {error:#}");
             PluginStatus {
                 error: Some(format!(
                     "a new version was refused, this one still serves: {}",
-                    error.message()
+                    error.with_causes()
                 )),
                 error_code: Some(error.code()),
                 ..previous

@@ -313,7 +313,7 @@ impl LivePlugins {
                 .component
                 .ok_or_else(|| Error::internal("a loaded plugin without its component")),
             Outcome::Refused(_, e) => {
-                tracing::error!(plugin = %request.name, ?via, error_code = %e.code(), "plugin not loaded: {e}");
+                tracing::error!(plugin = %request.name, ?via, error_code = %e.code(), "plugin not loaded: {e:#}");
                 Err(e)
             }
             Outcome::Unchanged { .. } => Err(Error::internal("a new slot already held a plugin")),
@@ -384,9 +384,9 @@ impl LivePlugins {
                     }
                 }
                 Outcome::Refused(hash, e) => {
-                    tracing::error!(plugin = %request.name, error_code = %e.code(), "plugin not reloaded: {e}");
+                    tracing::error!(plugin = %request.name, error_code = %e.code(), "plugin not reloaded: {e:#}");
                     report.failed.push(serde_json::json!({
-                        "plugin": request.name, "error": e.message(), "error_code": e.code()
+                        "plugin": request.name, "error": e.with_causes(), "error_code": e.code()
                     }));
                     // Never loaded: the status says why; loaded: it keeps serving.
                     if old.is_none() {
