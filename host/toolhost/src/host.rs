@@ -122,6 +122,34 @@ impl HostBuilder {
     /// Who answers when a call needs approval (a flagged command, a tool
     /// matching `require_approval`). Without one, and without
     /// [`HostBuilder::ask_mcp_clients`], such calls are denied.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use toolhost::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, BoxFuture, Choice};
+    /// use toolhost::{Config, FnTool, Host, Session, ToolOutput, ToolSpec};
+    ///
+    /// struct Yes;
+    /// impl ApprovalCallback for Yes {
+    ///     fn request<'a>(&'a self, _: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+    ///         Box::pin(async { ApprovalOutcome::Decided(Choice::Once) })
+    ///     }
+    /// }
+    /// let deploy = || FnTool::new(
+    ///     ToolSpec::new("deploy", "Deploys.", json!({"type": "object"})),
+    ///     |_, _| async { Ok(ToolOutput::json(&json!("deployed"))) },
+    /// );
+    /// let config = Config::from_toml(r#"require_approval = ["deploy"]"#)?;
+    /// let session = Session::trusted("ops");
+    /// // Without an approver, the call is refused; with one, it runs.
+    /// let host = Host::builder().config(config.clone()).tool(deploy()).build().await?;
+    /// assert!(host.call("deploy", json!({}), &session).await.is_error());
+    /// let host = Host::builder().config(config).tool(deploy()).approver(Arc::new(Yes)).build().await?;
+    /// assert_eq!(host.call("deploy", json!({}), &session).await.content, r#""deployed""#);
+    /// # Ok::<(), toolhost::Error>(())
+    /// # }).unwrap();
+    /// ```
     pub fn approver(mut self, approver: Arc<dyn ApprovalCallback>) -> Self {
         self.approver = Some(approver);
         self
@@ -223,6 +251,25 @@ impl Host {
     /// Admits a plugin while the host runs (see [`crate::admission`]); its
     /// tools are served from the next call on.
     ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use serde_json::json;
+    /// use toolhost::{Host, PluginRequest, Session};
+    ///
+    /// let host = Host::builder().build().await?;
+    /// let session = Session::trusted("agent");
+    /// // Any component's bytes (here the bundled calculator's).
+    /// let calc = toolhost::standard::get("calc")?.bytes;
+    /// let loaded = host.load(PluginRequest::bytes("calc", calc)).await?;
+    /// let six = host.call("calculate_expression", json!({"expression": "2 * 3"}), &session).await;
+    /// assert_eq!(six.json()["result"], "6");
+    /// // Unloaded, its tools are gone.
+    /// assert_eq!(host.unload(loaded.hash()).await?, ["calculate_expression"]);
+    /// assert!(host.call("calculate_expression", json!({"expression": "1"}), &session).await.is_error());
+    /// # Ok::<(), toolhost::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
     /// # Errors
     ///
     /// The step of admission that refused it.
@@ -242,6 +289,25 @@ impl Host {
 
     /// Every call's event, from now on: tool, session, outcome, duration,
     /// fuel and memory used.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use serde_json::json;
+    /// use toolhost::{CallOutcome, FnTool, Host, Session, ToolOutput, ToolSpec};
+    ///
+    /// let host = Host::builder()
+    ///     .tool(FnTool::new(ToolSpec::new("ping", "Pong.", json!({"type": "object"})), |_, _| async {
+    ///         Ok(ToolOutput::json(&json!("pong")))
+    ///     }))
+    ///     .build()
+    ///     .await?;
+    /// let mut events = host.subscribe();
+    /// host.call("ping", json!({}), &Session::trusted("agent")).await;
+    /// let event = events.recv().await.unwrap();
+    /// assert_eq!((event.name.as_str(), event.outcome), ("ping", CallOutcome::Ok));
+    /// # Ok::<(), toolhost::Error>(())
+    /// # }).unwrap();
+    /// ```
     pub fn subscribe(&self) -> broadcast::Receiver<ToolCallEvent> {
         self.started.dispatcher.subscribe()
     }
@@ -285,6 +351,23 @@ impl Host {
     /// Serves the host's tools over MCP's streamable HTTP on `listener`
     /// (at `options.path`, with its bearer token, origins and bounds), as
     /// `audience` may see them, until `shutdown` is cancelled.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tokio_util::sync::CancellationToken;
+    /// use toolhost::{Host, HttpOptions, ToolAudience};
+    ///
+    /// let host = Host::builder().build().await?;
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let options = HttpOptions { bearer_token: Some("s3cret".into()), ..HttpOptions::default() };
+    /// let shutdown = CancellationToken::new();
+    /// let serving = tokio::spawn(host.serve_http(listener, options, ToolAudience::Trusted, shutdown.clone()));
+    /// // ... MCP clients call http://ADDR/mcp with `Authorization: Bearer s3cret` ...
+    /// shutdown.cancel();
+    /// serving.await.unwrap()?;
+    /// # Ok::<(), toolhost::Error>(())
+    /// # }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
