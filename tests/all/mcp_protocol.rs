@@ -198,3 +198,34 @@ fn serve_http_without_a_token_makes_one_up() {
     let bearer = format!("Bearer {token}");
     assert_eq!(post_status(&addr, &[("Authorization", &bearer)]), 200);
 }
+
+/// `--no-token`, asked for explicitly, serves a loopback address to clients
+/// that cannot send a header; on any other address it is refused.
+#[test]
+fn no_token_serves_loopback_only() {
+    let server = HttpServer::start(&["--plugin", &hello(), "--no-token"]);
+    assert_eq!(server.token, None, "no token is made up");
+    let addr = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    assert_eq!(post_status(&addr, &[]), 200);
+    let out = std::process::Command::new(crate::support::toolhost_bin())
+        .args(crate::mcp_server::serve_args(&[
+            "--http",
+            "0.0.0.0:0",
+            "--no-token",
+            "--plugin",
+            &hello(),
+        ]))
+        .env_remove("TOOLHOST_MCP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--no-token serves only on a loopback address"),
+        "{stderr}"
+    );
+}

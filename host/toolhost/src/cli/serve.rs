@@ -44,6 +44,11 @@ pub(crate) struct ServeArgs {
     /// this option).
     #[arg(long, env = "TOOLHOST_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Serve HTTP with no bearer token at all, for clients that cannot send
+    /// a header (the MCP conformance suite, say). Only on a loopback
+    /// address: any other is refused.
+    #[arg(long, conflicts_with = "token", conflicts_with = "stdio")]
+    no_token: bool,
     /// A browser origin allowed besides the loopback ones (repeatable), e.g.
     /// https://app.example.com:443.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
@@ -162,8 +167,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
+        if args.no_token && !local.ip().is_loopback() {
+            anyhow::bail!(
+                "--no-token serves only on a loopback address ({local} is not one): any process that can reach it could call the tools; give --token instead"
+            );
+        }
         let token = match args.token.clone().filter(|t| !t.is_empty()) {
             Some(token) => token,
+            None if args.no_token => String::new(),
             // A public address needs the operator's own token (serve_http
             // refuses it without one); on loopback, one is made up so that
             // other local users and processes cannot call the tools.
