@@ -67,6 +67,10 @@ pub(crate) fn python_client_in(dir: &Path, mode_args: &[String], steps: Value) -
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    // The SDK warns when the server answers the end of a session with a
+    // status it does not take for success.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Session termination failed"), "{stderr}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "python client printed no JSON ({e}): {}",

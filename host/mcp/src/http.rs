@@ -373,6 +373,17 @@ impl Endpoint {
     /// (`handle`), not as a tower service, which would clone it (and its
     /// configuration) for every request.
     async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+        if request.method() == http::Method::DELETE {
+            // A session ended: rmcp answers 202, which the official SDKs
+            // take for a failure ("Session termination failed: 202"); the
+            // request is done, so 204.
+            let mut response = endpoint.rmcp(request).await;
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                *response.body_mut() = Body::empty();
+            }
+            return response;
+        }
         if request.method() != http::Method::POST {
             return endpoint.rmcp(request).await;
         }
