@@ -724,3 +724,45 @@ fn without_elicitation_a_flagged_command_is_blocked() {
     assert!(out["elicitations"].as_array().unwrap().is_empty());
     assert!(work.path().exists());
 }
+
+/// A client that sets a level gets the tools' log records at or above it
+/// as `notifications/message` (through the official Python SDK, over stdio
+/// and HTTP); one that does not, gets none; a level above the records'
+/// filters them out.
+#[test]
+fn log_records_reach_a_client_that_set_a_level() {
+    let chatty = plugin("chatty");
+    let steps = |level: Option<&str>| {
+        let mut steps = Vec::new();
+        if let Some(level) = level {
+            steps.push(json!({"set_level": level}));
+        }
+        steps.push(json!({"call": "chatter", "args": {"lines": 0, "records": 3}}));
+        Value::Array(steps)
+    };
+    let logs = |out: &Value| out["logs"].as_array().unwrap().clone();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--plugin", &chatty]),
+        steps(Some("debug")),
+    );
+    let got = logs(&out);
+    assert_eq!(got.len(), 3, "{out}");
+    assert_eq!(got[0]["level"], "info", "{out}");
+    assert_eq!(got[0]["logger"], "chatter", "{out}");
+    assert_eq!(
+        got[2]["data"],
+        json!({"message": "chatty record", "i": "2"}),
+        "{out}"
+    );
+    let out = python_client(&stdio_mode(&["--stdio", "--plugin", &chatty]), steps(None));
+    assert!(logs(&out).is_empty(), "{out}");
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--plugin", &chatty]),
+        steps(Some("error")),
+    );
+    assert!(logs(&out).is_empty(), "{out}");
+    let server = HttpServer::start(&["--plugin", &chatty]);
+    let token = server.token.clone().unwrap();
+    let out = python_client(&["http".into(), server.url.clone(), token], steps(Some("info")));
+    assert_eq!(logs(&out).len(), 3, "{out}");
+}

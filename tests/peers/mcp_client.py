@@ -7,6 +7,8 @@ Then reads a JSON list of steps on stdin, e.g.
   [{"call": "greet", "args": {"name": "Ada"}}, {"list": true}]
 A call step with "progress": true sends a progressToken and prints the
 progress notifications it received, in order, as "progress".
+A step {"set_level": "debug"} sets the server's logging level; the log
+messages received are printed as "logs" (level, logger, data), in order.
 A step {"elicit": "once"} makes the client declare the elicitation capability
 and answer later elicitations by accepting with that decision ("decline":
 declining); the messages it was asked are printed as "elicitations".
@@ -27,11 +29,14 @@ def tool_json(t):
             "output_schema": t.output_schema, "annotations": ann}
 
 
-async def run(session, steps, notes, elicit):
+async def run(session, steps, notes, elicit, logs):
     init = await session.initialize()
-    out = {"server_name": init.server_info.name, "steps": [], "elicitations": elicit["asked"]}
+    out = {"server_name": init.server_info.name, "steps": [], "elicitations": elicit["asked"], "logs": logs}
     for step in steps:
-        if "elicit" in step:
+        if "set_level" in step:
+            await session.set_logging_level(step["set_level"])
+            out["steps"].append({})
+        elif "elicit" in step:
             elicit["answer"] = step["elicit"]
             out["steps"].append({})
         elif "list" in step:
@@ -70,6 +75,12 @@ async def main():
         return types.ElicitResult(action="accept", content={"decision": elicit["answer"]})
 
     callbacks = {"elicitation_callback": on_elicit} if any("elicit" in s for s in steps) else {}
+    logs = []
+
+    async def on_log(params):
+        logs.append({"level": params.level, "logger": params.logger, "data": params.data})
+
+    callbacks["logging_callback"] = on_log
 
     async def on_message(message):
         name = type(getattr(message, "root", message)).__name__
@@ -80,7 +91,7 @@ async def main():
         params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, message_handler=on_message, **callbacks) as session:
-                out = await run(session, steps, notes, elicit)
+                out = await run(session, steps, notes, elicit, logs)
     else:
         url = sys.argv[2]
         headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else {}
@@ -88,7 +99,7 @@ async def main():
             async with streamable_http_client(url, http_client=client) as streams:
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write, message_handler=on_message, **callbacks) as session:
-                    out = await run(session, steps, notes, elicit)
+                    out = await run(session, steps, notes, elicit, logs)
     print(json.dumps(out))
 
 

@@ -14,6 +14,7 @@
 //! | named bundles of tools | [`toolsets`] |
 //! | sessions and the call pipeline: hooks, the call gate, events, batches, lazy mode | [`dispatch`] |
 //! | progress reports of long calls | [`progress`] |
+//! | a call's log records, for its caller | [`logging`] |
 //! | spilling large results to files | [`spill`] |
 //! | redacting secrets from text | [`redact`] |
 //! | text helpers | [`text`] |
@@ -41,6 +42,7 @@ pub mod dispatch;
 pub mod error;
 pub mod identity;
 pub mod limits;
+pub mod logging;
 pub mod progress;
 pub mod redact;
 pub mod registry;

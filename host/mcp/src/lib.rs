@@ -47,6 +47,7 @@ pub mod client;
 pub mod config;
 pub mod framing;
 pub mod http;
+mod logging;
 pub mod naming;
 pub mod origin;
 pub mod server;

@@ -30,8 +30,8 @@
 //! what one client may hold) is in [`http`](super::http).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -50,6 +50,7 @@ use super::approval::McpApprover;
 use super::bridge::McpDispatcher;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::logging::{LogLevel, LogRecord, LogSink};
 use toolhost_core::progress::{Progress, ProgressSink};
 use toolhost_core::registry::{ToolAudience, ToolSpec};
 
@@ -71,6 +72,9 @@ pub struct McpServer {
     session_ended: Arc<tokio_util::sync::DropGuard>,
     state: Arc<Shared>,
     approver: Option<Arc<McpApprover>>,
+    /// The level this session's client set with `logging/setLevel`; until it
+    /// sets one, tools' log records are not sent to it.
+    log_level: Arc<std::sync::Mutex<Option<LogLevel>>>,
 }
 
 struct Shared {
@@ -119,6 +123,7 @@ impl McpServer {
             audience,
             state,
             approver: None,
+            log_level: Arc::default(),
         }
     }
 
@@ -136,6 +141,7 @@ impl McpServer {
         McpServer {
             session: new_session(self.audience),
             session_ended: Arc::new(CancellationToken::new().drop_guard()),
+            log_level: Arc::default(),
             ..self.clone()
         }
     }
@@ -262,45 +268,68 @@ fn unquoted(mut quoted: String) -> String {
     quoted
 }
 
-/// How many progress reports may wait to be sent for one call; past that,
-/// reports are dropped (the reporter is faster than the client reads).
-const PROGRESS_QUEUE: usize = 64;
+/// How many notifications (progress reports, log records) may wait to be
+/// sent for one call; past that, they are dropped (the tool reports faster
+/// than the client reads).
+const NOTICE_QUEUE: usize = 64;
 
-/// Sends one call's progress reports to the client that asked for them
-/// (its request carried a `progressToken`) as `notifications/progress`, in
-/// order, from a task of its own, so that reporting never blocks the call.
-struct ProgressRelay {
-    /// Reports, then `None` when the call has ended.
-    sender: tokio::sync::mpsc::Sender<Option<Progress>>,
+/// What a call sends its client while it runs.
+enum Notice {
+    Progress(Progress),
+    Log(LogRecord),
+}
+
+/// Sends one call's notifications to its client, in order, from a task of
+/// its own, so that reporting never blocks the call: progress reports as
+/// `notifications/progress` (the request carried a `progressToken`), log
+/// records as `notifications/message` (the client set a level).
+struct NoticeRelay {
+    /// Notifications, then `None` when the call has ended.
+    sender: tokio::sync::mpsc::Sender<Option<Notice>>,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl ProgressRelay {
-    fn start(peer: rmcp::Peer<RoleServer>, token: ProgressToken) -> Self {
-        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Option<Progress>>(PROGRESS_QUEUE);
+impl NoticeRelay {
+    fn start(peer: rmcp::Peer<RoleServer>, token: Option<ProgressToken>) -> Self {
+        let (sender, mut receiver) = tokio::sync::mpsc::channel::<Option<Notice>>(NOTICE_QUEUE);
         let task = tokio::spawn(async move {
-            while let Some(Some(report)) = receiver.recv().await {
-                let mut param = ProgressNotificationParam::new(token.clone(), report.done);
-                param.total = report.total;
-                param.message = report.message;
-                if peer.notify_progress(param).await.is_err() {
+            while let Some(Some(notice)) = receiver.recv().await {
+                let sent = match notice {
+                    Notice::Progress(report) => {
+                        let Some(token) = &token else { continue };
+                        let mut param = ProgressNotificationParam::new(token.clone(), report.done);
+                        param.total = report.total;
+                        param.message = report.message;
+                        peer.notify_progress(param).await
+                    }
+                    Notice::Log(record) => super::logging::send(&peer, record).await,
+                };
+                if sent.is_err() {
                     break;
                 }
             }
         });
-        ProgressRelay { sender, task }
+        NoticeRelay { sender, task }
     }
 
-    /// The sink the call reports into.
-    fn sink(&self) -> ProgressSink {
+    /// The sink the call's progress goes to.
+    fn progress(&self) -> ProgressSink {
         let sender = self.sender.clone();
         ProgressSink::new(move |report| {
-            let _ = sender.try_send(Some(report));
+            let _ = sender.try_send(Some(Notice::Progress(report)));
         })
     }
 
-    /// Waits until every report made so far is sent; later ones (from a
-    /// sink something kept) are dropped.
+    /// The sink the call's log goes to, from `level` up.
+    fn log(&self, level: LogLevel) -> LogSink {
+        let sender = self.sender.clone();
+        LogSink::new(level, move |record| {
+            let _ = sender.try_send(Some(Notice::Log(record)));
+        })
+    }
+
+    /// Waits until every notification made so far is sent; later ones
+    /// (from a sink something kept) are dropped.
     async fn finish(self) {
         let _ = self.sender.send(None).await;
         let _ = self.task.await;
@@ -308,11 +337,13 @@ impl ProgressRelay {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated, reason = "MCP logging: see `super::logging`")]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -365,24 +396,46 @@ impl ServerHandler for McpServer {
             .meta
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
-        let progress = token.map(|token| ProgressRelay::start(context.peer.clone(), token));
+        let log_level = *self.log_level.lock().unwrap_or_else(PoisonError::into_inner);
+        let relay = (token.is_some() || log_level.is_some())
+            .then(|| NoticeRelay::start(context.peer.clone(), token.clone()));
         let ctx = DispatchContext {
             cancel: context.ct.clone(),
-            progress: progress.as_ref().map(ProgressRelay::sink),
+            progress: relay
+                .as_ref()
+                .filter(|_| token.is_some())
+                .map(NoticeRelay::progress),
+            log: relay
+                .as_ref()
+                .zip(log_level)
+                .map(|(relay, level)| relay.log(level)),
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = self.dispatcher.dispatch(&request.name, arguments, &ctx).await;
-        if let Some(progress) = progress {
+        if let Some(relay) = relay {
             // Every notification goes out before the result: none may follow it.
-            progress.finish().await;
+            relay.finish().await;
         }
         if self.session.activated().len() != activated {
             // A lazy-mode tool_search activated a tool: this session's list grew.
             let _ = context.peer.notify_tool_list_changed().await;
         }
         Ok(call_result(result).into())
+    }
+
+    /// Keeps the level: from the next call on, tools' log records at or
+    /// above it come to this client as `notifications/message`.
+    #[allow(deprecated, reason = "MCP logging: see `super::logging`")]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = super::logging::level(request.level);
+        *self.log_level.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -106,6 +106,7 @@ pub(crate) struct CallOrigin {
     pub(crate) caller: Option<toolhost_core::registry::ToolCallerHandle>,
     pub(crate) waiting: toolhost_core::dispatch::Waiting,
     pub(crate) progress: Option<toolhost_core::progress::ProgressSink>,
+    pub(crate) log: Option<toolhost_core::logging::LogSink>,
 }
 
 impl From<CallContext> for CallOrigin {
@@ -122,6 +123,7 @@ impl From<CallContext> for CallOrigin {
             caller,
             waiting,
             progress,
+            log,
         } = ctx;
         CallOrigin {
             call_id,
@@ -132,6 +134,7 @@ impl From<CallContext> for CallOrigin {
             caller,
             waiting,
             progress,
+            log,
         }
     }
 }

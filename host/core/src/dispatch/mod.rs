@@ -97,6 +97,9 @@ pub struct DispatchContext {
     pub waiting: Waiting,
     /// Where the tool's progress reports go, if the caller wants them.
     pub progress: Option<crate::progress::ProgressSink>,
+    /// Where the tool's log records go (from the sink's level up), if the
+    /// caller wants them.
+    pub log: Option<crate::logging::LogSink>,
 }
 
 impl DispatchContext {
@@ -111,6 +114,7 @@ impl DispatchContext {
             depth: 0,
             waiting: Waiting::none(),
             progress: None,
+            log: None,
         }
     }
 }

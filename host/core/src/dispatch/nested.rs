@@ -54,6 +54,7 @@ impl ToolCaller for NestedCaller {
                 depth: ctx.depth,
                 waiting: ctx.waiting,
                 progress: ctx.progress,
+                log: ctx.log,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
             let error = match (result.error, result.error_code) {

@@ -310,6 +310,7 @@ async fn execute(
         caller,
         waiting: ctx.waiting.clone(),
         progress: ctx.progress.clone(),
+        log: ctx.log.clone(),
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let mut call = std::pin::pin!(call);

@@ -144,6 +144,9 @@ pub struct CallContext {
     /// Where the tool's progress reports go, when the caller asked for them
     /// (see [`crate::progress`]).
     pub progress: Option<crate::progress::ProgressSink>,
+    /// Where the tool's log records go, when the caller wants them (see
+    /// [`crate::logging`]); nested calls log there too.
+    pub log: Option<crate::logging::LogSink>,
 }
 
 /// Something that runs nested tool calls: the dispatch pipeline, so that a

@@ -13,6 +13,7 @@ use futures_util::future::BoxFuture;
 
 use crate::sandbox::{MAX_LOG_MESSAGE, SandboxState};
 use toolhost_core::error::{Error, ErrorCode};
+use toolhost_core::logging::{LogLevel, LogRecord};
 use toolhost_core::progress::Progress;
 use toolhost_core::registry::{CallContext, ToolCallerHandle, ToolOutput as CoreToolOutput};
 use toolhost_core::text::truncate_utf8;
@@ -79,6 +80,24 @@ impl self::toolhost::plugin::host::Host for SandboxState {
             Level::Info => emit!(info),
             Level::Warn => emit!(warn),
             Level::Error => emit!(error),
+        }
+        // And to the caller, when it asked for the call's log (an MCP
+        // client that set a level): within the same caps as above.
+        if let Some(sink) = &self.ctx.log {
+            let level = match level {
+                Level::Trace | Level::Debug => LogLevel::Debug,
+                Level::Info => LogLevel::Info,
+                Level::Warn => LogLevel::Warning,
+                Level::Error => LogLevel::Error,
+            };
+            if sink.wants(level) {
+                sink.report(LogRecord {
+                    level,
+                    logger: self.tool.as_deref().map(str::to_string),
+                    message,
+                    fields: fields.into_iter().take(32).collect(),
+                });
+            }
         }
     }
 }
@@ -212,6 +231,7 @@ impl SandboxState {
             depth: self.ctx.depth + 1,
             caller: Some(caller.clone()),
             progress: None,
+            log: self.ctx.log.clone(),
             waiting: self.ctx.waiting.clone(),
         };
         Ok(NestedCall {
