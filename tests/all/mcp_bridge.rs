@@ -224,3 +224,111 @@ async fn dropping_the_dispatcher_disconnects_its_servers() {
     })
     .await;
 }
+
+/// Rich content from a bridged server (an image, audio-free resource links,
+/// embedded text and blob resources, annotated blocks) reaches the client
+/// of `toolhost serve` exactly as the server sent it: the same blocks,
+/// through the official Python SDK, as the server gives that client
+/// directly.
+#[test]
+fn a_bridged_servers_rich_content_passes_through_intact() {
+    let everything = crate::support::server_everything().display().to_string();
+    let (_dir, config) = crate::mcp_server::temp_config(&format!(
+        "[[mcp.servers]]\nname = \"everything\"\ntransport = \"stdio\"\ncommand = {everything:?}\nargs = [\"stdio\"]\n"
+    ));
+    let calls = [
+        ("get-tiny-image", json!({})),
+        ("get-resource-links", json!({"count": 2})),
+        (
+            "get-annotated-message",
+            json!({"messageType": "error", "includeImage": true}),
+        ),
+        (
+            "get-resource-reference",
+            json!({"resourceType": "Text", "resourceId": 2}),
+        ),
+        (
+            "get-resource-reference",
+            json!({"resourceType": "Blob", "resourceId": 3}),
+        ),
+    ];
+    // A first listing waits for the bridged server to connect.
+    let steps = |prefix: &str| {
+        let mut steps = vec![json!({"list": true})];
+        steps.extend(
+            calls
+                .iter()
+                .map(|(tool, args)| json!({"call": format!("{prefix}{tool}"), "args": args})),
+        );
+        Value::Array(steps)
+    };
+    let direct =
+        crate::mcp_server::python_client(&["stdio".into(), everything.clone(), "stdio".into()], steps(""));
+    let bridged = crate::mcp_server::python_client(
+        &crate::mcp_server::stdio_mode(&["--stdio", "--config", &config]),
+        steps("mcp__everything__"),
+    );
+    for (i, (tool, _)) in calls.iter().enumerate() {
+        let (want, got) = (&direct["steps"][i + 1], &bridged["steps"][i + 1]);
+        assert_eq!(got["is_error"], false, "{tool}: {got}");
+        assert!(
+            want["content"].as_array().is_some_and(|c| !c.is_empty()),
+            "{tool}: {want}"
+        );
+        // The reference server stamps a resource's text with the time it
+        // made it, and the two servers ran at different moments.
+        assert_eq!(
+            without_numbers(&got["content"]),
+            without_numbers(&want["content"]),
+            "{tool}"
+        );
+    }
+    let kinds: Vec<&str> = bridged["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .flat_map(|s| s["content"].as_array().unwrap().iter())
+        .filter_map(|b| b["type"].as_str())
+        .collect();
+    for kind in ["image", "resource_link", "resource", "text"] {
+        assert!(kinds.contains(&kind), "no {kind} block passed through: {kinds:?}");
+    }
+}
+
+/// `value` with every run of digits in its `text` strings, and in its `blob`s
+/// once decoded, collapsed to `#`.
+fn without_numbers(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(without_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("text", Value::String(text)) => (k.clone(), Value::String(collapse_digits(text))),
+                    ("blob", Value::String(blob)) => {
+                        use base64::Engine as _;
+                        let bytes = base64::engine::general_purpose::STANDARD
+                            .decode(blob)
+                            .unwrap_or_else(|e| panic!("blob is not base64 ({e}): {blob}"));
+                        let text = String::from_utf8_lossy(&bytes);
+                        (k.clone(), Value::String(collapse_digits(&text)))
+                    }
+                    _ => (k.clone(), without_numbers(v)),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn collapse_digits(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('#') {
+            out.push('#');
+        }
+    }
+    out
+}

@@ -24,7 +24,8 @@ use crate::support;
 /// What the README's main command runs the binary with.
 fn readme_args() -> Vec<String> {
     let readme = std::fs::read_to_string(support::workspace_root().join("README.md")).unwrap();
-    let prefix = "rustup target add wasm32-wasip2 && cargo install --locked --path host/toolhost && toolhost ";
+    let prefix =
+        "rustup target add wasm32-wasip2 && cargo install --locked --path host/toolhost && toolhost ";
     let line = readme
         .lines()
         .find(|l| l.starts_with(prefix))

@@ -51,8 +51,10 @@ async def run(session, steps, notes, elicit, logs):
             callback = on_progress if step.get("progress") else None
             r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
             texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
+            blocks = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in r.content]
             out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts),
-                                 "structured": r.structured_content, "progress": seen})
+                                 "structured": r.structured_content, "progress": seen,
+                                 "content": blocks})
         elif "wait_list_changed" in step:
             for _ in range(100):
                 if notes:

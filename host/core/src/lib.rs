@@ -13,6 +13,7 @@
 //! | the WIT-free [`Tool`](registry::Tool) trait, the registry, tool names | [`registry`] |
 //! | named bundles of tools | [`toolsets`] |
 //! | sessions and the call pipeline: hooks, the call gate, events, batches, lazy mode | [`dispatch`] |
+//! | rich content (images, audio, resources) beside a result's JSON | [`content`] |
 //! | progress reports of long calls | [`progress`] |
 //! | a call's log records, for its caller | [`logging`] |
 //! | spilling large results to files | [`spill`] |
@@ -38,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod bounded;
+pub mod content;
 pub mod dispatch;
 pub mod error;
 pub mod identity;

@@ -224,6 +224,9 @@ fn call_result(mut result: ToolResult) -> CallToolResult {
     if result.is_error() {
         return CallToolResult::error(vec![ContentBlock::text(result.content)]);
     }
+    if !result.blocks.is_empty() {
+        return blocks_result(result);
+    }
     // The JSON is parsed once, for both the structured content and (for a
     // JSON string without text of its own) the model's text: the same
     // answer as `ToolResult::model_text`, one pass over the bytes fewer.
@@ -254,6 +257,31 @@ fn call_result(mut result: ToolResult) -> CallToolResult {
     };
     let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
     out.structured_content = structured;
+    out
+}
+
+/// A result with content blocks: the blocks as its `content`, unchanged
+/// (MCP's JSON is theirs: `toolhost_core::content`), and its JSON as
+/// `structuredContent` when it is an object (a tool's structured result; a
+/// result without one has the blocks' array as its JSON, which is not).
+fn blocks_result(result: ToolResult) -> CallToolResult {
+    let blocks: Vec<ContentBlock> = result
+        .blocks
+        .into_iter()
+        .filter_map(|block| {
+            // The two models are one JSON; a block rmcp would not read
+            // (none should) is left out rather than fail the call.
+            serde_json::to_value(&block)
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok())
+        })
+        .collect();
+    let mut out = CallToolResult::success(blocks);
+    if result.content.trim_start().starts_with('{')
+        && let Ok(Value::Object(map)) = toolhost_json::from_str::<Value>(&result.content)
+    {
+        out.structured_content = Some(Value::Object(map));
+    }
     out
 }
 
@@ -514,6 +542,7 @@ mod tests {
 
     fn ok(content: &str, text: Option<&str>) -> CallToolResult {
         call_result(ToolResult {
+            blocks: Vec::new(),
             call_id: 1,
             content: content.to_string(),
             text: text.map(str::to_string),

@@ -132,9 +132,11 @@ impl McpTool {
     }
 }
 
-/// A result as a tool output: its structured content if any (with its text
-/// blocks as the model's text), the text of a single text block as a JSON
-/// string, otherwise the content blocks as JSON.
+/// A result as a tool output: a single text block as a JSON string, or
+/// structured content with its text blocks as the model's text; any other
+/// content (images, audio, resources, annotated or several blocks) passes
+/// on intact as content blocks (see [`ToolOutput::blocks`]), with the
+/// structured content, if any, as the JSON.
 fn output_of(result: CallToolResult) -> Result<ToolOutput> {
     let texts: Vec<&str> = result
         .content
@@ -149,6 +151,21 @@ fn output_of(result: CallToolResult) -> Result<ToolOutput> {
             texts.join("\n")
         };
         return Err(Error::new(ErrorCode::ToolFailed, message));
+    }
+    let plain = result.content.iter().all(|c| {
+        c.as_text()
+            .is_some_and(|t| t.annotations.is_none() && t.meta.is_none())
+    });
+    if !plain || (result.content.len() > 1 && result.structured_content.is_none()) {
+        let blocks: Vec<toolhost_core::content::ContentBlock> = serde_json::to_value(&result.content)
+            .and_then(serde_json::from_value)
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::ToolFailed,
+                    format!("the MCP server's content cannot be read: {e}"),
+                )
+            })?;
+        return Ok(ToolOutput::blocks(blocks, result.structured_content.as_ref()));
     }
     if let Some(structured) = &result.structured_content {
         // Servers often repeat the JSON as their text; that is no text of its own.

@@ -92,5 +92,6 @@ fn internal(message: &str) -> ToolResult {
         text: None,
         error_code: Some(ErrorCode::Internal),
         error: Some(error),
+        blocks: Vec::new(),
     }
 }

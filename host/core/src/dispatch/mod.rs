@@ -136,6 +136,10 @@ pub struct ToolResult {
     /// and its usage), when the call failed: what a nested call hands back
     /// to the tool that made it, without re-reading the JSON.
     pub error: Option<crate::Error>,
+    /// The tool's content blocks, for an MCP client (see
+    /// [`ToolOutput::blocks`](crate::registry::ToolOutput::blocks)); never
+    /// set on a failed call.
+    pub blocks: Vec<crate::content::ContentBlock>,
 }
 
 impl ToolResult {

@@ -392,6 +392,11 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                     )
                 }),
                 text: output.text.filter(|_| output.error_code.is_none()),
+                blocks: if output.error_code.is_none() {
+                    output.blocks
+                } else {
+                    Vec::new()
+                },
                 content: output.content,
                 error_code: output.error_code,
             },
@@ -415,6 +420,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                     text: None,
                     error_code: Some(code),
                     error: Some(error),
+                    blocks: Vec::new(),
                 },
                 usage,
             )

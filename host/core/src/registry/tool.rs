@@ -241,6 +241,11 @@ pub struct ToolOutput {
     /// For a refusal, why, in one line (the `"error"` string of `content`):
     /// the message of the typed error a nested caller gets.
     pub reason: Option<String>,
+    /// Content blocks (images, audio, resources, annotated text) an MCP
+    /// client gets as the result's `content`, in place of the text made
+    /// from [`content`](ToolOutput::content) (see [`crate::content`]);
+    /// empty for a result that is JSON and text alone.
+    pub blocks: Vec<crate::content::ContentBlock>,
 }
 
 impl ToolOutput {
@@ -252,6 +257,7 @@ impl ToolOutput {
             usage: None,
             error_code: None,
             reason: None,
+            blocks: Vec::new(),
         }
     }
 
@@ -280,6 +286,35 @@ impl ToolOutput {
     /// A result serialized from a JSON value.
     pub fn json(value: &Value) -> Self {
         ToolOutput::json_text(value.to_string())
+    }
+
+    /// A result of content blocks: MCP clients get `blocks`; its JSON (what
+    /// a calling tool or script gets) is `structured` when the tool gives
+    /// one (an object, MCP's `structuredContent`), else the blocks
+    /// themselves as a JSON array; its text for the model, the text blocks'.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolhost_core::content::{Content, ContentBlock};
+    /// use toolhost_core::registry::ToolOutput;
+    ///
+    /// let image = ContentBlock::from(Content::Image { data: "AAAA".into(), mime_type: "image/png".into() });
+    /// let out = ToolOutput::blocks(vec![ContentBlock::text("a dot"), image], None);
+    /// assert_eq!(out.model_text(), "a dot");
+    /// assert_eq!(serde_json::from_str::<serde_json::Value>(&out.content).unwrap()[1]["type"], "image");
+    /// ```
+    pub fn blocks(blocks: Vec<crate::content::ContentBlock>, structured: Option<&Value>) -> Self {
+        let content = match structured {
+            Some(value) => value.to_string(),
+            None => serde_json::to_string(&blocks).unwrap_or_else(|_| "[]".into()),
+        };
+        let texts: Vec<&str> = blocks.iter().filter_map(|b| b.as_text()).collect();
+        let text = (!texts.is_empty()).then(|| texts.join("\n"));
+        ToolOutput {
+            text,
+            blocks,
+            ..ToolOutput::json_text(content)
+        }
     }
 
     /// This result with `text` for the model (see [`ToolOutput::json_text`]).
