@@ -81,6 +81,10 @@ pub enum ErrorCode {
     /// Bytes offered to the host (a component file, a pulled blob, a
     /// signature) exceed their cap.
     TooLarge,
+    /// No prompt or resource by that name or URI is visible to the caller
+    /// (unknown, or not for its audience or toolsets: the two are not told
+    /// apart).
+    NotFound,
     /// A configuration file or value is wrong.
     Config,
     /// Reading or writing a file failed.
@@ -118,6 +122,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::NotActive => "not_active",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::NotFound => "not_found",
             ErrorCode::Config => "config",
             ErrorCode::Io => "io",
             ErrorCode::Internal => "internal",

@@ -14,6 +14,7 @@
 //! | named bundles of tools | [`toolsets`] |
 //! | sessions and the call pipeline: hooks, the call gate, events, batches, lazy mode | [`dispatch`] |
 //! | rich content (images, audio, resources) beside a result's JSON | [`content`] |
+//! | asking the caller's client: elicitation and sampling | [`client`] |
 //! | progress reports of long calls | [`progress`] |
 //! | a call's log records, for its caller | [`logging`] |
 //! | spilling large results to files | [`spill`] |
@@ -39,6 +40,7 @@
 #![deny(missing_docs)]
 
 pub mod bounded;
+pub mod client;
 pub mod content;
 pub mod dispatch;
 pub mod error;

@@ -198,7 +198,14 @@ impl Toolsets {
     }
 
     fn is_known(&self, name: &str, registry: &Registry) -> bool {
-        self.defs.contains_key(name) || registry.entries().any(|e| e.toolset() == name)
+        self.defs.contains_key(name) || registry.has_toolset(name)
+    }
+
+    fn unknown(&self, name: &str, registry: &Registry) -> Error {
+        config(format!(
+            "unknown toolset `{name}`; known toolsets: {}",
+            self.known(registry).join(", ")
+        ))
     }
 
     /// Every known toolset name: defined, presets and dynamic.
@@ -206,6 +213,51 @@ impl Toolsets {
         let mut names: BTreeSet<String> = self.defs.keys().cloned().collect();
         names.extend(registry.toolset_names().into_iter().map(String::from));
         names.into_iter().collect()
+    }
+
+    /// The toolsets whose prompts and resources `selection` shows: by the
+    /// same three rules as [`Toolsets::select`], a toolset counting as
+    /// selected when it is named, included by a selected toolset, or (a
+    /// preset) when the preset is selected.
+    ///
+    /// # Errors
+    ///
+    /// As [`Toolsets::select`].
+    pub fn select_toolsets(
+        &self,
+        selection: &ToolsetSelection,
+        registry: &Registry,
+    ) -> Result<BTreeSet<String>> {
+        let mut all: BTreeSet<String> = self.known(registry).into_iter().collect();
+        let expand = |names: &[String]| -> Result<BTreeSet<String>> {
+            let mut out = BTreeSet::new();
+            for name in names {
+                self.expand_sets(name, registry, &mut Vec::new(), &mut out)?;
+            }
+            Ok(out)
+        };
+        if let Some(enabled) = &selection.enabled {
+            return expand(enabled);
+        }
+        let off = expand(&selection.disabled)?;
+        all.retain(|n| !off.contains(n));
+        Ok(all)
+    }
+
+    fn expand_sets(
+        &self,
+        name: &str,
+        registry: &Registry,
+        path: &mut Vec<String>,
+        out: &mut BTreeSet<String>,
+    ) -> Result<()> {
+        self.walk(name, registry, path, &mut |name, def| {
+            out.insert(name.to_string());
+            if def.is_some_and(|d| d.everything.is_some()) {
+                // Audience is filtered apart, as for tools.
+                out.extend(registry.toolset_names().into_iter().map(String::from));
+            }
+        })
     }
 
     /// The tool names in toolset `name`, composites expanded.
@@ -227,6 +279,34 @@ impl Toolsets {
         path: &mut Vec<String>,
         out: &mut BTreeSet<String>,
     ) -> Result<()> {
+        self.walk(name, registry, path, &mut |name, def| {
+            let dynamic = registry.entries().filter(|e| e.toolset() == name);
+            out.extend(dynamic.map(|e| e.name().to_string()));
+            let Some(def) = def else {
+                return;
+            };
+            if let Some(audience) = def.everything {
+                let all = registry.entries().filter(|e| audience.may_use(e.audience()));
+                out.extend(all.map(|e| e.name().to_string()));
+            }
+            out.extend(def.tools.iter().cloned());
+        })
+    }
+
+    /// Visits toolset `name` (by its canonical name, with its definition if
+    /// it is defined) and every toolset it includes, depth first.
+    ///
+    /// # Errors
+    ///
+    /// `config` for an unknown name (listing the known ones) or a cycle of
+    /// includes (naming it).
+    fn walk(
+        &self,
+        name: &str,
+        registry: &Registry,
+        path: &mut Vec<String>,
+        visit: &mut dyn FnMut(&str, Option<&ToolsetDef>),
+    ) -> Result<()> {
         let name = self.canonical(name, registry);
         if let Some(start) = path.iter().position(|p| p == name) {
             let mut cycle = path[start..].to_vec();
@@ -234,24 +314,16 @@ impl Toolsets {
             return Err(config(format!("toolset include cycle: {}", cycle.join(" -> "))));
         }
         if !self.is_known(name, registry) {
-            return Err(config(format!(
-                "unknown toolset `{name}`; known toolsets: {}",
-                self.known(registry).join(", ")
-            )));
+            return Err(self.unknown(name, registry));
         }
-        let dynamic = registry.entries().filter(|e| e.toolset() == name);
-        out.extend(dynamic.map(|e| e.name().to_string()));
-        let Some(def) = self.defs.get(name) else {
+        let def = self.defs.get(name);
+        visit(name, def);
+        let Some(def) = def else {
             return Ok(());
         };
-        if let Some(audience) = def.everything {
-            let all = registry.entries().filter(|e| audience.may_use(e.audience()));
-            out.extend(all.map(|e| e.name().to_string()));
-        }
-        out.extend(def.tools.iter().cloned());
         path.push(name.to_string());
         for include in &def.includes {
-            self.expand(include, registry, path, out)?;
+            self.walk(include, registry, path, visit)?;
         }
         path.pop();
         Ok(())

@@ -107,6 +107,7 @@ pub(crate) struct CallOrigin {
     pub(crate) waiting: toolhost_core::dispatch::Waiting,
     pub(crate) progress: Option<toolhost_core::progress::ProgressSink>,
     pub(crate) log: Option<toolhost_core::logging::LogSink>,
+    pub(crate) client: Option<toolhost_core::client::ClientHandle>,
 }
 
 impl From<CallContext> for CallOrigin {
@@ -124,6 +125,7 @@ impl From<CallContext> for CallOrigin {
             waiting,
             progress,
             log,
+            client,
         } = ctx;
         CallOrigin {
             call_id,
@@ -135,6 +137,7 @@ impl From<CallContext> for CallOrigin {
             waiting,
             progress,
             log,
+            client,
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | post-call hooks, the event, the JSON result | [`ToolCallEvent`], [`ToolResult`] |
 //! | error wrapping | [`Failure`] |
 //! | concurrent batches | [`Dispatcher::dispatch_batch`] |
+//! | prompts, resources, completions: listed and served by the same audience and toolset rules | [`Dispatcher::get_prompt`], [`Dispatcher::read_resource`], [`Dispatcher::complete`] |
 //!
 //! The registry sits behind a lock and can change while serving
 //! ([`Dispatcher::update_registry`]); each change bumps a generation that
@@ -40,6 +41,7 @@
 //! ```
 
 mod batch;
+mod catalog;
 mod errors;
 mod events;
 mod extensions;
@@ -60,6 +62,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use batch::{DEFAULT_BATCH_CONCURRENCY, ToolCall};
+pub use catalog::CompletionRef;
 pub use errors::Failure;
 pub use events::{CallOutcome, ToolCallEvent};
 pub use gate::{CallGate, GateDecision};
@@ -100,6 +103,9 @@ pub struct DispatchContext {
     /// Where the tool's log records go (from the sink's level up), if the
     /// caller wants them.
     pub log: Option<crate::logging::LogSink>,
+    /// The client the call may ask (elicitation, sampling), if any. Dispatch
+    /// passes it on only to calls of a trusted session.
+    pub client: Option<crate::client::ClientHandle>,
 }
 
 impl DispatchContext {
@@ -115,6 +121,7 @@ impl DispatchContext {
             waiting: Waiting::none(),
             progress: None,
             log: None,
+            client: None,
         }
     }
 }
@@ -188,12 +195,19 @@ struct Inner {
 struct Snapshot {
     registry: Arc<Registry>,
     selected: Result<Arc<BTreeSet<String>>>,
+    /// The toolsets whose prompts and resources the selection shows.
+    selected_toolsets: Result<Arc<BTreeSet<String>>>,
 }
 
 impl Snapshot {
     fn new(registry: Arc<Registry>, toolsets: &Toolsets, selection: &ToolsetSelection) -> Self {
         let selected = toolsets.select(selection, &registry).map(Arc::new);
-        Snapshot { registry, selected }
+        let selected_toolsets = toolsets.select_toolsets(selection, &registry).map(Arc::new);
+        Snapshot {
+            registry,
+            selected,
+            selected_toolsets,
+        }
     }
 }
 

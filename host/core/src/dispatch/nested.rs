@@ -55,6 +55,7 @@ impl ToolCaller for NestedCaller {
                 waiting: ctx.waiting,
                 progress: ctx.progress,
                 log: ctx.log,
+                client: ctx.client,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
             let error = match (result.error, result.error_code) {

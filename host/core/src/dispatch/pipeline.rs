@@ -311,6 +311,11 @@ async fn execute(
         waiting: ctx.waiting.clone(),
         progress: ctx.progress.clone(),
         log: ctx.log.clone(),
+        // Fail-closed: a public turn's tools may not ask the client.
+        client: match ctx.session.audience() {
+            crate::registry::ToolAudience::Trusted => ctx.client.clone(),
+            crate::registry::ToolAudience::Public => None,
+        },
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let mut call = std::pin::pin!(call);

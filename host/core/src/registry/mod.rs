@@ -12,6 +12,7 @@
 //! | [`ArgumentValidator`] | the one argument check every call path applies |
 //! | [`Registry::list_schemas`], [`Registry::definitions`] | schema output ([`schemas`](Registry::definitions)) |
 //! | [`lazy`] | the lazy mode's `tool_search` |
+//! | [`Prompt`], [`Resources`], [`Catalog`] | prompts and resources beside the tools ([`catalog`](Registry::register_catalog)) |
 //!
 //! Registration is fail-closed: [`Registry::register`] makes a trusted-only
 //! built-in, [`Registry::register_public`] is the only way to a public one,
@@ -38,9 +39,12 @@
 
 mod arguments;
 mod availability;
+mod catalog;
 mod entry;
 pub mod lazy;
 pub mod names;
+mod prompt;
+mod resource;
 mod schemas;
 mod tool;
 
@@ -49,7 +53,10 @@ use std::sync::Arc;
 
 pub use arguments::ArgumentValidator;
 pub use availability::{Check, CheckCache};
+pub use catalog::{Catalog, PromptEntry, Provenance, ResourceEntry, TemplateEntry};
 pub use entry::{Registration, SchemaPatch, ToolAudience, ToolEntry, ToolSource};
+pub use prompt::{Completion, FnPrompt, Prompt, PromptArgument, PromptMessage, PromptResult, PromptSpec};
+pub use resource::{MAX_URI_BYTES, ResourceSpec, ResourceTemplateSpec, Resources, UriTemplate, check_uri};
 pub use schemas::openai_definition;
 pub use tool::{
     BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, NestedResult, Tool, ToolCaller, ToolCallerHandle,
@@ -59,11 +66,15 @@ pub use tool::{
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 
-/// The tools, keyed by name (listed in name order). Cheap to clone: entries
+/// The tools, keyed by name (listed in name order), and the prompts,
+/// resources and resource templates beside them. Cheap to clone: entries
 /// are shared.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<String, Arc<ToolEntry>>,
+    prompts: BTreeMap<String, Arc<PromptEntry>>,
+    resources: BTreeMap<String, Arc<ResourceEntry>>,
+    templates: BTreeMap<String, Arc<TemplateEntry>>,
 }
 
 impl Registry {
@@ -134,6 +145,84 @@ impl Registry {
         Ok(names)
     }
 
+    /// Registers the prompts, resources and templates of `catalog` as
+    /// offered by `source`, **trusted-only**. All or nothing. Their toolset
+    /// is the catalog's, else the source's (`mcp-SERVER`, `wasm-HASH12`, or
+    /// for a built-in `builtin`).
+    ///
+    /// # Errors
+    ///
+    /// `duplicate_tool` when a prompt name, resource URI or template is
+    /// taken (by another source, or twice in the catalog);
+    /// `invalid_arguments` for a prompt name that breaks the tool-name rule,
+    /// a URI that is not one, or a template this host cannot match.
+    pub fn register_catalog(&mut self, source: ToolSource, catalog: Catalog) -> Result<()> {
+        self.add_catalog(source, ToolAudience::Trusted, catalog)
+    }
+
+    /// Registers a built-in catalog reviewed as safe for public turns: the
+    /// only way to public prompts and resources.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::register_catalog`].
+    pub fn register_public_catalog(&mut self, catalog: Catalog) -> Result<()> {
+        self.add_catalog(ToolSource::Builtin, ToolAudience::Public, catalog)
+    }
+
+    fn add_catalog(
+        &mut self,
+        source: ToolSource,
+        audience: ToolAudience,
+        mut catalog: Catalog,
+    ) -> Result<()> {
+        let toolset = catalog
+            .toolset
+            .take()
+            .unwrap_or_else(|| default_toolset(&source, "builtin"));
+        let checked = catalog.check(Provenance {
+            source: source.clone(),
+            audience,
+            toolset,
+        })?;
+        if let Some((name, existing)) = checked
+            .prompts
+            .iter()
+            .find_map(|p| self.prompts.get(&p.spec().name).map(|e| (&p.spec().name, e)))
+        {
+            return Err(catalog::taken("prompt", name, &existing.provenance, &source));
+        }
+        if let Some((uri, existing)) = checked
+            .resources
+            .iter()
+            .find_map(|r| self.resources.get(&r.spec.uri).map(|e| (&r.spec.uri, e)))
+        {
+            return Err(catalog::taken("resource", uri, &existing.provenance, &source));
+        }
+        if let Some((template, existing)) = checked.templates.iter().find_map(|t| {
+            self.templates
+                .get(&t.spec.uri_template)
+                .map(|e| (&t.spec.uri_template, e))
+        }) {
+            return Err(catalog::taken(
+                "resource template",
+                template,
+                &existing.provenance,
+                &source,
+            ));
+        }
+        for p in checked.prompts {
+            self.prompts.insert(p.spec().name.clone(), Arc::new(p));
+        }
+        for r in checked.resources {
+            self.resources.insert(r.spec.uri.clone(), Arc::new(r));
+        }
+        for t in checked.templates {
+            self.templates.insert(t.spec.uri_template.clone(), Arc::new(t));
+        }
+        Ok(())
+    }
+
     fn add(
         &mut self,
         reg: Registration,
@@ -153,11 +242,7 @@ impl Registry {
             }
             tracing::info!(tool = %name, by = %source, "plugin overrides a built-in (allow_tool_override)");
         }
-        let default_toolset = match &source {
-            ToolSource::Builtin => name.clone(),
-            ToolSource::Mcp { server } => format!("mcp-{server}"),
-            ToolSource::Wasm { component_hash } => format!("wasm-{}", component_hash.short()),
-        };
+        let default_toolset = default_toolset(&source, &name);
         let entry = ToolEntry::build(reg, default_toolset, source, audience)?;
         self.entries.insert(name, Arc::new(entry));
         Ok(())
@@ -196,53 +281,103 @@ impl Registry {
         if let Some((name, theirs)) = other.entries.iter().find(|(n, _)| self.entries.contains_key(*n)) {
             return Err(duplicate(name, &self.entries[name], &theirs.source));
         }
+        if let Some((name, theirs)) = other.prompts.iter().find(|(n, _)| self.prompts.contains_key(*n)) {
+            let existing = &self.prompts[name].provenance;
+            return Err(catalog::taken(
+                "prompt",
+                name,
+                existing,
+                &theirs.provenance.source,
+            ));
+        }
+        if let Some((uri, theirs)) = other
+            .resources
+            .iter()
+            .find(|(n, _)| self.resources.contains_key(*n))
+        {
+            let existing = &self.resources[uri].provenance;
+            return Err(catalog::taken(
+                "resource",
+                uri,
+                existing,
+                &theirs.provenance.source,
+            ));
+        }
+        if let Some((t, theirs)) = other
+            .templates
+            .iter()
+            .find(|(n, _)| self.templates.contains_key(*n))
+        {
+            let existing = &self.templates[t].provenance;
+            return Err(catalog::taken(
+                "resource template",
+                t,
+                existing,
+                &theirs.provenance.source,
+            ));
+        }
         self.entries
             .extend(other.entries.iter().map(|(k, v)| (k.clone(), Arc::clone(v))));
+        self.prompts
+            .extend(other.prompts.iter().map(|(k, v)| (k.clone(), Arc::clone(v))));
+        self.resources
+            .extend(other.resources.iter().map(|(k, v)| (k.clone(), Arc::clone(v))));
+        self.templates
+            .extend(other.templates.iter().map(|(k, v)| (k.clone(), Arc::clone(v))));
         Ok(())
     }
 
-    /// A copy without any MCP tool.
+    /// A copy without any MCP tool, prompt or resource.
     pub fn clone_without_mcp(&self) -> Registry {
-        self.filtered(|e| !matches!(e.source, ToolSource::Mcp { .. }))
+        self.filtered(|source, _| !matches!(source, ToolSource::Mcp { .. }))
     }
 
-    /// Removes every MCP tool; returns how many were removed.
+    /// Removes every MCP tool, prompt and resource; returns how many tools
+    /// were removed.
     pub fn unregister_mcp(&mut self) -> usize {
-        self.remove_where(|e| matches!(e.source, ToolSource::Mcp { .. }))
+        self.remove_where(|source| matches!(source, ToolSource::Mcp { .. }))
     }
 
-    /// Removes every tool of MCP server `server` (and nothing else); returns
-    /// how many were removed.
+    /// Removes every tool, prompt and resource of MCP server `server` (and
+    /// nothing else); returns how many tools were removed.
     pub fn unregister_mcp_server(&mut self, server: &str) -> usize {
-        self.remove_where(|e| matches!(&e.source, ToolSource::Mcp { server: s } if s == server))
+        self.remove_where(|source| matches!(source, ToolSource::Mcp { server: s } if s == server))
     }
 
-    /// Removes every tool of the component with `hash` (and nothing else);
-    /// returns how many were removed.
+    /// Removes every tool, prompt and resource of the component with `hash`
+    /// (and nothing else); returns how many tools were removed.
     pub fn unregister_component(&mut self, hash: ComponentHash) -> usize {
-        self.remove_where(|e| e.source == ToolSource::Wasm { component_hash: hash })
+        self.remove_where(|source| *source == ToolSource::Wasm { component_hash: hash })
     }
 
-    /// A copy with only the tools a turn of `audience` may use: for
-    /// [`ToolAudience::Public`], only the tools registered public.
+    /// A copy with only what a turn of `audience` may use: for
+    /// [`ToolAudience::Public`], only what was registered public.
     pub fn clone_for_audience(&self, audience: ToolAudience) -> Registry {
-        self.filtered(|e| audience.may_use(e.audience))
+        self.filtered(|_, entry| audience.may_use(entry))
     }
 
-    fn filtered(&self, keep: impl Fn(&ToolEntry) -> bool) -> Registry {
-        Registry {
-            entries: self
-                .entries
-                .iter()
+    fn filtered(&self, keep: impl Fn(&ToolSource, ToolAudience) -> bool) -> Registry {
+        fn keep_in<E>(map: &BTreeMap<String, Arc<E>>, keep: impl Fn(&E) -> bool) -> BTreeMap<String, Arc<E>> {
+            map.iter()
                 .filter(|(_, e)| keep(e))
                 .map(|(k, v)| (k.clone(), Arc::clone(v)))
-                .collect(),
+                .collect()
+        }
+        let by = |p: &Provenance| keep(&p.source, p.audience);
+        Registry {
+            entries: keep_in(&self.entries, |e| keep(&e.source, e.audience)),
+            prompts: keep_in(&self.prompts, |e| by(&e.provenance)),
+            resources: keep_in(&self.resources, |e| by(&e.provenance)),
+            templates: keep_in(&self.templates, |e| by(&e.provenance)),
         }
     }
 
-    fn remove_where(&mut self, remove: impl Fn(&ToolEntry) -> bool) -> usize {
+    fn remove_where(&mut self, remove: impl Fn(&ToolSource) -> bool) -> usize {
         let before = self.entries.len();
-        self.entries.retain(|_, e| !remove(e));
+        self.entries.retain(|_, e| !remove(&e.source));
+        self.prompts.retain(|_, e| !remove(&e.provenance.source));
+        self.resources.retain(|_, e| !remove(&e.provenance.source));
+        self.templates.retain(|_, e| !remove(&e.provenance.source));
         before - self.entries.len()
     }
 
@@ -276,13 +411,78 @@ impl Registry {
         self.entries.is_empty()
     }
 
-    /// The names of the toolsets the entries belong to (the dynamic
-    /// toolsets: one per built-in group, MCP server and component).
+    /// The prompt named `name`.
+    pub fn prompt(&self, name: &str) -> Option<&Arc<PromptEntry>> {
+        self.prompts.get(name)
+    }
+
+    /// Every prompt, in name order.
+    pub fn prompts(&self) -> impl Iterator<Item = &Arc<PromptEntry>> {
+        self.prompts.values()
+    }
+
+    /// Every resource, in URI order.
+    pub fn resources(&self) -> impl Iterator<Item = &Arc<ResourceEntry>> {
+        self.resources.values()
+    }
+
+    /// Every resource template, in template order.
+    pub fn resource_templates(&self) -> impl Iterator<Item = &Arc<TemplateEntry>> {
+        self.templates.values()
+    }
+
+    /// Where `uri` is read: the resource registered at `uri`, else the
+    /// first template (in template order) that matches it; `None` when
+    /// neither is.
+    pub fn resource_for(&self, uri: &str) -> Option<(&Arc<dyn Resources>, &Provenance)> {
+        if let Some(entry) = self.resources.get(uri) {
+            return Some((&entry.reader, &entry.provenance));
+        }
+        self.templates
+            .values()
+            .find(|t| t.template.matches(uri).is_some())
+            .map(|t| (&t.reader, &t.provenance))
+    }
+
+    /// The names of the toolsets the entries (tools, prompts, resources)
+    /// belong to (the dynamic toolsets: one per built-in group, MCP server
+    /// and component).
     pub fn toolset_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.entries.values().map(|e| e.toolset.as_str()).collect();
+        let catalog = self
+            .prompts
+            .values()
+            .map(|e| &e.provenance)
+            .chain(self.resources.values().map(|e| &e.provenance))
+            .chain(self.templates.values().map(|e| &e.provenance))
+            .map(|p| p.toolset.as_str());
+        let mut names: Vec<&str> = self
+            .entries
+            .values()
+            .map(|e| e.toolset.as_str())
+            .chain(catalog)
+            .collect();
         names.sort_unstable();
         names.dedup();
         names
+    }
+
+    /// Whether some tool, prompt, resource or template is in toolset `name`.
+    pub fn has_toolset(&self, name: &str) -> bool {
+        self.entries.values().any(|e| e.toolset == name)
+            || self.prompts.values().any(|e| e.provenance.toolset == name)
+            || self.resources.values().any(|e| e.provenance.toolset == name)
+            || self.templates.values().any(|e| e.provenance.toolset == name)
+    }
+}
+
+/// The toolset of what `source` registers without naming one: `mcp-SERVER`,
+/// `wasm-HASH12`, or for a built-in `builtin_name` (a built-in tool's own
+/// name).
+fn default_toolset(source: &ToolSource, builtin_name: &str) -> String {
+    match source {
+        ToolSource::Builtin => builtin_name.to_string(),
+        ToolSource::Mcp { server } => format!("mcp-{server}"),
+        ToolSource::Wasm { component_hash } => format!("wasm-{}", component_hash.short()),
     }
 }
 

@@ -147,6 +147,10 @@ pub struct CallContext {
     /// Where the tool's log records go, when the caller wants them (see
     /// [`crate::logging`]); nested calls log there too.
     pub log: Option<crate::logging::LogSink>,
+    /// The client the call may ask for its user's answer or its model's
+    /// completion (see [`crate::client`]); `None` (headless, or a public
+    /// audience) means it may not.
+    pub client: Option<crate::client::ClientHandle>,
 }
 
 /// Something that runs nested tool calls: the dispatch pipeline, so that a

@@ -3,6 +3,7 @@
 //! test -p toolhost-core` builds no wasmtime). The tests that need
 //! components are in the workspace's `tests/all`.
 
+mod catalog;
 mod dispatch;
 mod fixtures;
 mod lazy;

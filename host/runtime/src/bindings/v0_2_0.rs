@@ -233,6 +233,7 @@ impl SandboxState {
             progress: None,
             log: self.ctx.log.clone(),
             waiting: self.ctx.waiting.clone(),
+            client: self.ctx.client.clone(),
         };
         Ok(NestedCall {
             name,
