@@ -332,3 +332,95 @@ fn collapse_digits(text: &str) -> String {
     }
     out
 }
+
+/// A bridged server's prompts, resources, templates and completions reach
+/// toolhost's MCP clients: prompts under the bridged naming rule, resources
+/// under their own URIs, answers as the server gave them; what is not there
+/// is the JSON-RPC error MCP names.
+#[test]
+fn a_bridged_servers_prompts_and_resources_are_served() {
+    let everything = crate::support::server_everything().display().to_string();
+    let (_dir, config) = crate::mcp_server::temp_config(&format!(
+        "[[mcp.servers]]\nname = \"everything\"\ntransport = \"stdio\"\ncommand = {everything:?}\nargs = [\"stdio\"]\n"
+    ));
+    let doc = "demo://resource/static/document/architecture.md";
+    let steps = |prompt: &dyn Fn(&str) -> String| {
+        json!([
+            {"prompts": true},
+            {"resources": true},
+            {"get_prompt": prompt("args-prompt"), "args": {"city": "Paris"}},
+            {"read": doc},
+            {"read": "demo://resource/dynamic/text/7"},
+            {"complete": {"ref": {"type": "ref/prompt", "name": prompt("completable-prompt")}, "argument": {"name": "department", "value": "E"}}},
+            {"subscribe": doc},
+            {"get_prompt": prompt("args-prompt")},
+            {"read": "nope://x"},
+        ])
+    };
+    let direct = crate::mcp_server::python_client(
+        &["stdio".into(), everything.clone(), "stdio".into()],
+        steps(&|p| p.to_string()),
+    );
+    let bridged = crate::mcp_server::python_client(
+        &crate::mcp_server::stdio_mode(&["--stdio", "--config", &config]),
+        steps(&|p| format!("mcp__everything__{p}")),
+    );
+    let caps = &bridged["capabilities"];
+    assert_eq!(caps["resources"]["subscribe"], true, "{caps}");
+    assert!(
+        caps["prompts"].is_object() && caps["completions"].is_object(),
+        "{caps}"
+    );
+    let (d, b) = (&direct["steps"], &bridged["steps"]);
+
+    // Prompts: renamed, otherwise as the server lists them.
+    let renamed: Vec<Value> = d[0]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p["name"] = json!(format!("mcp__everything__{}", p["name"].as_str().unwrap()));
+            p
+        })
+        .collect();
+    assert!(!renamed.is_empty());
+    let mut listed = b[0]["prompts"].as_array().unwrap().clone();
+    listed.sort_by_key(|p| p["name"].as_str().unwrap().to_string());
+    let mut want = renamed;
+    want.sort_by_key(|p| p["name"].as_str().unwrap().to_string());
+    assert_eq!(listed, want);
+
+    // Resources and templates: the same URIs (listed in URI order here).
+    let uris = |step: &Value, key: &str, field: &str| -> Vec<String> {
+        let mut v: Vec<String> = step[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r[field].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(uris(&b[1], "resources", "uri"), uris(&d[1], "resources", "uri"));
+    assert_eq!(
+        uris(&b[1], "templates", "uriTemplate"),
+        uris(&d[1], "templates", "uriTemplate")
+    );
+    assert!(uris(&b[1], "resources", "uri").contains(&doc.to_string()));
+
+    // Answers pass through as given.
+    for i in [2, 3, 5] {
+        assert_eq!(b[i], d[i], "step {i}");
+    }
+    assert_eq!(without_numbers(&b[4]), without_numbers(&d[4]), "a templated read");
+    assert_eq!(b[6], json!({}), "subscribed");
+    // A missing required argument, and an unknown URI: the codes MCP names.
+    assert_eq!(b[7]["error"]["code"], -32602, "{}", b[7]);
+    assert!(
+        b[7]["error"]["message"].as_str().unwrap().contains("`city`"),
+        "{}",
+        b[7]
+    );
+    assert_eq!(b[8]["error"]["code"], -32002, "{}", b[8]);
+}

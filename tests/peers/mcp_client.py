@@ -11,7 +11,16 @@ A step {"set_level": "debug"} sets the server's logging level; the log
 messages received are printed as "logs" (level, logger, data), in order.
 A step {"elicit": "once"} makes the client declare the elicitation capability
 and answer later elicitations by accepting with that decision ("decline":
-declining); the messages it was asked are printed as "elicitations".
+declining; an object: accepting with it as the content); the messages it was
+asked are printed as "elicitations".
+A step {"sample": "TEXT"} makes the client declare the sampling capability
+and answer sampling requests with TEXT (model "test-model"); the requests are
+printed as "samplings".
+Catalog steps: {"prompts": true}, {"get_prompt": NAME, "args": {...}},
+{"resources": true} (resources and templates), {"read": URI},
+{"complete": {"ref": {...}, "argument": {"name": ..., "value": ...}}},
+{"subscribe": URI}, {"unsubscribe": URI}. A request the server refuses
+prints {"error": {"code": ..., "message": ...}}.
 """
 import asyncio
 import json
@@ -21,6 +30,7 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 
 def tool_json(t):
@@ -29,11 +39,55 @@ def tool_json(t):
             "output_schema": t.output_schema, "annotations": ann}
 
 
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def catalog_step(session, step):
+    """One catalog step's output, or None when `step` is no catalog step."""
+    if "prompts" in step:
+        return {"prompts": [dump(p) for p in (await session.list_prompts()).prompts]}
+    if "get_prompt" in step:
+        r = await session.get_prompt(step["get_prompt"], step.get("args"))
+        return {"description": r.description, "messages": [dump(m) for m in r.messages]}
+    if "resources" in step:
+        resources = (await session.list_resources()).resources
+        templates = (await session.list_resource_templates()).resource_templates
+        return {"resources": [dump(r) for r in resources], "templates": [dump(t) for t in templates]}
+    if "read" in step:
+        r = await session.read_resource(step["read"])
+        return {"contents": [dump(c) for c in r.contents]}
+    if "complete" in step:
+        c = step["complete"]
+        ref = c["ref"]
+        ref = (types.PromptReference(type="ref/prompt", name=ref["name"]) if ref["type"] == "ref/prompt"
+               else types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"]))
+        r = await session.complete(ref, c["argument"], c.get("context"))
+        return {"completion": dump(r.completion)}
+    if "subscribe" in step:
+        await session.subscribe_resource(step["subscribe"])
+        return {}
+    if "unsubscribe" in step:
+        await session.unsubscribe_resource(step["unsubscribe"])
+        return {}
+    return None
+
+
 async def run(session, steps, notes, elicit, logs):
     init = await session.initialize()
-    out = {"server_name": init.server_info.name, "steps": [], "elicitations": elicit["asked"], "logs": logs}
+    out = {"server_name": init.server_info.name, "steps": [], "elicitations": elicit["asked"], "logs": logs,
+           "samplings": elicit["sampled"], "capabilities": dump(init.capabilities)}
     for step in steps:
-        if "set_level" in step:
+        try:
+            caught = await catalog_step(session, step)
+        except MCPError as e:
+            caught = {"error": {"code": e.error.code, "message": e.error.message}}
+        if caught is not None:
+            out["steps"].append(caught)
+        elif "sample" in step:
+            elicit["sample"] = step["sample"]
+            out["steps"].append({})
+        elif "set_level" in step:
             await session.set_logging_level(step["set_level"])
             out["steps"].append({})
         elif "elicit" in step:
@@ -68,15 +122,24 @@ async def main():
     mode = sys.argv[1]
     steps = json.loads(sys.stdin.read() or "[]")
     notes = []
-    elicit = {"answer": None, "asked": []}
+    elicit = {"answer": None, "asked": [], "sample": None, "sampled": []}
 
     async def on_elicit(context, params):
         elicit["asked"].append({"message": params.message, "schema": params.requested_schema})
         if elicit["answer"] == "decline":
             return types.ElicitResult(action="decline")
+        if isinstance(elicit["answer"], dict):
+            return types.ElicitResult(action="accept", content=elicit["answer"])
         return types.ElicitResult(action="accept", content={"decision": elicit["answer"]})
 
+    async def on_sample(context, params):
+        elicit["sampled"].append(dump(params))
+        return types.CreateMessageResult(role="assistant", model="test-model", stopReason="endTurn",
+                                         content=types.TextContent(type="text", text=elicit["sample"]))
+
     callbacks = {"elicitation_callback": on_elicit} if any("elicit" in s for s in steps) else {}
+    if any("sample" in s for s in steps):
+        callbacks["sampling_callback"] = on_sample
     logs = []
 
     async def on_log(params):

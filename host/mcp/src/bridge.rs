@@ -28,10 +28,13 @@ use tokio::task::JoinHandle;
 
 use super::client::{McpConnection, McpState, McpTool};
 use super::config::McpConfig;
+use super::remote_catalog::RemoteCatalog;
 use toolhost_core::dispatch::{Dispatcher, WeakDispatcher};
 use toolhost_core::error::Result;
 use toolhost_core::limits::ToolClaim;
-use toolhost_core::registry::{BoxFuture, Check, Registration, Tool};
+use toolhost_core::registry::{
+    BoxFuture, Catalog, Check, Prompt, Registration, Registry, Resources, Tool, ToolSource,
+};
 
 /// What a bridged server looks like now, for operators (`toolhost tools
 /// --mcp-status`) and for embedding applications.
@@ -177,7 +180,10 @@ async fn sync_loop(
             if now.available {
                 last = now.tools;
             }
-            let (tools, refused) = register(&dispatcher, &name, &last, &connected);
+            // Unlike tools, which stay registered but hidden while the
+            // server is down, prompts and resources leave with it (the
+            // catalog is empty then).
+            let (tools, refused) = register(&dispatcher, &name, &last, &connected, &now.catalog);
             synced.send_replace(Synced {
                 generation: now.generation,
                 tools,
@@ -197,6 +203,7 @@ fn register(
     name: &str,
     tools: &[Arc<McpTool>],
     connected: &Check,
+    catalog: &RemoteCatalog,
 ) -> (Vec<String>, Vec<String>) {
     // What a server may claim is capped like a component's (see
     // `MetadataLimits`): past a limit, none of its tools is served.
@@ -243,11 +250,48 @@ fn register(
                 }
             }
         }
+        refused.extend(register_catalog(registry, name, catalog));
         Ok((registered, refused))
     });
     // The closure never fails; a registry that could not be changed keeps
     // what it had.
     outcome.unwrap_or_default()
+}
+
+/// Registers server `name`'s prompts, resources and templates one by one,
+/// as its tools are: one that another source has already is left out.
+/// Returns the refusals.
+fn register_catalog(registry: &mut Registry, name: &str, catalog: &RemoteCatalog) -> Vec<String> {
+    let source = || ToolSource::Mcp {
+        server: name.to_string(),
+    };
+    let mut items: Vec<(String, Catalog)> = catalog
+        .prompts
+        .iter()
+        .map(|p| {
+            let key = format!("prompt {}", p.spec().name);
+            (key, Catalog::new().prompt_arc(Arc::clone(p) as Arc<dyn Prompt>))
+        })
+        .collect();
+    if let Some(reader) = &catalog.reader {
+        let reader = || Arc::clone(reader) as Arc<dyn Resources>;
+        items.extend(catalog.resources.iter().map(|r| {
+            let one = Catalog::new().resources(reader(), vec![r.clone()], Vec::new());
+            (format!("resource {}", r.uri), one)
+        }));
+        items.extend(catalog.templates.iter().map(|t| {
+            let one = Catalog::new().resources(reader(), Vec::new(), vec![t.clone()]);
+            (format!("resource template {}", t.uri_template), one)
+        }));
+    }
+    let mut refused = Vec::new();
+    for (key, one) in items {
+        if let Err(e) = registry.register_catalog(source(), one) {
+            tracing::error!(server = %name, "an MCP {key} was not registered: {e}");
+            refused.push(format!("{key}: {}", e.message()));
+        }
+    }
+    refused
 }
 
 /// The bridges attached to a dispatcher (its extension; see

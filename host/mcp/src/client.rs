@@ -65,10 +65,14 @@ pub struct McpState {
     pub tools: Vec<Arc<McpTool>>,
     /// Why the server is unavailable, or why its last listing failed.
     pub error: Option<String>,
+    /// Its prompts, resources and resource templates (empty while
+    /// unavailable, or when it offers none).
+    pub catalog: RemoteCatalog,
     /// Bumped on every change.
     pub generation: u64,
 }
 
+use super::remote_catalog::RemoteCatalog;
 pub use super::tool::McpTool;
 use super::tool::PeerSlot;
 
@@ -81,6 +85,14 @@ struct Events {
 
 impl ClientHandler for Events {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
     }
 
@@ -248,33 +260,17 @@ pub const MAX_LISTED_BYTES: usize = 16 << 20;
 /// [`MAX_LISTED_BYTES`] (rmcp's `list_all_tools` follows cursors without a
 /// bound). Empty pages count as tools, so that paging itself is bounded.
 async fn list_pages(peer: &Peer<RoleClient>) -> std::result::Result<Vec<rmcp::model::Tool>, String> {
-    let (mut tools, mut pages, mut bytes) = (Vec::new(), 0usize, 0usize);
-    let mut cursor = None;
-    loop {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-        let page = peer.list_tools(Some(params)).await.map_err(|e| e.to_string())?;
-        pages += 1;
-        for tool in page.tools {
-            bytes += json_len(&tool);
-            tools.push(tool);
-        }
-        bytes += page.next_cursor.as_ref().map_or(0, String::len);
-        if tools.len().max(pages) > MAX_LISTED_TOOLS || bytes > MAX_LISTED_BYTES {
-            return Err(format!(
-                "the server listed more than {MAX_LISTED_TOOLS} tools or {} MiB of definitions ({} tools in {pages} pages, {bytes} bytes so far); refused",
-                MAX_LISTED_BYTES >> 20,
-                tools.len()
-            ));
-        }
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return Ok(tools),
-        }
-    }
+    super::remote_catalog::paginate("tools", |cursor| async move {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await?;
+        Ok((page.tools, page.next_cursor))
+    })
+    .await
 }
 
 /// How many bytes `value` takes as JSON, counted without writing it out.
-fn json_len(value: &impl serde::Serialize) -> usize {
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -301,6 +297,25 @@ fn publish(
     state.send_modify(|s| {
         s.available = available;
         s.tools = tools;
+        s.catalog = RemoteCatalog::default();
+        s.error = error;
+        s.generation += 1;
+    });
+}
+
+/// Publishes a server that is available with `tools` and `catalog`;
+/// `error` says why its prompts and resources could not be listed, if so
+/// (its tools are served all the same).
+fn publish_listed(
+    state: &watch::Sender<McpState>,
+    tools: Vec<Arc<McpTool>>,
+    catalog: RemoteCatalog,
+    error: Option<String>,
+) {
+    state.send_modify(|s| {
+        s.available = true;
+        s.tools = tools;
+        s.catalog = catalog;
         s.error = error;
         s.generation += 1;
     });
@@ -346,7 +361,15 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                         match list(&config, &peer, &peer_slot).await {
                             Ok(tools) => {
                                 backoff = BACKOFF_MIN;
-                                publish(&state, true, tools, None);
+                                let listed = super::remote_catalog::list(&config, &peer, &peer_slot).await;
+                                let (catalog, error) = match listed {
+                                    Ok(catalog) => (catalog, None),
+                                    Err(e) => {
+                                        tracing::warn!(server = %config.name, "{e}; its tools are served without them");
+                                        (RemoteCatalog::default(), Some(e.to_string()))
+                                    }
+                                };
+                                publish_listed(&state, tools, catalog, error);
                             }
                             Err(e) => {
                                 tracing::warn!(server = %config.name, "{e}");

@@ -10,12 +10,15 @@
 //! | `mcp__SERVER__TOOL` names, collisions | [`naming`] |
 //! | a remote tool as a [`Tool`](toolhost_core::registry::Tool), the connection manager | [`client`]: [`McpTool`], [`McpConnection`] |
 //! | a bridged stdio server's process and pipes, read within bounds | [`child`] |
+//! | a bridged server's prompts and resources as registry entries | [`remote_catalog`] |
 //! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
 //! | the registry served as an MCP server, over stdio | [`server`]: [`McpServer`], [`serve_stdio`] |
 //! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
 //! | every malformed request answered; the one bounded line reader | [`framing`] |
 //! | browser origins | [`origin`] |
 //! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
+//! | a call's own questions to its client (elicitation, sampling) | [`asking`]: [`PeerClient`] |
+//! | prompts, resources, subscriptions and completions served | `catalog` (used by [`server`]) |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost_core::Result<()> {
@@ -41,7 +44,9 @@
 #![deny(missing_docs)]
 
 pub mod approval;
+pub mod asking;
 pub mod bridge;
+mod catalog;
 pub mod child;
 pub mod client;
 pub mod config;
@@ -50,10 +55,12 @@ pub mod http;
 mod logging;
 pub mod naming;
 pub mod origin;
+pub mod remote_catalog;
 pub mod server;
 mod tool;
 
 pub use approval::McpApprover;
+pub use asking::PeerClient;
 pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};

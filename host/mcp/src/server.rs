@@ -35,10 +35,12 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool as McpToolDef,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool as McpToolDef, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -47,7 +49,10 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::McpApprover;
+use super::asking::PeerClient;
 use super::bridge::McpDispatcher;
+use super::catalog::{self, Listed, Subscriptions};
+use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::logging::{LogLevel, LogRecord, LogSink};
@@ -75,6 +80,8 @@ pub struct McpServer {
     /// The level this session's client set with `logging/setLevel`; until it
     /// sets one, tools' log records are not sent to it.
     log_level: Arc<std::sync::Mutex<Option<LogLevel>>>,
+    /// The resources this session's client subscribed to.
+    subscriptions: Arc<Subscriptions>,
 }
 
 struct Shared {
@@ -124,6 +131,7 @@ impl McpServer {
             state,
             approver: None,
             log_level: Arc::default(),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -142,6 +150,7 @@ impl McpServer {
             session: new_session(self.audience),
             session_ended: Arc::new(CancellationToken::new().drop_guard()),
             log_level: Arc::default(),
+            subscriptions: Arc::default(),
             ..self.clone()
         }
     }
@@ -182,6 +191,31 @@ impl McpServer {
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
         let guard = InFlight(Arc::clone(&self.state));
         (!self.state.draining.load(Ordering::Acquire)).then_some(guard)
+    }
+
+    /// As [`McpServer::enter`], for a request answered with a JSON-RPC
+    /// error when the server is shutting down.
+    fn enter_request(&self) -> std::result::Result<InFlight, ErrorData> {
+        self.enter()
+            .ok_or_else(|| ErrorData::internal_error("the server is shutting down", None))
+    }
+
+    /// The first listing of a session's server waits (up to
+    /// [`FIRST_LIST_WAIT`]) for the bridged servers to report what they
+    /// offer; later ones answer at once.
+    async fn settle_bridges(&self) {
+        if !self.state.waited_for_bridges.swap(true, Ordering::AcqRel) {
+            self.dispatcher.mcp_settled(FIRST_LIST_WAIT).await;
+        }
+    }
+
+    /// The context of a request of this session that is not a tool call
+    /// (a prompt, a resource, a completion): its cancellation, nothing else.
+    fn request_ctx(&self, context: &RequestContext<RoleServer>) -> DispatchContext {
+        DispatchContext {
+            cancel: context.ct.clone(),
+            ..DispatchContext::new(Arc::clone(&self.session))
+        }
     }
 }
 
@@ -369,9 +403,15 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
+                .enable_completions()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_tools()
                 .enable_tool_list_changed()
-                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -398,9 +438,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        if !self.state.waited_for_bridges.swap(true, Ordering::AcqRel) {
-            self.dispatcher.mcp_settled(FIRST_LIST_WAIT).await;
-        }
+        self.settle_bridges().await;
         let specs = self
             .dispatcher
             .tool_specs(&self.session)
@@ -437,6 +475,8 @@ impl ServerHandler for McpServer {
                 .as_ref()
                 .zip(log_level)
                 .map(|(relay, level)| relay.log(level)),
+            // Dispatch passes it on to trusted sessions' calls only.
+            client: Some(ClientHandle(Arc::new(PeerClient::new(context.peer.clone())))),
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
@@ -466,11 +506,102 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.settle_bridges().await;
+        catalog::list_prompts(&self.dispatcher, &self.session)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let _guard = self.enter_request()?;
+        let ctx = self.request_ctx(&context);
+        Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.settle_bridges().await;
+        catalog::list_resources(&self.dispatcher, &self.session)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.settle_bridges().await;
+        catalog::list_templates(&self.dispatcher, &self.session)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let _guard = self.enter_request()?;
+        let ctx = self.request_ctx(&context);
+        Ok(catalog::read_resource(&self.dispatcher, &request, &ctx)
+            .await?
+            .into())
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/subscribe is served for the revisions before 2026-07-28"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions
+            .subscribe(&self.dispatcher, &self.session, &request.uri)
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/unsubscribe is served for the revisions before 2026-07-28"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let _guard = self.enter_request()?;
+        let ctx = self.request_ctx(&context);
+        catalog::complete(&self.dispatcher, request, &ctx).await
+    }
+
+    /// Follows the registry for this session: every change sends
+    /// `tools/list_changed`; a change of the prompts or resources the
+    /// session lists, their `list_changed`; a change of a subscribed
+    /// resource's source, `resources/updated` for it.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut changes = self.dispatcher.subscribe_changes();
         changes.mark_unchanged();
         let peer = context.peer;
         let ended = self.session_ended.token().clone();
+        let server = self.clone();
+        let mut listed = Listed::now(&self.dispatcher, &self.session);
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -480,6 +611,24 @@ impl ServerHandler for McpServer {
                 if peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
+                let now = Listed::now(&server.dispatcher, &server.session);
+                let sent = async {
+                    if now.prompts_differ(&listed) {
+                        peer.notify_prompt_list_changed().await?;
+                    }
+                    if now.resources_differ(&listed) {
+                        peer.notify_resource_list_changed().await?;
+                    }
+                    for uri in server.subscriptions.changed(&server.dispatcher.registry()) {
+                        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                            .await?;
+                    }
+                    Ok::<(), rmcp::service::ServiceError>(())
+                };
+                if sent.await.is_err() {
+                    break;
+                }
+                listed = now;
             }
         });
     }
