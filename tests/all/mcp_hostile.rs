@@ -218,7 +218,8 @@ fn deep_nesting_invalid_utf8_and_unknown_methods_get_json_rpc_errors() {
 
 /// Tools a session cannot see (a disabled toolset, the admin tools without
 /// `--admin`, a name no one registered) are unknown to it: called
-/// anyway, they answer `unknown_tool` and run nothing.
+/// anyway, they answer MCP's unknown-tool error (`-32602`, `unknown_tool`),
+/// the same for each, and run nothing.
 #[test]
 fn calls_to_hidden_tools_are_unknown_tools() {
     let (_dir, config) = temp_config(&format!(
@@ -242,10 +243,16 @@ fn calls_to_hidden_tools_are_unknown_tools() {
         (4, "toolhost__unload_component"),
         (5, "no_such_tool"),
     ] {
-        let result = server.call(id, name, json!({"name": "Ada", "path": "/etc/passwd"}));
-        assert_eq!(result["isError"], true, "{name}: {result}");
-        let error: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
-        assert_eq!(error["error_code"], "unknown_tool", "{name}: {error}");
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": {"name": "Ada", "path": "/etc/passwd"}}}));
+        let error = &server.answer(&json!(id))["error"];
+        assert_eq!(error["code"], -32602, "{name}: {error}");
+        assert_eq!(
+            error["message"],
+            format!("Unknown tool: {name}"),
+            "{name}: {error}"
+        );
+        assert_eq!(error["data"]["error_code"], "unknown_tool", "{name}: {error}");
     }
 }
 

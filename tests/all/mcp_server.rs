@@ -131,7 +131,18 @@ fn check_standard(out: &Value) {
     assert_eq!(steps[1]["text"], "Hello, Ada!");
     assert_eq!(steps[1]["structured"], Value::Null);
     assert_eq!(error_code(&steps[2]), "trap");
-    assert_eq!(error_code(&steps[3]), "unknown_tool");
+    // A tool the server does not have: the protocol error MCP names.
+    assert_eq!(steps[3]["error"]["code"], -32602, "{}", steps[3]);
+    assert_eq!(
+        steps[3]["error"]["message"], "Unknown tool: no_such_tool",
+        "{}",
+        steps[3]
+    );
+    assert_eq!(
+        steps[3]["error"]["data"]["error_code"], "unknown_tool",
+        "{}",
+        steps[3]
+    );
 }
 
 #[test]

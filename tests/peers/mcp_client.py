@@ -79,43 +79,49 @@ async def run(session, steps, notes, elicit, logs):
            "samplings": elicit["sampled"], "capabilities": dump(init.capabilities)}
     for step in steps:
         try:
-            caught = await catalog_step(session, step)
+            out["steps"].append(await one_step(session, step, notes, elicit))
         except MCPError as e:
-            caught = {"error": {"code": e.error.code, "message": e.error.message}}
-        if caught is not None:
-            out["steps"].append(caught)
-        elif "sample" in step:
-            elicit["sample"] = step["sample"]
-            out["steps"].append({})
-        elif "set_level" in step:
-            await session.set_logging_level(step["set_level"])
-            out["steps"].append({})
-        elif "elicit" in step:
-            elicit["answer"] = step["elicit"]
-            out["steps"].append({})
-        elif "list" in step:
-            tools = (await session.list_tools()).tools
-            out["steps"].append({"tools": [tool_json(t) for t in tools]})
-        elif "call" in step:
-            seen = []
-
-            async def on_progress(progress, total, message):
-                seen.append({"progress": progress, "total": total, "message": message})
-
-            callback = on_progress if step.get("progress") else None
-            r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
-            texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
-            blocks = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in r.content]
-            out["steps"].append({"is_error": bool(r.is_error), "text": "\n".join(texts),
-                                 "structured": r.structured_content, "progress": seen,
-                                 "content": blocks})
-        elif "wait_list_changed" in step:
-            for _ in range(100):
-                if notes:
-                    break
-                await asyncio.sleep(0.05)
-            out["steps"].append({"list_changed": len(notes)})
+            # A JSON-RPC error answer, as the server sent it.
+            out["steps"].append({"error": {"code": e.error.code, "message": e.error.message, "data": e.error.data}})
     return out
+
+
+async def one_step(session, step, notes, elicit):
+    caught = await catalog_step(session, step)
+    if caught is not None:
+        return caught
+    if "sample" in step:
+        elicit["sample"] = step["sample"]
+        return {}
+    if "set_level" in step:
+        await session.set_logging_level(step["set_level"])
+        return {}
+    if "elicit" in step:
+        elicit["answer"] = step["elicit"]
+        return {}
+    if "list" in step:
+        tools = (await session.list_tools()).tools
+        return {"tools": [tool_json(t) for t in tools]}
+    if "call" in step:
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append({"progress": progress, "total": total, "message": message})
+
+        callback = on_progress if step.get("progress") else None
+        r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
+        texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
+        blocks = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in r.content]
+        return {"is_error": bool(r.is_error), "text": "\n".join(texts),
+                "structured": r.structured_content, "progress": seen,
+                "content": blocks}
+    if "wait_list_changed" in step:
+        for _ in range(100):
+            if notes:
+                break
+            await asyncio.sleep(0.05)
+        return {"list_changed": len(notes)}
+    raise ValueError(f"unknown step {step}")
 
 
 async def main():

@@ -490,6 +490,15 @@ impl ServerHandler for McpServer {
             // A lazy-mode tool_search activated a tool: this session's list grew.
             let _ = context.peer.notify_tool_list_changed().await;
         }
+        if result.is_unknown_tool() {
+            // Every MCP revision answers a call of a tool the server does
+            // not have (or does not show this session) with a protocol
+            // error, not a failed result.
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                Some(result.json()),
+            ));
+        }
         Ok(call_result(result).into())
     }
 

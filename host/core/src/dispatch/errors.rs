@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 use crate::error::{Error, ErrorCode};
 use crate::registry::lazy::TOOL_SEARCH;
 
+/// How the `"error"` string of an unknown tool begins (and no other's).
+pub(crate) const UNKNOWN_TOOL: &str = "Unknown tool: ";
+
 /// Why a call produced no result, by wrapping level.
 ///
 /// Every failed call returns well-formed JSON with `"error"` and a
@@ -58,7 +61,7 @@ impl Failure {
     /// The `"error"` string for a call of tool `name`.
     pub fn message(&self, name: &str) -> String {
         match self {
-            Failure::Unknown { .. } => format!("Unknown tool: {name}"),
+            Failure::Unknown { .. } => format!("{UNKNOWN_TOOL}{name}"),
             Failure::Handler(e) => format!("Tool execution failed: {}: {}", e.code(), e.message()),
             Failure::Pipeline(e) => format!("Error executing {name}: {}", e.message()),
         }

@@ -166,6 +166,19 @@ impl ToolResult {
     pub fn model_text(&self) -> std::borrow::Cow<'_, str> {
         crate::registry::model_text(&self.content, self.text.as_deref())
     }
+
+    /// Whether the call failed because the session has no tool of that
+    /// name ([`Failure::Unknown`]): not a tool or the pipeline answering
+    /// `unknown_tool` about some other name (a nested call, `tool_search`),
+    /// which [`Failure`]'s table words differently. MCP answers this one
+    /// with a JSON-RPC error rather than a failed result.
+    pub fn is_unknown_tool(&self) -> bool {
+        self.error_code == Some(ErrorCode::UnknownTool)
+            && self
+                .error
+                .as_ref()
+                .is_some_and(|e| e.message().starts_with(errors::UNKNOWN_TOOL))
+    }
 }
 
 struct Inner {
