@@ -37,23 +37,50 @@ fn plugin(name: &str) -> String {
     support::plugin_path(name).display().to_string()
 }
 
+/// The official MCP SDK whose client drives a server: the same steps and
+/// the same output from either (tests/peers/mcp_client.py and .mjs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sdk {
+    /// PyPI `mcp` (tests/peers/mcp_client.py).
+    Python,
+    /// npm `@modelcontextprotocol/sdk` (tests/peers/mcp_client.mjs).
+    TypeScript,
+}
+
 /// Runs tests/peers/mcp_client.py with `mode_args` and `steps`; returns its JSON.
 pub(crate) fn python_client(mode_args: &[String], steps: Value) -> Value {
-    python_client_in(Path::new("."), mode_args, steps)
+    sdk_client_in(Sdk::Python, Path::new("."), mode_args, steps)
 }
 
 /// [`python_client`] with `dir` as its working directory (and so a stdio
 /// server's).
 pub(crate) fn python_client_in(dir: &Path, mode_args: &[String], steps: Value) -> Value {
-    let mut child = Command::new(support::peer_python())
-        .arg(support::peer_script("mcp_client.py"))
+    sdk_client_in(Sdk::Python, dir, mode_args, steps)
+}
+
+/// Runs `sdk`'s client script with `mode_args` and `steps` in `dir`;
+/// returns its JSON.
+pub(crate) fn sdk_client_in(sdk: Sdk, dir: &Path, mode_args: &[String], steps: Value) -> Value {
+    let mut command = match sdk {
+        Sdk::Python => {
+            let mut c = Command::new(support::peer_python());
+            c.arg(support::peer_script("mcp_client.py"));
+            c
+        }
+        Sdk::TypeScript => {
+            let mut c = Command::new("node");
+            c.arg(support::peer_script("mcp_client.mjs"));
+            c
+        }
+    };
+    let mut child = command
         .args(mode_args)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run the python client");
+        .unwrap_or_else(|e| panic!("run the {sdk:?} client: {e}"));
     child
         .stdin
         .take()
@@ -63,7 +90,7 @@ pub(crate) fn python_client_in(dir: &Path, mode_args: &[String], steps: Value) -
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "python client failed:\nstdout: {}\nstderr: {}",
+        "{sdk:?} client failed:\nstdout: {}\nstderr: {}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -73,7 +100,7 @@ pub(crate) fn python_client_in(dir: &Path, mode_args: &[String], steps: Value) -
     assert!(!stderr.contains("Session termination failed"), "{stderr}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "python client printed no JSON ({e}): {}",
+            "{sdk:?} client printed no JSON ({e}): {}",
             String::from_utf8_lossy(&out.stdout)
         )
     })
@@ -149,6 +176,20 @@ fn check_standard(out: &Value) {
 fn python_client_over_stdio() {
     let (hello, panic) = (plugin("hello"), plugin("panic"));
     let out = python_client(
+        &stdio_mode(&["--stdio", "--plugin", &hello, "--plugin", &panic]),
+        standard_steps(),
+    );
+    check_standard(&out);
+}
+
+/// The same steps through the official TypeScript SDK's client: the same
+/// answers.
+#[test]
+fn typescript_client_over_stdio() {
+    let (hello, panic) = (plugin("hello"), plugin("panic"));
+    let out = sdk_client_in(
+        Sdk::TypeScript,
+        Path::new("."),
         &stdio_mode(&["--stdio", "--plugin", &hello, "--plugin", &panic]),
         standard_steps(),
     );
