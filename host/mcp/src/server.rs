@@ -261,6 +261,10 @@ fn call_result(mut result: ToolResult) -> CallToolResult {
     if !result.blocks.is_empty() {
         return blocks_result(result);
     }
+    if let Some(value) = result.structured.take() {
+        // Parsed by the layer that made it: sent as it is, not read again.
+        return structured_result(result, value);
+    }
     // The JSON is parsed once, for both the structured content and (for a
     // JSON string without text of its own) the model's text: the same
     // answer as `ToolResult::model_text`, one pass over the bytes fewer.
@@ -276,18 +280,26 @@ fn call_result(mut result: ToolResult) -> CallToolResult {
         Some(None) => Ok(Value::String(unquoted(std::mem::take(&mut result.content)))),
         None => toolhost_json::from_str::<Value>(&result.content),
     };
-    let (text, structured) = match parsed {
-        Ok(Value::Object(map)) => (result.text.unwrap_or(result.content), Some(Value::Object(map))),
-        Ok(Value::String(s)) => match result.text {
+    match parsed {
+        Ok(value) => structured_result(result, value),
+        // Not JSON (a host application's tool breaking the contract): text only.
+        Err(_) => CallToolResult::success(vec![ContentBlock::text(result.text.unwrap_or(result.content))]),
+    }
+}
+
+/// The answer for a result whose JSON is `value` (read from `content`, or
+/// handed over parsed by the layer that made it).
+fn structured_result(result: ToolResult, value: Value) -> CallToolResult {
+    let (text, structured) = match value {
+        Value::Object(map) => (result.text.unwrap_or(result.content), Some(Value::Object(map))),
+        Value::String(s) => match result.text {
             Some(text) => (text, Some(serde_json::json!({ "result": s }))),
             None => (s, None),
         },
-        Ok(other) => (
+        other => (
             result.text.unwrap_or(result.content),
             Some(serde_json::json!({ "result": other })),
         ),
-        // Not JSON (a host application's tool breaking the contract): text only.
-        Err(_) => (result.text.unwrap_or(result.content), None),
     };
     let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
     out.structured_content = structured;
@@ -311,11 +323,15 @@ fn blocks_result(result: ToolResult) -> CallToolResult {
         })
         .collect();
     let mut out = CallToolResult::success(blocks);
-    if result.content.trim_start().starts_with('{')
-        && let Ok(Value::Object(map)) = toolhost_json::from_str::<Value>(&result.content)
-    {
-        out.structured_content = Some(Value::Object(map));
-    }
+    out.structured_content = match result.structured {
+        Some(value) => Some(value).filter(Value::is_object),
+        None if result.content.trim_start().starts_with('{') => {
+            toolhost_json::from_str::<Value>(&result.content)
+                .ok()
+                .filter(Value::is_object)
+        }
+        None => None,
+    };
     out
 }
 
@@ -698,15 +714,30 @@ const FLUSH_DELAY: Duration = Duration::from_millis(100);
 mod tests {
     use super::*;
 
-    fn ok(content: &str, text: Option<&str>) -> CallToolResult {
-        call_result(ToolResult {
+    fn result(content: &str, text: Option<&str>) -> ToolResult {
+        ToolResult {
             blocks: Vec::new(),
             call_id: 1,
             content: content.to_string(),
             text: text.map(str::to_string),
             error_code: None,
             error: None,
-        })
+            structured: None,
+        }
+    }
+
+    /// The answer for `content` read as text, checked to be the answer for
+    /// the same JSON handed over parsed.
+    fn ok(content: &str, text: Option<&str>) -> CallToolResult {
+        let answer = call_result(result(content, text));
+        if let Ok(value) = serde_json::from_str::<Value>(content) {
+            let parsed = call_result(ToolResult {
+                structured: Some(value),
+                ..result(content, text)
+            });
+            assert_eq!(parsed, answer, "{content}");
+        }
+        answer
     }
 
     fn text_of(result: &CallToolResult) -> &str {

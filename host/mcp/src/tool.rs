@@ -165,11 +165,13 @@ fn output_of(result: CallToolResult) -> Result<ToolOutput> {
                     format!("the MCP server's content cannot be read: {e}"),
                 )
             })?;
-        return Ok(ToolOutput::blocks(blocks, result.structured_content.as_ref()));
+        return Ok(ToolOutput::blocks(blocks, result.structured_content));
     }
-    if let Some(structured) = &result.structured_content {
-        // Servers often repeat the JSON as their text; that is no text of its own.
-        let output = ToolOutput::json(structured);
+    if let Some(structured) = result.structured_content {
+        // Servers often repeat the JSON as their text; that is no text of
+        // its own. The value travels on as it is (`ToolOutput::value`):
+        // toolhost's own MCP server sends it without reading it again.
+        let output = ToolOutput::value(structured);
         let text = texts.join("\n");
         return Ok(if texts.is_empty() || text == output.content {
             output

@@ -93,5 +93,6 @@ fn internal(message: &str) -> ToolResult {
         error_code: Some(ErrorCode::Internal),
         error: Some(error),
         blocks: Vec::new(),
+        structured: None,
     }
 }

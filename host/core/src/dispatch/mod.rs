@@ -147,6 +147,11 @@ pub struct ToolResult {
     /// [`ToolOutput::blocks`](crate::registry::ToolOutput::blocks)); never
     /// set on a failed call.
     pub blocks: Vec<crate::content::ContentBlock>,
+    /// The same JSON as [`content`](ToolResult::content), already parsed,
+    /// when the tool handed it over as a value (see
+    /// [`ToolOutput::structured`](crate::registry::ToolOutput::structured));
+    /// never set on a failed call.
+    pub structured: Option<Value>,
 }
 
 impl ToolResult {

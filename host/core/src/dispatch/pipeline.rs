@@ -402,6 +402,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                 } else {
                     Vec::new()
                 },
+                structured: output.structured.filter(|_| output.error_code.is_none()),
                 content: output.content,
                 error_code: output.error_code,
             },
@@ -426,6 +427,7 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                     error_code: Some(code),
                     error: Some(error),
                     blocks: Vec::new(),
+                    structured: None,
                 },
                 usage,
             )

@@ -250,6 +250,12 @@ pub struct ToolOutput {
     /// from [`content`](ToolOutput::content) (see [`crate::content`]);
     /// empty for a result that is JSON and text alone.
     pub blocks: Vec<crate::content::ContentBlock>,
+    /// The same JSON as [`content`](ToolOutput::content), already parsed,
+    /// when the layer that made the result had it as a value (a bridged
+    /// server's `structuredContent`, a plugin's checked structured result):
+    /// the MCP server then sends it as it is instead of reading the text
+    /// again. `None` says nothing; the text is the result either way.
+    pub structured: Option<Value>,
 }
 
 impl ToolOutput {
@@ -262,7 +268,26 @@ impl ToolOutput {
             error_code: None,
             reason: None,
             blocks: Vec::new(),
+            structured: None,
         }
+    }
+
+    /// A result whose JSON is `value`, kept parsed beside its text (see
+    /// [`ToolOutput::structured`]): for a layer that holds the value
+    /// anyway, so that no layer after it reads the text back.
+    pub fn value(value: Value) -> Self {
+        ToolOutput {
+            structured: Some(value),
+            ..ToolOutput::json_text(String::new())
+        }
+        .with_content_of_structured()
+    }
+
+    fn with_content_of_structured(mut self) -> Self {
+        if let Some(value) = &self.structured {
+            self.content = value.to_string();
+        }
+        self
     }
 
     /// A refusal: the call did not run, `content` (JSON text) says why, and
@@ -307,9 +332,9 @@ impl ToolOutput {
     /// assert_eq!(out.model_text(), "a dot");
     /// assert_eq!(serde_json::from_str::<serde_json::Value>(&out.content).unwrap()[1]["type"], "image");
     /// ```
-    pub fn blocks(blocks: Vec<crate::content::ContentBlock>, structured: Option<&Value>) -> Self {
-        let content = match structured {
-            Some(value) => value.to_string(),
+    pub fn blocks(blocks: Vec<crate::content::ContentBlock>, structured: Option<Value>) -> Self {
+        let content = match &structured {
+            Some(_) => String::new(),
             None => serde_json::to_string(&blocks).unwrap_or_else(|_| "[]".into()),
         };
         let texts: Vec<&str> = blocks.iter().filter_map(|b| b.as_text()).collect();
@@ -317,8 +342,10 @@ impl ToolOutput {
         ToolOutput {
             text,
             blocks,
+            structured,
             ..ToolOutput::json_text(content)
         }
+        .with_content_of_structured()
     }
 
     /// This result with `text` for the model (see [`ToolOutput::json_text`]).
