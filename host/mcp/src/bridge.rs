@@ -27,13 +27,14 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::client::{McpConnection, McpState, McpTool};
-use super::config::McpConfig;
+use super::config::{McpConfig, McpServerConfig};
+use super::lazy::{self, ToolCatalog};
 use super::remote_catalog::RemoteCatalog;
 use toolhost_core::dispatch::{Dispatcher, WeakDispatcher};
-use toolhost_core::error::Result;
-use toolhost_core::limits::ToolClaim;
+use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::limits::{MetadataLimits, ToolClaim};
 use toolhost_core::registry::{
-    BoxFuture, Catalog, Check, Prompt, Registration, Registry, Resources, Tool, ToolSource,
+    BoxFuture, Catalog, Check, Prompt, Registration, Registry, Resources, Tool, ToolSource, ToolSpec,
 };
 
 /// What a bridged server looks like now, for operators (`toolhost tools
@@ -50,10 +51,19 @@ pub struct McpServerStatus {
     /// Why it is unavailable, or why its last listing failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Its tools that could not be registered, each with the reason (a name
-    /// another tool has already, an invalid schema).
+    /// Its tools that could not be registered (or, for a lazy server, be
+    /// put in its catalog), each with the reason (a name another tool has
+    /// already, an invalid schema).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
+    /// Whether it is bridged lazily: `tools` are its `list_tools` and
+    /// `call_tool`, and `catalog` holds its tools (see [`lazy`](super::lazy)).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lazy: bool,
+    /// A lazy server's catalog: the names on the server of the tools its
+    /// `call_tool` may call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub catalog: Vec<String>,
 }
 
 /// The connections to the configured MCP servers and the tasks that keep
@@ -66,6 +76,7 @@ pub struct McpBridge {
 #[derive(Debug)]
 struct Bridged {
     connection: McpConnection,
+    lazy: bool,
     synced: watch::Receiver<Synced>,
     task: JoinHandle<()>,
 }
@@ -77,6 +88,8 @@ pub(crate) struct Synced {
     generation: u64,
     tools: Vec<String>,
     refused: Vec<String>,
+    /// A lazy server's catalog (remote names).
+    catalog: Vec<String>,
 }
 
 impl McpBridge {
@@ -102,13 +115,14 @@ impl McpBridge {
                 let connection = McpConnection::start(server.clone());
                 let (synced_tx, synced) = watch::channel(Synced::default());
                 let task = tokio::spawn(sync_loop(
-                    server.name.clone(),
+                    server.clone(),
                     connection.subscribe(),
                     dispatcher.downgrade(),
                     synced_tx,
                 ));
                 Bridged {
                     connection,
+                    lazy: server.lazy,
                     synced,
                     task,
                 }
@@ -130,6 +144,8 @@ impl McpBridge {
                     tools: synced.tools,
                     error: state.error,
                     refused: synced.refused,
+                    lazy: s.lazy,
+                    catalog: synced.catalog,
                 }
             })
             .collect()
@@ -156,38 +172,52 @@ impl Drop for McpBridge {
     }
 }
 
-/// Applies each new state of server `name` to the registry until the
-/// connection or the dispatcher is gone.
+/// Applies each new state of server `config` to the registry until the
+/// connection or the dispatcher is gone: an eager server's tools, or a lazy
+/// server's two tools and its catalog.
 async fn sync_loop(
-    name: String,
+    config: McpServerConfig,
     mut state: watch::Receiver<McpState>,
     dispatcher: WeakDispatcher,
     synced: watch::Sender<Synced>,
 ) {
+    let name = config.name.clone();
     let connected = {
         let state = state.clone();
         Check::fallible(format!("MCP server {name:?} connected"), move || {
             Ok(state.borrow().available)
         })
     };
+    let mut lazy = config.lazy.then(|| Lazy::new(&config));
     let mut last: Vec<Arc<McpTool>> = Vec::new();
     loop {
-        let now = state.borrow_and_update().clone();
+        let mut now = state.borrow_and_update().clone();
         if now.generation > 0 {
             let Some(dispatcher) = dispatcher.upgrade() else {
                 return;
             };
             if now.available {
-                last = now.tools;
+                last = std::mem::take(&mut now.tools);
             }
             // Unlike tools, which stay registered but hidden while the
             // server is down, prompts and resources leave with it (the
             // catalog is empty then).
-            let (tools, refused) = register(&dispatcher, &name, &last, &connected, &now.catalog);
+            let done = match &mut lazy {
+                Some(lazy) => lazy.sync(&config, &dispatcher, &now, &last, &connected),
+                None => {
+                    let tools: Vec<Arc<dyn Tool>> =
+                        last.iter().map(|t| Arc::clone(t) as Arc<dyn Tool>).collect();
+                    let (tools, refused) = register(&dispatcher, &name, &tools, &connected, &now.catalog);
+                    Synced {
+                        tools,
+                        refused,
+                        ..Synced::default()
+                    }
+                }
+            };
             synced.send_replace(Synced {
                 generation: now.generation,
-                tools,
-                refused,
+                ..done
             });
         }
         if state.changed().await.is_err() {
@@ -196,40 +226,139 @@ async fn sync_loop(
     }
 }
 
-/// Replaces server `name`'s tools in the registry with `tools`, each behind
-/// `connected`. Returns the names registered and the refusals.
-fn register(
-    dispatcher: &Dispatcher,
-    name: &str,
-    tools: &[Arc<McpTool>],
-    connected: &Check,
-    catalog: &RemoteCatalog,
-) -> (Vec<String>, Vec<String>) {
-    // What a server may claim is capped like a component's (see
-    // `MetadataLimits`): past a limit, none of its tools is served.
-    let schemas: Vec<(String, Option<String>)> = tools
+/// A lazy server's side of the sync: its two tools and its prompts and
+/// resources, registered again only when the server's availability or its
+/// prompts and resources change, and the catalog the two tools read.
+struct Lazy {
+    tools: [Arc<dyn Tool>; 2],
+    catalog: watch::Sender<ToolCatalog>,
+    /// What was registered last, if anything.
+    registered: Option<Registered>,
+    /// The tools left out of the catalog, with the reasons.
+    left_out: Vec<String>,
+}
+
+/// One registration of a lazy server.
+struct Registered {
+    /// Whether the server was available.
+    available: bool,
+    /// Its prompts and resources then.
+    offered: RemoteCatalog,
+    /// The names registered and the refusals.
+    names: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl Lazy {
+    fn new(config: &McpServerConfig) -> Lazy {
+        let (catalog, reader) = watch::channel(ToolCatalog::pending(&config.name));
+        Lazy {
+            tools: lazy::tools(config, reader),
+            catalog,
+            registered: None,
+            left_out: Vec::new(),
+        }
+    }
+
+    /// Applies state `now` of the server, whose last listed tools are
+    /// `last` (kept while it is down).
+    fn sync(
+        &mut self,
+        config: &McpServerConfig,
+        dispatcher: &Dispatcher,
+        now: &McpState,
+        last: &[Arc<McpTool>],
+        connected: &Check,
+    ) -> Synced {
+        // A new tool catalog is no news to toolhost's clients, who see the
+        // same two tools: only the server's availability (which hides or
+        // shows them) and its prompts and resources are registered.
+        let registered = match self.registered.take() {
+            Some(same) if same.available == now.available && same.offered.same_offer(&now.catalog) => same,
+            _ => {
+                let (names, refused) =
+                    register(dispatcher, &config.name, &self.tools, connected, &now.catalog);
+                Registered {
+                    available: now.available,
+                    offered: now.catalog.clone(),
+                    names,
+                    refused,
+                }
+            }
+        };
+        let catalog = if now.available {
+            let (catalog, left_out) = ToolCatalog::listed(config, last, &dispatcher.registry());
+            self.left_out = left_out;
+            catalog
+        } else {
+            let why = now
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("MCP server {:?} is not connected", config.name));
+            self.catalog
+                .borrow()
+                .down(Error::new(ErrorCode::Unavailable, why))
+        };
+        let synced = Synced {
+            tools: registered.names.clone(),
+            refused: registered.refused.iter().chain(&self.left_out).cloned().collect(),
+            catalog: catalog.names(),
+            ..Synced::default()
+        };
+        self.catalog.send_replace(catalog);
+        self.registered = Some(registered);
+        synced
+    }
+}
+
+/// Checks what `specs` claim (names, descriptions, schemas) for server
+/// `server` against `limits` (see `MetadataLimits`), in one pass.
+///
+/// # Errors
+///
+/// The first limit exceeded, as a message.
+pub(crate) fn check_claims(
+    server: &str,
+    specs: &[&ToolSpec],
+    limits: MetadataLimits,
+) -> std::result::Result<(), String> {
+    let schemas: Vec<(String, Option<String>)> = specs
         .iter()
-        .map(|t| {
-            let spec = t.spec();
+        .map(|spec| {
             (
                 spec.parameters.to_string(),
                 spec.output_schema.as_ref().map(Value::to_string),
             )
         })
         .collect();
-    let claims = toolhost_core::limits::MetadataLimits::default().check(
-        &format!("MCP server {name:?}"),
-        tools
+    limits.check(
+        &format!("MCP server {server:?}"),
+        specs
             .iter()
             .zip(&schemas)
-            .map(|(t, (parameters, output))| ToolClaim {
-                name: t.spec().name.as_str(),
-                description: t.spec().description.as_str(),
+            .map(|(spec, (parameters, output))| ToolClaim {
+                name: spec.name.as_str(),
+                description: spec.description.as_str(),
                 parameters,
                 output_schema: output.as_deref(),
             }),
-    );
-    if let Err(why) = claims {
+    )
+}
+
+/// Replaces server `name`'s tools in the registry with `tools`, each behind
+/// `connected`, and its prompts and resources with `catalog`'s. Returns the
+/// names registered and the refusals.
+fn register(
+    dispatcher: &Dispatcher,
+    name: &str,
+    tools: &[Arc<dyn Tool>],
+    connected: &Check,
+    catalog: &RemoteCatalog,
+) -> (Vec<String>, Vec<String>) {
+    // What a server may claim is capped like a component's (see
+    // `MetadataLimits`): past a limit, none of its tools is served.
+    let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    if let Err(why) = check_claims(name, &specs, MetadataLimits::default()) {
         tracing::error!(server = %name, "the MCP server's tools were not registered: {why}");
         let _ = dispatcher.update_registry(|registry| Ok(registry.unregister_mcp_server(name)));
         return (Vec::new(), vec![why]);
@@ -240,8 +369,7 @@ fn register(
         let mut refused = Vec::new();
         for tool in tools {
             let tool_name = tool.spec().name.clone();
-            let registration =
-                Registration::from_arc(Arc::clone(tool) as Arc<dyn Tool>).check(connected.clone());
+            let registration = Registration::from_arc(Arc::clone(tool)).check(connected.clone());
             match registry.register_mcp(registration, name) {
                 Ok(()) => registered.push(tool_name),
                 Err(e) => {

@@ -9,7 +9,9 @@
 //! (rmcp's transports), a listing to [`MAX_LISTED_TOOLS`] tools and
 //! [`MAX_LISTED_BYTES`] of definitions (past either it fails, and the
 //! server is unavailable), and `list_changed` notifications that arrive
-//! while a listing runs make one more listing, however many they are.
+//! while a listing runs make one more listing, however many they are. A
+//! lazy server (see [`lazy`](super::lazy)) is also listed again once its
+//! catalog is `catalog_ttl_s` old.
 //!
 //! The current state is a [`tokio::sync::watch`] of [`McpState`]: whether the
 //! server is available, its tools as [`McpTool`] values (each a registry
@@ -380,6 +382,10 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                     tokio::select! {
                         _ = &mut done => break,
                         () = list_changed.notified() => refresh = true,
+                        // A lazy server's catalog is kept `catalog_ttl_s`
+                        // since its last listing, for servers that change
+                        // their tools without saying so.
+                        () = tokio::time::sleep(config.catalog_ttl()), if config.lazy => refresh = true,
                         () = shutdown.cancelled() => {
                             ct.cancel();
                             let _ = done.await;

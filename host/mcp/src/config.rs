@@ -1,7 +1,8 @@
 //! # MCP client configuration
 //!
 //! The `[[mcp.servers]]` entries of the config file: which MCP servers to
-//! bridge in, how to reach them, and which of their tools to keep.
+//! bridge in, how to reach them, which of their tools to keep, and whether
+//! they are bridged lazily (see [`lazy`](crate::lazy)).
 //!
 //! ```
 //! use toolhost_mcp::{McpConfig, McpTransport};
@@ -20,9 +21,17 @@
 //!     transport = "http"
 //!     url = "http://127.0.0.1:3001/mcp"
 //!     headers = { Authorization = "Bearer s3cret" }
+//!
+//!     [[servers]]
+//!     name = "github"
+//!     transport = "http"
+//!     url = "http://127.0.0.1:3002/mcp"
+//!     lazy = true                # two tools: list_tools and call_tool
+//!     catalog_ttl_s = 600
 //! "#).unwrap();
 //! assert!(matches!(config.servers[0].transport, McpTransport::Stdio { .. }));
 //! assert_eq!(config.servers[1].timeout_ms, 60_000);
+//! assert!(config.servers[2].lazy && config.servers[2].catalog_ttl().as_secs() == 600);
 //! config.validate().unwrap();
 //! ```
 
@@ -93,7 +102,20 @@ pub struct McpServerConfig {
     /// Whether the server is connected at all.
     #[serde(default = "default_true")]
     pub enabled: bool,
+    /// Lazy mode: instead of one tool per remote tool, two for the whole
+    /// server, `…list_tools` (its catalog) and `…call_tool` (see
+    /// [`lazy`](crate::lazy)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lazy: bool,
+    /// How long a lazy server's catalog is kept before it is listed again,
+    /// in seconds ([`DEFAULT_CATALOG_TTL_S`] if unset). Lazy servers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_ttl_s: Option<u64>,
 }
+
+/// How long a lazy server's catalog is kept by default, in seconds (it is
+/// listed again sooner on `notifications/tools/list_changed`).
+pub const DEFAULT_CATALOG_TTL_S: u64 = 300;
 
 /// A `[[mcp.servers]]` entry as written: every key of both transports, so
 /// that unknown keys are refused (serde cannot do that through `flatten`).
@@ -119,6 +141,9 @@ struct RawServer {
     prefix: Option<String>,
     #[serde(default = "default_true")]
     enabled: bool,
+    #[serde(default)]
+    lazy: bool,
+    catalog_ttl_s: Option<u64>,
 }
 
 impl TryFrom<RawServer> for McpServerConfig {
@@ -166,6 +191,11 @@ impl TryFrom<RawServer> for McpServerConfig {
                 raw.transport
             ));
         }
+        if raw.catalog_ttl_s.is_some() && !raw.lazy {
+            return Err(format!(
+                "server {name:?}: `catalog_ttl_s` applies to lazy servers only (`lazy = true`)"
+            ));
+        }
         Ok(McpServerConfig {
             name: raw.name,
             transport,
@@ -174,6 +204,8 @@ impl TryFrom<RawServer> for McpServerConfig {
             timeout_ms: raw.timeout_ms,
             prefix: raw.prefix,
             enabled: raw.enabled,
+            lazy: raw.lazy,
+            catalog_ttl_s: raw.catalog_ttl_s,
         })
     }
 }
@@ -248,7 +280,20 @@ impl McpServerConfig {
             timeout_ms: default_timeout_ms(),
             prefix: None,
             enabled: true,
+            lazy: false,
+            catalog_ttl_s: None,
         }
+    }
+
+    /// This entry in lazy mode (see [`lazy`](McpServerConfig#structfield.lazy)).
+    pub fn lazy(mut self) -> Self {
+        self.lazy = true;
+        self
+    }
+
+    /// How long a lazy server's catalog is kept before it is listed again.
+    pub fn catalog_ttl(&self) -> Duration {
+        Duration::from_secs(self.catalog_ttl_s.unwrap_or(DEFAULT_CATALOG_TTL_S))
     }
 
     /// The call timeout.
@@ -282,6 +327,9 @@ impl McpServerConfig {
         }
         if self.timeout_ms == 0 {
             return bad("timeout_ms must be at least 1".into());
+        }
+        if self.catalog_ttl_s == Some(0) {
+            return bad("catalog_ttl_s must be at least 1".into());
         }
         match &self.transport {
             McpTransport::Stdio { command, .. } if command.is_empty() => bad("the command is empty".into()),

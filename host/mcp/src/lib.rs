@@ -12,6 +12,7 @@
 //! | a bridged stdio server's process and pipes, read within bounds | [`child`] |
 //! | a bridged server's prompts and resources as registry entries | [`remote_catalog`] |
 //! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
+//! | a lazy server's two tools, `list_tools` and `call_tool` | [`lazy`] |
 //! | the registry served as an MCP server, over stdio | [`server`]: [`McpServer`], [`serve_stdio`] |
 //! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
 //! | every malformed request answered; the one bounded line reader | [`framing`] |
@@ -52,6 +53,7 @@ pub mod client;
 pub mod config;
 pub mod framing;
 pub mod http;
+pub mod lazy;
 mod logging;
 pub mod naming;
 pub mod origin;

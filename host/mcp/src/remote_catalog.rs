@@ -58,6 +58,20 @@ impl RemoteCatalog {
     pub fn is_empty(&self) -> bool {
         self.prompts.is_empty() && self.resources.is_empty() && self.templates.is_empty()
     }
+
+    /// Whether `other` offers the same prompts, resources and templates
+    /// (by their specs), so that registering it again would change nothing.
+    pub fn same_offer(&self, other: &RemoteCatalog) -> bool {
+        self.resources == other.resources
+            && self.templates == other.templates
+            && self.reader.is_some() == other.reader.is_some()
+            && self.prompts.len() == other.prompts.len()
+            && self
+                .prompts
+                .iter()
+                .zip(&other.prompts)
+                .all(|(a, b)| a.spec() == b.spec() && a.remote_name() == b.remote_name())
+    }
 }
 
 /// The connection and limits a bridged server's requests go through.

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::config::McpServerConfig;
+use toolhost_core::content::ContentBlock;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
 
@@ -87,7 +88,10 @@ impl McpTool {
         }
     }
 
-    async fn call_remote(&self, arguments: Value, ctx: CallContext) -> Result<ToolOutput> {
+    /// Calls the remote tool with `arguments` (a JSON object, or null for
+    /// none) within the server's `timeout_ms`, the call's deadline and its
+    /// cancellation: the server's result, as it sent it.
+    pub(super) async fn request(&self, arguments: Value, ctx: CallContext) -> Result<CallToolResult> {
         let peer = self.peer.borrow().clone().ok_or_else(|| {
             Error::new(
                 ErrorCode::Unavailable,
@@ -120,7 +124,7 @@ impl McpTool {
             },
             () = ctx.cancel.cancelled() => return Err(Error::new(ErrorCode::Cancelled, "the call was cancelled")),
         };
-        output_of(result)
+        Ok(result)
     }
 
     fn service_error(&self, e: ServiceError) -> Error {
@@ -136,37 +140,16 @@ impl McpTool {
 /// structured content with its text blocks as the model's text; any other
 /// content (images, audio, resources, annotated or several blocks) passes
 /// on intact as content blocks (see [`ToolOutput::blocks`]), with the
-/// structured content, if any, as the JSON.
+/// structured content, if any, as the JSON. An error the server reports is
+/// a `tool_failed` error with its text (see [`error_text`]).
 fn output_of(result: CallToolResult) -> Result<ToolOutput> {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.as_str())
-        .collect();
     if result.is_error == Some(true) {
-        let message = if texts.is_empty() {
-            serde_json::to_string(&result.content).unwrap_or_default()
-        } else {
-            texts.join("\n")
-        };
-        return Err(Error::new(ErrorCode::ToolFailed, message));
+        return Err(Error::new(ErrorCode::ToolFailed, error_text(&result)));
     }
-    let plain = result.content.iter().all(|c| {
-        c.as_text()
-            .is_some_and(|t| t.annotations.is_none() && t.meta.is_none())
-    });
-    if !plain || (result.content.len() > 1 && result.structured_content.is_none()) {
-        let blocks: Vec<toolhost_core::content::ContentBlock> = serde_json::to_value(&result.content)
-            .and_then(serde_json::from_value)
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::ToolFailed,
-                    format!("the MCP server's content cannot be read: {e}"),
-                )
-            })?;
+    if let Some(blocks) = rich_blocks(&result)? {
         return Ok(ToolOutput::blocks(blocks, result.structured_content));
     }
+    let texts = texts(&result.content);
     if let Some(structured) = result.structured_content {
         // Servers often repeat the JSON as their text; that is no text of
         // its own. The value travels on as it is (`ToolOutput::value`):
@@ -187,12 +170,58 @@ fn output_of(result: CallToolResult) -> Result<ToolOutput> {
         .map_err(|e| Error::internal(format!("cannot serialize MCP content: {e}")))
 }
 
+/// The text of a result's text blocks (`content`), in order.
+pub(super) fn texts(content: &[rmcp::model::ContentBlock]) -> Vec<&str> {
+    content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect()
+}
+
+/// What an error a server reports says: its text blocks joined by
+/// newlines, or its content as JSON when it has no text.
+pub(super) fn error_text(result: &CallToolResult) -> String {
+    let texts = texts(&result.content);
+    if texts.is_empty() {
+        serde_json::to_string(&result.content).unwrap_or_default()
+    } else {
+        texts.join("\n")
+    }
+}
+
+/// A result's content as the blocks MCP clients get as sent, when it is
+/// more than plain text: images, audio, resources, annotated text, or
+/// several blocks without structured content. `None`: plain text.
+///
+/// # Errors
+///
+/// `tool_failed` when the content cannot be read as content blocks.
+pub(super) fn rich_blocks(result: &CallToolResult) -> Result<Option<Vec<ContentBlock>>> {
+    let plain = result.content.iter().all(|c| {
+        c.as_text()
+            .is_some_and(|t| t.annotations.is_none() && t.meta.is_none())
+    });
+    if plain && (result.content.len() <= 1 || result.structured_content.is_some()) {
+        return Ok(None);
+    }
+    serde_json::to_value(&result.content)
+        .and_then(serde_json::from_value)
+        .map(Some)
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::ToolFailed,
+                format!("the MCP server's content cannot be read: {e}"),
+            )
+        })
+}
+
 impl Tool for McpTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
-        Box::pin(self.call_remote(arguments, ctx))
+        Box::pin(async move { output_of(self.request(arguments, ctx).await?) })
     }
 }

@@ -5,6 +5,15 @@
 //! `Error executing NAME: MESSAGE`, code `blocked`). Post-call hooks see
 //! every result, successful or not, and may rewrite it.
 //!
+//! A call of a tool that stands for another call (a lazy MCP server's
+//! `call_tool` naming one of the server's tools, see
+//! [`Tool::stands_for`](crate::registry::Tool::stands_for)) is that call
+//! to the hooks as well: the pre-call hooks see it twice, as made (before
+//! the lookup) and then as the call it stands for, its [`CallInfo::name`]
+//! the name that tool would have (`mcp__SERVER__TOOL`) and its arguments
+//! that tool's (a rewrite reaches it); the post-call hooks see it as the
+//! call it stands for.
+//!
 //! ```
 //! use toolhost_core::dispatch::{CallInfo, PreDecision};
 //!
@@ -28,7 +37,9 @@ pub struct CallInfo {
     pub call_id: CallId,
     /// The calling call, if any.
     pub parent_call_id: Option<CallId>,
-    /// The tool's name, as the model asked for it.
+    /// The tool's name, as the model asked for it; for a call that stands
+    /// for another (see the module documentation), once resolved, the
+    /// name of the tool it stands for.
     pub name: String,
     /// The session's id.
     pub session_id: Arc<str>,

@@ -1,6 +1,7 @@
 //! The dispatch pipeline, step by step (see the module documentation of
 //! [`crate::dispatch`] for the map and [`Failure`] for the error levels).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -17,12 +18,36 @@ use std::collections::BTreeSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::registry::lazy::{self, RegistryMode};
 use crate::registry::{
-    CallContext, CallId, Registry, Tool, ToolCallerHandle, ToolEntry, ToolOutput, ToolSource, Usage,
-    openai_definition,
+    CallContext, CallId, Registry, Standing, Tool, ToolCallerHandle, ToolEntry, ToolOutput, ToolSource,
+    Usage, openai_definition,
 };
 
 /// What one step of the pipeline produced.
 type Step<T> = std::result::Result<T, Failure>;
+
+/// What the pipeline made of a call, for [`Dispatcher::dispatch`] to finish.
+struct Ran {
+    outcome: Step<ToolOutput>,
+    /// The tool's source, once it was found.
+    source: Option<ToolSource>,
+    /// The call it stood for, once the gate let it through (see
+    /// [`Tool::stands_for`]).
+    stands_for: Option<String>,
+}
+
+impl Ran {
+    fn of(outcome: Step<ToolOutput>, source: Option<ToolSource>) -> Ran {
+        Ran {
+            outcome,
+            source,
+            stands_for: None,
+        }
+    }
+
+    fn failed(failure: Failure, source: Option<ToolSource>) -> Ran {
+        Ran::of(Err(failure), source)
+    }
+}
 
 impl Dispatcher {
     /// Runs one call through the pipeline: the pre-call hooks; lookup
@@ -44,10 +69,16 @@ impl Dispatcher {
             session_id: ctx.session.shared_id(),
             audience: ctx.session.audience(),
         };
-        let (outcome, source) = self.run_pipeline(&info, arguments, ctx).await;
+        let Ran {
+            outcome,
+            source,
+            stands_for,
+        } = self.run_pipeline(&info, arguments, ctx).await;
         let (mut result, usage) = to_result(call_id, name, outcome);
+        // The post-call hooks see a call that stands for another as that one.
+        let as_effective = stands_for.map(|name| CallInfo { name, ..info.clone() });
         for hook in &self.inner.post_hooks {
-            hook(&info, &mut result);
+            hook(as_effective.as_ref().unwrap_or(&info), &mut result);
         }
         result.call_id = call_id;
         let event = ToolCallEvent {
@@ -67,29 +98,16 @@ impl Dispatcher {
         result
     }
 
-    async fn run_pipeline(
-        &self,
-        info: &CallInfo,
-        mut arguments: Value,
-        ctx: &DispatchContext,
-    ) -> (Step<ToolOutput>, Option<ToolSource>) {
-        for hook in &self.inner.pre_hooks {
-            match hook(info, &arguments) {
-                PreDecision::Continue => {}
-                PreDecision::Rewrite(new) => arguments = new,
-                PreDecision::Block(message) => {
-                    return (
-                        Err(Failure::Pipeline(Error::new(ErrorCode::Blocked, message))),
-                        None,
-                    );
-                }
-            }
-        }
+    async fn run_pipeline(&self, info: &CallInfo, arguments: Value, ctx: &DispatchContext) -> Ran {
+        let mut arguments = match self.pre_hooks(info, Cow::Owned(arguments)) {
+            Ok(arguments) => arguments.into_owned(),
+            Err(failure) => return Ran::failed(failure, None),
+        };
         // One read of the shared snapshot: the registry and what the
         // toolset selection picks from it.
         let (registry, selected) = self.snapshot();
         if is_lazy_search(self.inner.mode, &info.name) {
-            return (
+            return Ran::of(
                 self.tool_search(&registry, &arguments, ctx),
                 Some(ToolSource::Builtin),
             );
@@ -100,51 +118,119 @@ impl Dispatcher {
         let entry = match (intercepted, registry.get(&info.name)) {
             (Some(host), listed) => {
                 if let Err(e) = audience_gate(host, ctx) {
-                    return (Err(e), Some(ToolSource::Builtin));
+                    return Ran::failed(e, Some(ToolSource::Builtin));
                 }
                 if listed.is_some()
                     && let Err((failure, _)) = self.admit(&registry, &selected, &info.name, ctx)
                 {
-                    return (Err(failure), Some(ToolSource::Builtin));
+                    return Ran::failed(failure, Some(ToolSource::Builtin));
                 }
                 host
             }
             (None, _) => match self.admit(&registry, &selected, &info.name, ctx) {
                 Ok(entry) => entry,
-                Err((failure, source)) => return (Err(failure), source),
+                Err((failure, source)) => return Ran::failed(failure, source),
             },
         };
         let source = Some(entry.source().clone());
         if let Err(e) = entry.validate(&arguments) {
-            return (Err(Failure::Pipeline(e)), source);
-        }
-        if let Err(refused) = self.approve(info, &arguments, &ctx.waiting).await {
-            return (Ok(refused), source);
+            return Ran::failed(Failure::Pipeline(e), source);
         }
         let handler = entry.handler().as_ref();
+        let stands_for = match self.approve(info, handler, &mut arguments, &ctx.waiting).await {
+            Ok(stands_for) => stands_for,
+            Err(refused) => return Ran::of(refused, source),
+        };
         // A tool that cannot call tools gets no handle for nested calls.
         let caller = handler.calls_tools().then(|| self.nested_caller(ctx));
-        (execute(handler, arguments, info, ctx, caller).await, source)
+        Ran {
+            outcome: execute(handler, arguments, info, ctx, caller).await,
+            source,
+            stands_for,
+        }
+    }
+
+    /// Runs the pre-call hooks on call `info` with `arguments`: the
+    /// arguments to go on with (borrowed while no hook rewrote them).
+    fn pre_hooks<'a>(&self, info: &CallInfo, mut arguments: Cow<'a, Value>) -> Step<Cow<'a, Value>> {
+        for hook in &self.inner.pre_hooks {
+            match hook(info, &arguments) {
+                PreDecision::Continue => {}
+                PreDecision::Rewrite(new) => arguments = Cow::Owned(new),
+                PreDecision::Block(message) => {
+                    return Err(Failure::Pipeline(Error::new(ErrorCode::Blocked, message)));
+                }
+            }
+        }
+        Ok(arguments)
     }
 
     /// The approval gate's `require_approval` check, on the arguments exactly
     /// as the tool will get them (after the pre-call hooks and validation).
-    /// `Err` is the seed's `BLOCKED: …` result, to return instead of running.
+    /// For a tool that stands for another call ([`Tool::stands_for`]), the
+    /// pre-call hooks run again on that call (a rewrite of its arguments
+    /// reaches the tool through [`Tool::stand_in_arguments`]) and the gate
+    /// judges that call instead; `Ok` is then its name. `Err` is what to
+    /// return instead of running: the seed's `BLOCKED: …` result, a hook's
+    /// block, or the tool's refusal of the call it would stand for.
     async fn approve(
         &self,
         info: &CallInfo,
+        tool: &dyn Tool,
+        arguments: &mut Value,
+        waiting: &super::Waiting,
+    ) -> std::result::Result<Option<String>, Step<ToolOutput>> {
+        let rewritten = match tool.stands_for(arguments) {
+            Standing::Itself => {
+                return self
+                    .gate(info, &info.name, arguments, waiting)
+                    .await
+                    .map(|()| None);
+            }
+            Standing::Refused(refusal) => return Err(Ok(*refusal)),
+            Standing::For {
+                name,
+                arguments: effective,
+            } => {
+                let as_effective = CallInfo { name, ..info.clone() };
+                match self.pre_hooks(&as_effective, effective).map_err(Err)? {
+                    Cow::Borrowed(effective) => {
+                        self.gate(info, &as_effective.name, effective, waiting).await?;
+                        return Ok(Some(as_effective.name));
+                    }
+                    Cow::Owned(rewritten) => (as_effective.name, rewritten),
+                }
+            }
+        };
+        *arguments = tool.stand_in_arguments(std::mem::take(arguments), rewritten.1);
+        match tool.stands_for(arguments) {
+            Standing::For { name, arguments } if name == rewritten.0 => {
+                self.gate(info, &name, &arguments, waiting).await?;
+                Ok(Some(name))
+            }
+            Standing::Refused(refusal) => Err(Ok(*refusal)),
+            _ => Err(Err(Failure::Pipeline(Error::internal(format!(
+                "tool `{}` stands for another call once a pre-call hook rewrote the arguments of `{}`",
+                info.name, rewritten.0
+            ))))),
+        }
+    }
+
+    /// The gate's check of a call of tool `name` with `arguments`, made as
+    /// call `info`.
+    async fn gate(
+        &self,
+        info: &CallInfo,
+        name: &str,
         arguments: &Value,
         waiting: &super::Waiting,
-    ) -> std::result::Result<(), ToolOutput> {
+    ) -> std::result::Result<(), Step<ToolOutput>> {
         let Some(gate) = &self.inner.gate else {
             return Ok(());
         };
-        match gate
-            .check_call(&info.session_id, &info.name, arguments, waiting)
-            .await
-        {
+        match gate.check_call(&info.session_id, name, arguments, waiting).await {
             GateDecision::Allow => Ok(()),
-            GateDecision::Refuse(output) => Err(output),
+            GateDecision::Refuse(output) => Err(Ok(output)),
         }
     }
 

@@ -19,6 +19,7 @@
 //! # });
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -398,6 +399,49 @@ pub trait Tool: Send + Sync + 'static {
     fn calls_tools(&self) -> bool {
         true
     }
+
+    /// The call a call of this tool stands for, for a tool that calls
+    /// another on the model's behalf: a lazy MCP server's `call_tool` names
+    /// the remote tool it will call, as `mcp__SERVER__TOOL`, and the
+    /// arguments that tool will get. Dispatch asks this after argument
+    /// validation; the pre-call hooks then see that call too, the approval
+    /// gate judges it in place of this one and the post-call hooks see its
+    /// name (see [`crate::dispatch`]), so that an operator's rules for the
+    /// tool apply however it is reached. Default: [`Standing::Itself`].
+    fn stands_for<'a>(&self, arguments: &'a Value) -> Standing<'a> {
+        let _ = arguments;
+        Standing::Itself
+    }
+
+    /// The arguments of a call of this tool (`arguments`) that stands for
+    /// the same call as before (see [`Tool::stands_for`]) with `effective`
+    /// as that call's arguments: how a pre-call hook's rewrite of the call
+    /// a tool stands for reaches the tool. Asked only of tools that stand
+    /// for a call. Default: `arguments`, unchanged.
+    fn stand_in_arguments(&self, arguments: Value, effective: Value) -> Value {
+        let _ = effective;
+        arguments
+    }
+}
+
+/// What a call of a tool stands for (see [`Tool::stands_for`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing<'a> {
+    /// Nothing but itself (the tools that call no other on the model's
+    /// behalf).
+    Itself,
+    /// A call of tool `name` with `arguments`.
+    For {
+        /// The name the tool would have if it were registered itself (for
+        /// an MCP tool, its bridged name).
+        name: String,
+        /// The arguments it gets.
+        arguments: Cow<'a, Value>,
+    },
+    /// A call the tool refuses without running: it names no tool the tool
+    /// can call, or arguments that tool's schema refuses. This refusal is
+    /// the result, and no one is asked.
+    Refused(Box<ToolOutput>),
 }
 
 impl fmt::Debug for dyn Tool {
