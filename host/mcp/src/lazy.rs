@@ -257,12 +257,12 @@ impl LazyServer {
     /// The tool a `call_tool` call names and its arguments, checked: the
     /// tool is in the catalog and the arguments fit its input schema.
     /// `Err`: the refusal to return.
-    fn resolve<'a>(&self, arguments: &'a Value) -> std::result::Result<Resolved<'a>, ToolOutput> {
+    fn resolve<'a>(&self, arguments: &'a Value) -> std::result::Result<Resolved<'a>, Box<ToolOutput>> {
         let server = self.config.name.as_str();
         // Dispatch has checked `call_tool`'s own schema; a direct caller
         // may not have.
         let name = arguments.get("tool_name").and_then(Value::as_str).unwrap_or("");
-        let refuse = |e: Error| refusal(server, name, &e);
+        let refuse = |e: Error| Box::new(refusal(server, name, &e));
         let remote = match arguments.get("arguments") {
             None | Some(Value::Null) => Cow::Owned(Value::Object(serde_json::Map::new())),
             Some(object @ Value::Object(_)) => Cow::Borrowed(object),
@@ -281,7 +281,7 @@ impl LazyServer {
         let remote_name = entry.tool.remote_name();
         entry.validator.validate(&remote).map_err(|e| {
             let why = format!("tool {remote_name:?} of MCP server {server:?}: {}", e.message());
-            refusal(server, remote_name, &Error::new(e.code(), why))
+            Box::new(refusal(server, remote_name, &Error::new(e.code(), why)))
         })?;
         Ok(Resolved {
             tool: Arc::clone(&entry.tool),
@@ -438,7 +438,7 @@ impl Tool for CallTool {
             // (or a refusal).
             let tool = match self.server.resolve(&arguments) {
                 Ok(resolved) => resolved.tool,
-                Err(refused) => return Ok(refused),
+                Err(refused) => return Ok(*refused),
             };
             let remote = match arguments {
                 Value::Object(mut map) => map.remove("arguments").unwrap_or(Value::Null),
@@ -461,7 +461,7 @@ impl Tool for CallTool {
                 name: resolved.tool.spec().name.clone(),
                 arguments: resolved.arguments,
             },
-            Err(refused) => Standing::Refused(Box::new(refused)),
+            Err(refused) => Standing::Refused(refused),
         }
     }
 
