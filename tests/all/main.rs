@@ -33,6 +33,7 @@ mod loading;
 mod mcp_bridge;
 mod mcp_client;
 mod mcp_hostile;
+mod mcp_lazy;
 mod mcp_protocol;
 mod mcp_server;
 mod nested;

@@ -7,6 +7,9 @@ Then reads a JSON list of steps on stdin, e.g.
   [{"call": "greet", "args": {"name": "Ada"}}, {"list": true}]
 A call step with "progress": true sends a progressToken and prints the
 progress notifications it received, in order, as "progress".
+A call step with "until": TEXT repeats the call, every 0.2 s for up to 60 s,
+until its text contains TEXT, and prints the last result with "attempts"
+(how many calls it took).
 A step {"set_level": "debug"} sets the server's logging level; the log
 messages received are printed as "logs" (level, logger, data), in order.
 A step {"elicit": "once"} makes the client declare the elicitation capability
@@ -109,12 +112,21 @@ async def one_step(session, step, notes, elicit):
             seen.append({"progress": progress, "total": total, "message": message})
 
         callback = on_progress if step.get("progress") else None
-        r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
-        texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
+        attempts = 0
+        while True:
+            attempts += 1
+            r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
+            texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
+            if "until" not in step or step["until"] in "\n".join(texts) or attempts >= 300:
+                break
+            await asyncio.sleep(0.2)
         blocks = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in r.content]
-        return {"is_error": bool(r.is_error), "text": "\n".join(texts),
-                "structured": r.structured_content, "progress": seen,
-                "content": blocks}
+        out = {"is_error": bool(r.is_error), "text": "\n".join(texts),
+               "structured": r.structured_content, "progress": seen,
+               "content": blocks}
+        if "until" in step:
+            out["attempts"] = attempts
+        return out
     if "wait_list_changed" in step:
         for _ in range(100):
             if notes:

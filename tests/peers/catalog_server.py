@@ -1,0 +1,60 @@
+"""A small MCP server (Python SDK) whose catalog changes when asked, for the
+lazy bridge's tests (tests/all/mcp_lazy.rs). Over stdio.
+
+Tools: echo(message), delete_item(id), fail(reason) (reports an error, as
+isError), lists() (how many tools/list requests it has answered), and
+grow(name, notify) which adds a tool NAME (answering "I am NAME") and, with
+notify, sends notifications/tools/list_changed; without, it changes its
+catalog silently.
+"""
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("catalog")
+listed = 0
+original_list_tools = server.list_tools
+
+
+async def counted_list_tools():
+    global listed
+    listed += 1
+    return await original_list_tools()
+
+
+server.list_tools = counted_list_tools
+
+
+@server.tool()
+def echo(message: str) -> str:
+    """Echoes the message."""
+    return "echo: " + message
+
+
+@server.tool()
+def delete_item(id: str) -> str:
+    """Deletes an item (pretends to)."""
+    return "deleted " + id
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Fails with the reason."""
+    raise ToolError("failed: " + reason)
+
+
+@server.tool()
+def lists() -> str:
+    """How many tools/list requests this server has answered."""
+    return str(listed)
+
+
+@server.tool()
+async def grow(name: str, ctx: Context, notify: bool = False) -> str:
+    """Adds a tool NAME; with notify, says the tool list changed."""
+    server.add_tool(lambda: "I am " + name, name=name, description="Added by grow.")
+    if notify:
+        await ctx.session.send_tool_list_changed()
+    return "grown " + name
+
+
+server.run("stdio")
