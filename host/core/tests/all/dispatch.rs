@@ -1,15 +1,19 @@
 //! The dispatch pipeline: error strings, the audience gate, validation,
 //! hooks, interception, execution, events and batches.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, Notify};
-use toolhost_core::dispatch::{DispatchContext, Dispatcher, PreDecision, Session, ToolCall};
+use toolhost_core::dispatch::{
+    CallGate, DispatchContext, Dispatcher, GateDecision, PreDecision, Session, ToolCall, Waiting,
+};
 use toolhost_core::registry::{
-    BlockingFnTool, BoxFuture, CallContext, FnTool, Registry, Tool, ToolOutput, ToolSpec,
+    BlockingFnTool, BoxFuture, CallContext, FnTool, Registration, Registry, Standing, Tool, ToolOutput,
+    ToolSpec,
 };
 use toolhost_core::{Error, ErrorCode, Result};
 
@@ -439,4 +443,128 @@ impl Tool for Gauged {
             Ok(ToolOutput::json_text("null"))
         })
     }
+}
+
+/// Stands for a call of `remote__TOOL` with `args` (as a lazy MCP server's
+/// `call_tool` does), for tools `known` and `blocked`; refuses any other.
+struct Proxy(ToolSpec);
+
+impl Tool for Proxy {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn call(&self, arguments: Value, _ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
+        Box::pin(async move { Ok(ToolOutput::json(&json!({"ran": arguments}))) })
+    }
+
+    fn stands_for<'a>(&self, arguments: &'a Value) -> Standing<'a> {
+        match arguments["tool"].as_str() {
+            Some(tool @ ("known" | "blocked")) => Standing::For {
+                name: format!("remote__{tool}"),
+                arguments: Cow::Borrowed(&arguments["args"]),
+            },
+            _ => Standing::Refused(Box::new(ToolOutput::refused_because(
+                ErrorCode::UnknownTool,
+                "no such tool",
+                json!({"ok": false, "error_code": "unknown_tool"}).to_string(),
+            ))),
+        }
+    }
+
+    fn stand_in_arguments(&self, mut arguments: Value, effective: Value) -> Value {
+        arguments["args"] = effective;
+        arguments
+    }
+}
+
+/// A gate that lets everything through and records what it was asked.
+#[derive(Debug, Default)]
+struct Recording(std::sync::Mutex<Vec<(String, Value)>>);
+
+impl CallGate for Recording {
+    fn check_call<'a>(
+        &'a self,
+        _session: &'a str,
+        tool: &'a str,
+        arguments: &'a Value,
+        _waiting: &'a Waiting,
+    ) -> BoxFuture<'a, GateDecision> {
+        self.0.lock().unwrap().push((tool.to_string(), arguments.clone()));
+        Box::pin(async { GateDecision::Allow })
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_stands_for_another_is_that_call_to_hooks_and_the_gate() {
+    let mut reg = Registry::new();
+    let schema =
+        json!({"type": "object", "properties": {"tool": {"type": "string"}, "args": {"type": "object"}}});
+    reg.register(Registration::from_arc(Arc::new(Proxy(ToolSpec::new(
+        "proxy",
+        "Calls a remote tool.",
+        schema,
+    )))))
+    .unwrap();
+    let gate = Arc::new(Recording::default());
+    let pre = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let post = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (pre_seen, post_seen) = (Arc::clone(&pre), Arc::clone(&post));
+    let d = Dispatcher::builder(reg)
+        .pre_hook(move |call, args| {
+            pre_seen.lock().unwrap().push((call.name.clone(), args.clone()));
+            match call.name.as_str() {
+                "remote__blocked" => PreDecision::Block("not that one".into()),
+                "remote__known" => {
+                    let mut args = args.clone();
+                    args["hooked"] = json!(true);
+                    PreDecision::Rewrite(args)
+                }
+                _ => PreDecision::Continue,
+            }
+        })
+        .post_hook(move |call, _| post_seen.lock().unwrap().push(call.name.clone()))
+        .gate(Arc::clone(&gate) as Arc<dyn CallGate>)
+        .build()
+        .unwrap();
+
+    // The hooks see the call as made, then as the call it stands for; a
+    // rewrite of that call reaches the tool; the gate judges that call.
+    let known = json!({"tool": "known", "args": {"x": 1}});
+    let ran = d.dispatch("proxy", known.clone(), &trusted()).await;
+    assert_eq!(
+        ran.json(),
+        json!({"ran": {"tool": "known", "args": {"x": 1, "hooked": true}}})
+    );
+    assert_eq!(
+        *pre.lock().unwrap(),
+        [
+            ("proxy".to_string(), known),
+            ("remote__known".to_string(), json!({"x": 1}))
+        ]
+    );
+    assert_eq!(
+        *gate.0.lock().unwrap(),
+        [("remote__known".to_string(), json!({"x": 1, "hooked": true}))]
+    );
+    assert_eq!(*post.lock().unwrap(), ["remote__known"]);
+
+    // A hook's block of the call it stands for blocks it.
+    let blocked = d
+        .dispatch("proxy", json!({"tool": "blocked", "args": {}}), &trusted())
+        .await;
+    assert_eq!(
+        blocked.error_code,
+        Some(ErrorCode::Blocked),
+        "{}",
+        blocked.content
+    );
+    assert!(blocked.content.contains("not that one"), "{}", blocked.content);
+
+    // A call it refuses is refused as it says, before anyone is asked.
+    let refused = d.dispatch("proxy", json!({"tool": "nope"}), &trusted()).await;
+    assert_eq!(refused.error_code, Some(ErrorCode::UnknownTool));
+    assert_eq!(refused.json(), json!({"ok": false, "error_code": "unknown_tool"}));
+    assert_eq!(gate.0.lock().unwrap().len(), 1, "the gate was asked only once");
+    assert_eq!(post.lock().unwrap().last().unwrap(), "proxy");
 }
