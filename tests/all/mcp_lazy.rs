@@ -345,3 +345,89 @@ fn a_lazy_servers_status_shows_its_catalog() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["result"], "echo: hi", "{json}");
 }
+
+/// Seed 003's use: a codemode script calls a lazy server's two tools, checks
+/// `ok` for a remote error (which does not raise), catches the
+/// `ValueError` of a name not in the catalog, and its nested call of a
+/// gated remote tool is asked about as that tool.
+#[test]
+fn a_script_calls_a_lazy_server_as_the_seed_describes() {
+    let (_dir, config) = temp_config(&format!(
+        "require_approval = [\"mcp__catalog__delete_*\"]\n\n[tools.codemode]\nenabled = true\nplugin = {:?}\n\n{}",
+        support::plugin_path("codemode").display().to_string(),
+        catalog_server("catalog", ""),
+    ));
+    let code = r#"
+failed = await tools.mcp__catalog__call_tool(tool_name="fail", arguments={"reason": "boom"})
+if not failed["ok"]:
+    print("checked:", failed["result"])
+listed = await tools.mcp__catalog__list_tools()
+try:
+    await tools.mcp__catalog__call_tool(tool_name="nope")
+    unknown = "did not raise"
+except ValueError as exc:
+    unknown = str(exc)
+deleted = await tools.mcp__catalog__call_tool(tool_name="delete_item", arguments={"id": "5"})
+{"is_error": failed["is_error"], "names": [t["name"] for t in listed["tools"]], "unknown": unknown, "deleted": deleted["result"]}
+"#;
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"list": true},
+            {"elicit": "once"},
+            {"call": "run_tools_script", "args": {"code": code}},
+        ]),
+    );
+    let step = &out["steps"][2];
+    assert_eq!(step["is_error"], false, "{step}");
+    let script: Value = serde_json::from_str(step["text"].as_str().unwrap()).unwrap();
+    assert_eq!(script["ok"], true, "{script}");
+    assert!(
+        script["output"]
+            .as_str()
+            .unwrap()
+            .contains("checked: Error executing tool fail: failed: boom"),
+        "{script}"
+    );
+    let result = &script["result"];
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["names"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("delete_item"))
+    );
+    assert!(
+        result["unknown"].as_str().unwrap().starts_with("unknown_tool: "),
+        "{result}"
+    );
+    assert_eq!(result["deleted"], "deleted 5");
+    let asked = out["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mcp__catalog__delete_item"),
+        "{}",
+        asked[0]
+    );
+}
+
+#[test]
+fn lazy_keys_are_checked() {
+    let entry = |extra: &str| {
+        format!("[[mcp.servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\n{extra}\n")
+    };
+    let parse = |extra: &str| toolhost::config::Config::parse(&entry(extra), "c.toml".as_ref());
+    let err = parse("catalog_ttl_s = 60").unwrap_err();
+    assert!(err.message().contains("lazy servers only"), "{err}");
+    let zero = parse("lazy = true\ncatalog_ttl_s = 0").unwrap();
+    let err = zero.mcp.validate().unwrap_err();
+    assert!(
+        err.message().contains("catalog_ttl_s must be at least 1"),
+        "{err}"
+    );
+    let config = parse("lazy = true\ncatalog_ttl_s = 18446744073709551615").unwrap();
+    assert!(config.mcp.servers[0].lazy);
+}
