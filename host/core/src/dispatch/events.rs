@@ -37,6 +37,10 @@ pub struct ToolCallEvent {
     pub session_id: Arc<str>,
     /// The tool's name.
     pub name: String,
+    /// The call it stood for (see
+    /// [`Tool::stands_for`](crate::registry::Tool::stands_for)): for a lazy
+    /// MCP server's `call_tool`, the bridged name of the remote tool.
+    pub stands_for: Option<String>,
     /// Where the tool comes from (`None` for an unknown tool).
     pub source: Option<ToolSource>,
     /// From the start of dispatch to the result.
@@ -58,6 +62,7 @@ impl ToolCallEvent {
             parent_call_id = self.parent_call_id,
             session = %self.session_id,
             tool = %self.name,
+            stands_for = self.stands_for.as_deref(),
             source = self.source.as_ref().map(|s| s.kind()),
             duration_ms = self.duration.as_secs_f64() * 1e3,
             outcome = ?self.outcome,

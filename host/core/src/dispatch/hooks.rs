@@ -12,7 +12,8 @@
 //! the lookup) and then as the call it stands for, its [`CallInfo::name`]
 //! the name that tool would have (`mcp__SERVER__TOOL`) and its arguments
 //! that tool's (a rewrite reaches it); the post-call hooks see it as the
-//! call it stands for.
+//! call it stands for too (unless the tool refused it before it stood for
+//! anything: an unknown remote tool, say).
 //!
 //! ```
 //! use toolhost_core::dispatch::{CallInfo, PreDecision};

@@ -30,8 +30,7 @@ struct Ran {
     outcome: Step<ToolOutput>,
     /// The tool's source, once it was found.
     source: Option<ToolSource>,
-    /// The call it stood for, once the gate let it through (see
-    /// [`Tool::stands_for`]).
+    /// The call it stands for, once resolved (see [`Tool::stands_for`]).
     stands_for: Option<String>,
 }
 
@@ -86,6 +85,7 @@ impl Dispatcher {
             parent_call_id: ctx.parent_call_id,
             session_id: info.session_id,
             name: info.name,
+            stands_for: as_effective.map(|call| call.name),
             source,
             duration: started.elapsed(),
             outcome: result.error_code.map_or(CallOutcome::Ok, CallOutcome::Error),
@@ -137,10 +137,14 @@ impl Dispatcher {
             return Ran::failed(Failure::Pipeline(e), source);
         }
         let handler = entry.handler().as_ref();
-        let stands_for = match self.approve(info, handler, &mut arguments, &ctx.waiting).await {
-            Ok(stands_for) => stands_for,
-            Err(refused) => return Ran::of(refused, source),
-        };
+        let (stands_for, allowed) = self.approve(info, handler, &mut arguments, &ctx.waiting).await;
+        if let Err(refused) = allowed {
+            return Ran {
+                outcome: refused,
+                source,
+                stands_for,
+            };
+        }
         // A tool that cannot call tools gets no handle for nested calls.
         let caller = handler.calls_tools().then(|| self.nested_caller(ctx));
         Ran {
@@ -170,50 +174,47 @@ impl Dispatcher {
     /// For a tool that stands for another call ([`Tool::stands_for`]), the
     /// pre-call hooks run again on that call (a rewrite of its arguments
     /// reaches the tool through [`Tool::stand_in_arguments`]) and the gate
-    /// judges that call instead; `Ok` is then its name. `Err` is what to
-    /// return instead of running: the seed's `BLOCKED: …` result, a hook's
-    /// block, or the tool's refusal of the call it would stand for.
+    /// judges that call instead. Returns the name of the call it stands
+    /// for, if any, and whether it may run: `Err` is what to return
+    /// instead, the seed's `BLOCKED: …` result, a hook's block, or the
+    /// tool's refusal of the call it would stand for.
     async fn approve(
         &self,
         info: &CallInfo,
         tool: &dyn Tool,
         arguments: &mut Value,
         waiting: &super::Waiting,
-    ) -> std::result::Result<Option<String>, Step<ToolOutput>> {
-        let rewritten = match tool.stands_for(arguments) {
-            Standing::Itself => {
-                return self
-                    .gate(info, &info.name, arguments, waiting)
-                    .await
-                    .map(|()| None);
-            }
-            Standing::Refused(refusal) => return Err(Ok(*refusal)),
+    ) -> (Option<String>, std::result::Result<(), Step<ToolOutput>>) {
+        let (name, rewritten) = match tool.stands_for(arguments) {
+            Standing::Itself => return (None, self.gate(info, &info.name, arguments, waiting).await),
+            Standing::Refused(refusal) => return (None, Err(Ok(*refusal))),
             Standing::For {
                 name,
                 arguments: effective,
             } => {
                 let as_effective = CallInfo { name, ..info.clone() };
-                match self.pre_hooks(&as_effective, effective).map_err(Err)? {
-                    Cow::Borrowed(effective) => {
-                        self.gate(info, &as_effective.name, effective, waiting).await?;
-                        return Ok(Some(as_effective.name));
+                match self.pre_hooks(&as_effective, effective) {
+                    Err(blocked) => return (Some(as_effective.name), Err(Err(blocked))),
+                    Ok(Cow::Borrowed(effective)) => {
+                        let allowed = self.gate(info, &as_effective.name, effective, waiting).await;
+                        return (Some(as_effective.name), allowed);
                     }
-                    Cow::Owned(rewritten) => (as_effective.name, rewritten),
+                    Ok(Cow::Owned(rewritten)) => (as_effective.name, rewritten),
                 }
             }
         };
-        *arguments = tool.stand_in_arguments(std::mem::take(arguments), rewritten.1);
-        match tool.stands_for(arguments) {
-            Standing::For { name, arguments } if name == rewritten.0 => {
-                self.gate(info, &name, &arguments, waiting).await?;
-                Ok(Some(name))
+        *arguments = tool.stand_in_arguments(std::mem::take(arguments), rewritten);
+        let allowed = match tool.stands_for(arguments) {
+            Standing::For { name: now, arguments } if now == name => {
+                self.gate(info, &name, &arguments, waiting).await
             }
             Standing::Refused(refusal) => Err(Ok(*refusal)),
             _ => Err(Err(Failure::Pipeline(Error::internal(format!(
-                "tool `{}` stands for another call once a pre-call hook rewrote the arguments of `{}`",
-                info.name, rewritten.0
+                "tool `{}` no longer stands for `{name}` once a pre-call hook rewrote that call's arguments",
+                info.name
             ))))),
-        }
+        };
+        (Some(name), allowed)
     }
 
     /// The gate's check of a call of tool `name` with `arguments`, made as

@@ -528,6 +528,8 @@ async fn a_call_that_stands_for_another_is_that_call_to_hooks_and_the_gate() {
         .build()
         .unwrap();
 
+    let mut events = d.subscribe();
+
     // The hooks see the call as made, then as the call it stands for; a
     // rewrite of that call reaches the tool; the gate judges that call.
     let known = json!({"tool": "known", "args": {"x": 1}});
@@ -548,6 +550,11 @@ async fn a_call_that_stands_for_another_is_that_call_to_hooks_and_the_gate() {
         [("remote__known".to_string(), json!({"x": 1, "hooked": true}))]
     );
     assert_eq!(*post.lock().unwrap(), ["remote__known"]);
+    let event = events.recv().await.unwrap();
+    assert_eq!(
+        (event.name.as_str(), event.stands_for.as_deref()),
+        ("proxy", Some("remote__known"))
+    );
 
     // A hook's block of the call it stands for blocks it.
     let blocked = d
@@ -560,6 +567,7 @@ async fn a_call_that_stands_for_another_is_that_call_to_hooks_and_the_gate() {
         blocked.content
     );
     assert!(blocked.content.contains("not that one"), "{}", blocked.content);
+    assert_eq!(post.lock().unwrap().last().unwrap(), "remote__blocked");
 
     // A call it refuses is refused as it says, before anyone is asked.
     let refused = d.dispatch("proxy", json!({"tool": "nope"}), &trusted()).await;
