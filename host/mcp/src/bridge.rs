@@ -14,6 +14,12 @@
 //! tool, another server's) is never replaced and never dropped silently: the
 //! tool is left out, with an error in the log and in [`McpServerStatus::refused`].
 //!
+//! A lazy server (`lazy = true`, see [`lazy`]) is registered
+//! as its two tools, `list_tools` and `call_tool`, behind the same check,
+//! and its listings go to the catalog they read instead: a new catalog
+//! registers nothing, so toolhost's clients hear of a lazy server only
+//! when it comes, goes, or changes its prompts or resources.
+//!
 //! [`Dispatcher::connect_mcp`] starts a bridge and attaches it to the
 //! dispatcher, which then owns it: dropping the last handle to the
 //! dispatcher disconnects every server.
@@ -57,7 +63,7 @@ pub struct McpServerStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
     /// Whether it is bridged lazily: `tools` are its `list_tools` and
-    /// `call_tool`, and `catalog` holds its tools (see [`lazy`](super::lazy)).
+    /// `call_tool`, and `catalog` holds its tools (see [`lazy`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lazy: bool,
     /// A lazy server's catalog: the names on the server of the tools its

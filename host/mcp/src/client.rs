@@ -19,7 +19,8 @@
 //! the last error. The registry syncs from it.
 //!
 //! A call that the server reports as an error (`isError`) is a
-//! [`ErrorCode::ToolFailed`] error with the server's text. A call that runs
+//! [`ErrorCode::ToolFailed`] error with the server's text (a lazy server's
+//! `call_tool` returns it in its result dict instead). A call that runs
 //! past the server's `timeout_ms` (or the call's deadline) is
 //! [`ErrorCode::Timeout`], and the request is cancelled on the server
 //! (`notifications/cancelled`); so is a call whose [`CallContext::cancel`](toolhost_core::registry::CallContext::cancel)

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | pre-call hooks (block, rewrite) | [`hooks`](PreDecision) |
 //! | lookup (host-application tools first: [`DispatcherBuilder::intercept`]), audience, toolsets, lazy activation, availability, argument validation | [`Dispatcher::dispatch`] |
-//! | a call that stands for another (a lazy MCP server's `call_tool`): the pre-call hooks again, and the gate, on that call | [`Tool::stands_for`](crate::registry::Tool::stands_for) |
+//! | a call that stands for another (a lazy MCP server's `call_tool`): the pre-call hooks again, and the gate, on that call | [`Tool::stands_for`] |
 //! | the call gate (`require_approval` rules: ask, or return the seed's `BLOCKED: …` result) | [`CallGate`], [`DispatcherBuilder::gate`] |
 //! | execution with cancellation and a deadline | [`DispatchContext`] |
 //! | post-call hooks, the event, the JSON result | [`ToolCallEvent`], [`ToolResult`] |
