@@ -14,8 +14,14 @@ use crate::support;
 /// A `[[mcp.servers]]` entry for `tests/peers/catalog_server.py`, lazy,
 /// named `name`, plus `extra` keys.
 fn catalog_server(name: &str, extra: &str) -> String {
+    catalog_server_with(name, 0, &format!("lazy = true\n{extra}"))
+}
+
+/// A `[[mcp.servers]]` entry for `tests/peers/catalog_server.py` with
+/// `fillers` more tools, named `name`, with `extra` keys.
+fn catalog_server_with(name: &str, fillers: usize, extra: &str) -> String {
     format!(
-        "[[mcp.servers]]\nname = {name:?}\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}]\nlazy = true\n{extra}\n",
+        "[[mcp.servers]]\nname = {name:?}\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}, \"{fillers}\"]\n{extra}\n",
         support::peer_python().display().to_string(),
         support::peer_script("catalog_server.py").display().to_string(),
     )
@@ -430,4 +436,41 @@ fn lazy_keys_are_checked() {
     );
     let config = parse("lazy = true\ncatalog_ttl_s = 18446744073709551615").unwrap();
     assert!(config.mcp.servers[0].lazy);
+}
+
+/// The point of lazy servers: one with more tools than a server may list
+/// eagerly (256) costs two definitions, and every tool is callable.
+#[test]
+fn a_server_too_large_to_bridge_eagerly_is_two_tools_when_lazy() {
+    let (_dir, config) = temp_config(&format!(
+        "{}\n{}",
+        catalog_server_with("eager", 300, ""),
+        catalog_server_with("lazy", 300, "lazy = true"),
+    ));
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"list": true},
+            list("lazy"),
+            call("lazy", "filler_299", json!({"query": "q"})),
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    let names = crate::mcp_server::names(&steps[0]);
+    assert!(!names.iter().any(|n| n.starts_with("mcp__eager__")), "{names:?}");
+    let lazy: Vec<&String> = names.iter().filter(|n| n.starts_with("mcp__lazy__")).collect();
+    assert_eq!(lazy, ["mcp__lazy__call_tool", "mcp__lazy__list_tools"]);
+    assert_eq!(catalog_names(&steps[1]).len(), 305);
+    assert_eq!(steps[2]["structured"]["result"], "filler 299: q", "{}", steps[2]);
+
+    let out = Command::new(support::toolhost_bin())
+        .args(["tools", "--mcp-status", "--config", &config])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let refused = status[0]["refused"][0].as_str().unwrap();
+    assert!(
+        refused.contains("more than the limit of 256") && refused.contains("lazy = true"),
+        "{status}"
+    );
 }

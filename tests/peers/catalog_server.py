@@ -1,12 +1,17 @@
 """A small MCP server (Python SDK) whose catalog changes when asked, for the
 lazy bridge's tests (tests/all/mcp_lazy.rs). Over stdio.
 
+usage: catalog_server.py [N]   (N more tools, filler_000 ..., each answering
+                                "filler K: QUERY")
+
 Tools: echo(message), delete_item(id), fail(reason) (reports an error, as
 isError), lists() (how many tools/list requests it has answered), and
 grow(name, notify) which adds a tool NAME (answering "I am NAME") and, with
 notify, sends notifications/tools/list_changed; without, it changes its
 catalog silently.
 """
+import sys
+
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -56,5 +61,14 @@ async def grow(name: str, ctx: Context, notify: bool = False) -> str:
         await ctx.session.send_tool_list_changed()
     return "grown " + name
 
+
+def filler(k):
+    def answer(query: str) -> str:
+        return f"filler {k}: {query}"
+    return answer
+
+
+for k in range(int(sys.argv[1]) if len(sys.argv) > 1 else 0):
+    server.add_tool(filler(k), name=f"filler_{k:03}", description=f"Filler tool {k}.")
 
 server.run("stdio")

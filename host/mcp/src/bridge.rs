@@ -365,6 +365,7 @@ fn register(
     // `MetadataLimits`): past a limit, none of its tools is served.
     let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).collect();
     if let Err(why) = check_claims(name, &specs, MetadataLimits::default()) {
+        let why = format!("{why}; `lazy = true` bridges it as two tools, its catalog read on demand");
         tracing::error!(server = %name, "the MCP server's tools were not registered: {why}");
         let _ = dispatcher.update_registry(|registry| Ok(registry.unregister_mcp_server(name)));
         return (Vec::new(), vec![why]);
