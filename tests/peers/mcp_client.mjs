@@ -109,14 +109,24 @@ async function oneStep(step) {
     const options = step.progress
       ? { onprogress: (p) => seen.push({ progress: p.progress, total: p.total ?? null, message: p.message ?? null }) }
       : {};
-    const r = await client.callTool({ name: step.call, arguments: step.args ?? {} }, undefined, options);
-    return {
+    let r, text;
+    let attempts = 0;
+    for (;;) {
+      attempts += 1;
+      r = await client.callTool({ name: step.call, arguments: step.args ?? {} }, undefined, options);
+      text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+      if (!('until' in step) || text.includes(step.until) || attempts >= 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const out = {
       is_error: r.isError === true,
-      text: r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n'),
+      text,
       structured: r.structuredContent ?? null,
       progress: seen,
       content: r.content,
     };
+    if ('until' in step) out.attempts = attempts;
+    return out;
   }
   if ('wait_list_changed' in step) {
     for (let i = 0; i < 100 && state.listChanged === 0; i++) await new Promise((r) => setTimeout(r, 50));
