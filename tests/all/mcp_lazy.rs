@@ -37,6 +37,26 @@ fn list(server: &str) -> Value {
     json!({"call": format!("mcp__{server}__list_tools")})
 }
 
+/// Runs `steps` through `toolhost serve --stdio --config CONFIG` and the
+/// Python client, once each lazy server of `servers` lists the tool named
+/// beside it (a server still connecting, on a busy machine, may take longer
+/// than the first listing waits). The output's steps are `steps`' own.
+fn serve(config: &str, servers: &[(&str, &str)], steps: Value) -> Value {
+    let mut all: Vec<Value> = servers
+        .iter()
+        .map(|(server, tool)| {
+            json!({"call": format!("mcp__{server}__list_tools"), "until": format!("\"name\":\"{tool}\"")})
+        })
+        .collect();
+    all.extend(steps.as_array().unwrap().iter().cloned());
+    let mut out = python_client(&stdio_mode(&["--stdio", "--config", config]), Value::Array(all));
+    let ready = out["steps"].as_array_mut().unwrap();
+    for wait in ready.drain(..servers.len()) {
+        assert_eq!(wait["is_error"], false, "a server never listed its tools: {wait}");
+    }
+    out
+}
+
 /// The remote names in a `list_tools` step's catalog.
 fn catalog_names(step: &Value) -> Vec<String> {
     step["structured"]["tools"]
@@ -72,7 +92,7 @@ fn a_lazy_server_is_two_tools_that_list_and_call_its_catalog() {
         {"prompts": true},
         {"read": "demo://resource/static/document/architecture.md"},
     ]);
-    let out = python_client(&stdio_mode(&["--stdio", "--config", &config]), steps);
+    let out = serve(&config, &[("everything", "echo")], steps);
     let direct = python_client(
         &["stdio".into(), everything, "stdio".into()],
         json!([{"list": true}]),
@@ -187,7 +207,7 @@ fn a_lazy_servers_errors_and_approvals_are_the_remote_tools() {
         list("catalog"),
         call("catalog", "fail", json!({"reason": "boom"})),
     ]);
-    let out = python_client(&stdio_mode(&["--stdio", "--config", &config]), steps);
+    let out = serve(&config, &[("catalog", "echo")], steps);
     let steps = out["steps"].as_array().unwrap();
 
     // The pattern names the remote tool's bridged name: the person is asked
@@ -275,7 +295,7 @@ fn a_lazy_servers_catalog_is_cached_for_its_ttl() {
         {"list": true},
         {"wait_list_changed": true},
     ]);
-    let out = python_client(&stdio_mode(&["--stdio", "--config", &config]), steps);
+    let out = serve(&config, &[("stale", "echo"), ("fresh", "echo")], steps);
     let steps = out["steps"].as_array().unwrap();
 
     assert_eq!(catalog_names(&steps[1]), catalog_names(&steps[2]));
@@ -376,8 +396,9 @@ except ValueError as exc:
 deleted = await tools.mcp__catalog__call_tool(tool_name="delete_item", arguments={"id": "5"})
 {"is_error": failed["is_error"], "names": [t["name"] for t in listed["tools"]], "unknown": unknown, "deleted": deleted["result"]}
 "#;
-    let out = python_client(
-        &stdio_mode(&["--stdio", "--config", &config]),
+    let out = serve(
+        &config,
+        &[("catalog", "echo")],
         json!([
             {"list": true},
             {"elicit": "once"},
@@ -447,8 +468,9 @@ fn a_server_too_large_to_bridge_eagerly_is_two_tools_when_lazy() {
         catalog_server_with("eager", 300, ""),
         catalog_server_with("lazy", 300, "lazy = true"),
     ));
-    let out = python_client(
-        &stdio_mode(&["--stdio", "--config", &config]),
+    let out = serve(
+        &config,
+        &[("lazy", "filler_299")],
         json!([
             {"list": true},
             list("lazy"),

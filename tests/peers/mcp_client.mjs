@@ -113,7 +113,14 @@ async function oneStep(step) {
     let attempts = 0;
     for (;;) {
       attempts += 1;
-      r = await client.callTool({ name: step.call, arguments: step.args ?? {} }, undefined, options);
+      try {
+        r = await client.callTool({ name: step.call, arguments: step.args ?? {} }, undefined, options);
+      } catch (e) {
+        // A JSON-RPC error (a tool not listed yet) counts as not yet.
+        if (!('until' in step) || attempts >= 300 || !(e instanceof types.McpError)) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        continue;
+      }
       text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
       if (!('until' in step) || text.includes(step.until) || attempts >= 300) break;
       await new Promise((resolve) => setTimeout(resolve, 200));

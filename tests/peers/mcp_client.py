@@ -8,8 +8,9 @@ Then reads a JSON list of steps on stdin, e.g.
 A call step with "progress": true sends a progressToken and prints the
 progress notifications it received, in order, as "progress".
 A call step with "until": TEXT repeats the call, every 0.2 s for up to 60 s,
-until its text contains TEXT, and prints the last result with "attempts"
-(how many calls it took).
+until its text contains TEXT (a JSON-RPC error, such as a tool not listed
+yet, counts as not yet), and prints the last result with "attempts" (how
+many calls it took).
 A step {"set_level": "debug"} sets the server's logging level; the log
 messages received are printed as "logs" (level, logger, data), in order.
 A step {"elicit": "once"} makes the client declare the elicitation capability
@@ -115,7 +116,13 @@ async def one_step(session, step, notes, elicit):
         attempts = 0
         while True:
             attempts += 1
-            r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
+            try:
+                r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
+            except MCPError:
+                if "until" not in step or attempts >= 300:
+                    raise
+                await asyncio.sleep(0.2)
+                continue
             texts = [c.text for c in r.content if getattr(c, "type", "") == "text"]
             if "until" not in step or step["until"] in "\n".join(texts) or attempts >= 300:
                 break

@@ -311,7 +311,7 @@ impl LazyServer {
         Error::new(
             ErrorCode::UnknownTool,
             format!(
-                "MCP server {server:?} has no tool {name:?}{hint} {} lists its tools",
+                "MCP server {server:?} has no tool {name:?}{hint} ({} lists its tools)",
                 self.list_name
             ),
         )
@@ -319,10 +319,10 @@ impl LazyServer {
 
     /// A remote result as `call_tool`'s: the dict, with the content blocks
     /// as sent when there is more than text.
-    fn output(&self, tool: &McpTool, result: &CallToolResult) -> ToolOutput {
+    fn output(&self, tool: &McpTool, result: CallToolResult) -> ToolOutput {
         let (server, remote) = (self.config.name.as_str(), tool.remote_name());
         if result.is_error == Some(true) {
-            let message = error_text(result);
+            let message = error_text(&result);
             tracing::debug!(
                 server,
                 tool = remote,
@@ -330,19 +330,22 @@ impl LazyServer {
             );
             return ToolOutput::value(envelope(server, remote, true, Value::String(message)));
         }
+        let blocks = match rich_blocks(&result) {
+            Ok(blocks) => blocks,
+            Err(e) => return refusal(server, remote, &e),
+        };
         let texts = texts(&result.content);
         let value = if !texts.is_empty() {
             Value::String(texts.join("\n"))
-        } else if let Some(structured) = &result.structured_content {
-            structured.clone()
+        } else if let Some(structured) = result.structured_content {
+            structured
         } else {
             serde_json::to_value(&result.content).unwrap_or(Value::Null)
         };
         let done = envelope(server, remote, false, value);
-        match rich_blocks(result) {
-            Ok(Some(blocks)) => ToolOutput::blocks(blocks, Some(done)),
-            Ok(None) => ToolOutput::value(done),
-            Err(e) => refusal(server, remote, &e),
+        match blocks {
+            Some(blocks) => ToolOutput::blocks(blocks, Some(done)),
+            None => ToolOutput::value(done),
         }
     }
 }
@@ -445,7 +448,7 @@ impl Tool for CallTool {
                 _ => Value::Null,
             };
             Ok(match tool.request(remote, ctx).await {
-                Ok(result) => self.server.output(&tool, &result),
+                Ok(result) => self.server.output(&tool, result),
                 Err(e) => refusal(&self.server.config.name, tool.remote_name(), &e),
             })
         })
