@@ -57,10 +57,10 @@ fn media(_: Media) -> Result<Output, ToolError> {
 struct WordCount {
     /// The number of words.
     words: usize,
-    /// The longest word (absent for an empty text, which breaks the
-    /// schema: it is required).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    longest: Option<String>,
+    /// The longest word. Left out for an empty text, which breaks this
+    /// schema (it is required): the host then refuses the result.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    longest: String,
 }
 
 /// Counts the words of a text; its result states an output schema.
@@ -73,7 +73,7 @@ struct CountWords {
 
 fn count_words(args: CountWords) -> Result<Structured<WordCount>, ToolError> {
     let words: Vec<&str> = args.text.split_whitespace().collect();
-    let longest = words.iter().max_by_key(|w| w.len()).map(|w| w.to_string());
+    let longest = words.iter().max_by_key(|w| w.len()).map(|w| w.to_string()).unwrap_or_default();
     let count = WordCount {
         words: words.len(),
         longest,
