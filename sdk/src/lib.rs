@@ -46,8 +46,8 @@
 //!
 //! ## What a tool can do
 //!
-//! - return any `Serialize` value (an object is its structured JSON; a
-//!   string or any other value, its text), an [`Output`] with structured
+//! - return any `Serialize` value (an object is its structured JSON, a
+//!   string its text, any other value `{"result": value}`), an [`Output`] with structured
 //!   JSON and content blocks (text, images, audio, resource links and
 //!   embedded resources, with annotations), or a [`Structured`] value whose
 //!   type is the tool's output schema;

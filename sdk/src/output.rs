@@ -178,8 +178,9 @@ impl<T: Serialize + JsonSchema> Structured<T> {
 /// [`Output`], a [`Structured`] value or a [`ContentBlock`]. Implemented for those; not meant to be implemented elsewhere.
 ///
 /// A `Serialize` value that is a JSON object is the structured result; a
-/// string is a text block; any other value (a number, a list) is a text
-/// block holding its JSON.
+/// string is a text block; any other value (a number, a list) is the
+/// structured result `{"result": value}`, with its JSON as text for the
+/// model (as MCP servers commonly give such values).
 pub trait IntoOutput {
     /// The result as the host receives it.
     #[doc(hidden)]
@@ -225,10 +226,17 @@ impl<T: Serialize> IntoOutput for T {
                 content: Vec::new(),
             });
         }
-        let text = match toolhost_json::from_str::<Value>(&json) {
-            Ok(Value::String(s)) => s,
-            _ => json,
-        };
-        Output::blocks([ContentBlock::text(text)]).into_wit()
+        if json.starts_with('"')
+            && let Ok(Value::String(text)) = toolhost_json::from_str::<Value>(&json)
+        {
+            return Output::blocks([ContentBlock::text(text)]).into_wit();
+        }
+        // MCP wants an object as structured content: the value goes as
+        // `{"result": value}`, and as its JSON text for the model (MCP's
+        // advice for structured results).
+        Ok(WitToolOutput {
+            structured: Some(format!("{{\"result\":{json}}}")),
+            content: vec![ContentBlock::text(json).into()],
+        })
     }
 }

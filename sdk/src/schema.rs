@@ -132,10 +132,10 @@ mod tests {
             (plain.structured.clone(), text_of(&plain)),
             (None, vec!["got 1".to_string()])
         );
-        let number = invoke("{\"a\": 1}", |a: Add| Ok::<_, ToolError>(vec![a.a])).unwrap();
+        let list = invoke("{\"a\": 1}", |a: Add| Ok::<_, ToolError>(vec![a.a])).unwrap();
         assert_eq!(
-            (number.structured.clone(), text_of(&number)),
-            (None, vec!["[1]".to_string()])
+            (list.structured.as_deref(), text_of(&list)),
+            (Some(r#"{"result":[1]}"#), vec!["[1]".to_string()])
         );
         let object = invoke("{\"a\": 5}", |a: Add| {
             Ok::<_, ToolError>(serde_json::json!({"a": a.a}))

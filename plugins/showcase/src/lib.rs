@@ -73,7 +73,11 @@ struct CountWords {
 
 fn count_words(args: CountWords) -> Result<Structured<WordCount>, ToolError> {
     let words: Vec<&str> = args.text.split_whitespace().collect();
-    let longest = words.iter().max_by_key(|w| w.len()).map(|w| w.to_string()).unwrap_or_default();
+    let longest = words
+        .iter()
+        .max_by_key(|w| w.len())
+        .map(|w| w.to_string())
+        .unwrap_or_default();
     let count = WordCount {
         words: words.len(),
         longest,

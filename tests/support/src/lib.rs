@@ -45,6 +45,8 @@ pub const PLUGINS: &[&str] = &[
     "liar",
     "bad-output",
     "codemode",
+    "showcase",
+    "nosy",
 ];
 
 /// The workspace root.

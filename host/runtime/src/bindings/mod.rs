@@ -49,7 +49,8 @@ pub enum WorldVersion {
 
 impl WorldVersion {
     /// Every served version, newest last.
-    pub const ALL: &'static [WorldVersion] = &[WorldVersion::V0_1_0, WorldVersion::V0_2_0, WorldVersion::V0_3_0];
+    pub const ALL: &'static [WorldVersion] =
+        &[WorldVersion::V0_1_0, WorldVersion::V0_2_0, WorldVersion::V0_3_0];
 
     /// The newest served version (what the SDK targets).
     pub const LATEST: WorldVersion = WorldVersion::V0_3_0;
@@ -191,10 +192,8 @@ impl CallTool {
                     .map_err(Into::into)
             }
             WorldVersion::V0_2_0 => {
-                type Call<'a> = TypedFunc<
-                    (&'a str, &'a str),
-                    (Result<v0_2_0::ToolOutput, v0_2_0::ToolError>,),
-                >;
+                type Call<'a> =
+                    TypedFunc<(&'a str, &'a str), (Result<v0_2_0::ToolOutput, v0_2_0::ToolError>,)>;
                 let call: Call<'_> = func.typed(&*store)?;
                 let (result,) = call.call_async(&mut *store, (name, arguments)).await?;
                 result.map(Into::into).map_err(Into::into)
@@ -315,9 +314,7 @@ impl Plugin {
     /// Its `prompts` export, or the error of asking a component without one.
     fn prompts(&self) -> wasmtime::Result<&v0_3_0::exports::toolhost::plugin::prompts::Guest> {
         match self {
-            Plugin::V0_3_0(v0_3_0::Instance {
-                prompts: Some(p), ..
-            }) => Ok(p),
+            Plugin::V0_3_0(v0_3_0::Instance { prompts: Some(p), .. }) => Ok(p),
             _ => Err(wasmtime::format_err!("the component exports no prompts")),
         }
     }

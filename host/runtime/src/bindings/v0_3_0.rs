@@ -97,7 +97,10 @@ impl Exports {
     }
 
     /// A fresh instance in `store`, its exports type-checked.
-    pub(crate) async fn instantiate_async(&self, store: &mut Store<SandboxState>) -> wasmtime::Result<Instance> {
+    pub(crate) async fn instantiate_async(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Instance> {
         let instance = self.pre.instantiate_async(&mut *store).await?;
         Ok(Instance {
             tool: self.tool.load(&mut *store, &instance)?,
@@ -135,7 +138,10 @@ pub struct CatalogListing {
 impl Instance {
     /// `list-prompts`, `list-resources` and `list-templates` (empty lists
     /// for what it does not export).
-    pub(crate) async fn list_catalog(&self, store: &mut Store<SandboxState>) -> wasmtime::Result<CatalogListing> {
+    pub(crate) async fn list_catalog(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<CatalogListing> {
         let mut listing = CatalogListing::default();
         if let Some(prompts) = &self.prompts {
             listing.prompts = prompts.call_list_prompts(&mut *store).await?;
@@ -183,7 +189,12 @@ impl From<Annotations> for CoreAnnotations {
 impl From<CoreAnnotations> for Annotations {
     fn from(a: CoreAnnotations) -> Self {
         Annotations {
-            audience: a.audience.unwrap_or_default().into_iter().map(Into::into).collect(),
+            audience: a
+                .audience
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
             priority: a.priority,
             last_modified: a.last_modified,
         }
@@ -287,7 +298,11 @@ pub(crate) fn wit_block(block: CoreBlock) -> Result<ContentBlock, String> {
                 mime_type,
             }),
         }),
-        other => return Err(format!("it is content of a kind this host cannot pass on: {other:?}")),
+        other => {
+            return Err(format!(
+                "it is content of a kind this host cannot pass on: {other:?}"
+            ));
+        }
     };
     Ok(ContentBlock {
         content,
@@ -563,11 +578,19 @@ impl self::toolhost::plugin::tools::Host for SandboxState {
 const MAX_CLIENT_TEXT: usize = 64 * 1024;
 
 impl self::toolhost::plugin::client::Host for SandboxState {
-    async fn elicit(&mut self, message: String, requested_schema: String) -> Result<ElicitResponse, HostError> {
+    async fn elicit(
+        &mut self,
+        message: String,
+        requested_schema: String,
+    ) -> Result<ElicitResponse, HostError> {
         if !self.client.elicitation {
             return Err(not_granted("elicitation", "ask the user questions"));
         }
-        let client = self.ctx.client.clone().ok_or_else(|| toolhost_core::client::no_client("elicitation"))?;
+        let client = self
+            .ctx
+            .client
+            .clone()
+            .ok_or_else(|| toolhost_core::client::no_client("elicitation"))?;
         if message.len() > MAX_CLIENT_TEXT || requested_schema.len() > MAX_CLIENT_TEXT {
             return Err(host_error(
                 ErrorCode::InvalidArguments,
@@ -601,7 +624,9 @@ impl self::toolhost::plugin::client::Host for SandboxState {
                 toolhost_core::client::ElicitAction::Decline => ElicitAction::Decline,
                 toolhost_core::client::ElicitAction::Cancel => ElicitAction::Cancel,
             },
-            content: answer.content.map(|map| serde_json::Value::Object(map).to_string()),
+            content: answer
+                .content
+                .map(|map| serde_json::Value::Object(map).to_string()),
         })
     }
 
@@ -609,7 +634,11 @@ impl self::toolhost::plugin::client::Host for SandboxState {
         let Some(grant) = self.client.sampling else {
             return Err(not_granted("sampling", "ask the client's model for completions"));
         };
-        let client = self.ctx.client.clone().ok_or_else(|| toolhost_core::client::no_client("sampling"))?;
+        let client = self
+            .ctx
+            .client
+            .clone()
+            .ok_or_else(|| toolhost_core::client::no_client("sampling"))?;
         if self.samples_made >= grant.requests {
             return Err(host_error(
                 ErrorCode::Blocked,
@@ -879,7 +908,10 @@ mod tests {
             content: vec![text("one")],
         }
         .into_core();
-        assert_eq!((told.content.as_str(), told.text.as_deref()), (r#"{"n":1}"#, Some("one")));
+        assert_eq!(
+            (told.content.as_str(), told.text.as_deref()),
+            (r#"{"n":1}"#, Some("one"))
+        );
         assert!(told.blocks.is_empty());
         let two = ToolOutput {
             structured: None,
@@ -928,7 +960,10 @@ mod tests {
         let number = ToolOutput::from_core(CoreToolOutput::json(&json!(3))).unwrap();
         assert_eq!(number.structured.as_deref(), Some("3"));
         let string = ToolOutput::from_core(CoreToolOutput::json(&json!("hi \u{e9}"))).unwrap();
-        assert_eq!((string.structured, string.content), (None, vec![text("hi \u{e9}")]));
+        assert_eq!(
+            (string.structured, string.content),
+            (None, vec![text("hi \u{e9}")])
+        );
         let bad = CoreToolOutput::blocks(
             vec![CoreBlock::from(CoreContent::Image {
                 data: "not base64!".into(),

@@ -30,8 +30,7 @@ pub const OUTPUT_MISFIT: &str = "the tool's result does not fit its output schem
 
 /// The `tool_failed` message for a 0.3.0 tool whose structured result is
 /// JSON but not an object (MCP's `structuredContent` must be one).
-pub const NOT_AN_OBJECT: &str =
-    "the tool's structured result is not a JSON object (MCP's structuredContent must be one; give other values as text)";
+pub const NOT_AN_OBJECT: &str = "the tool's structured result is not a JSON object (MCP's structuredContent must be one; give other values as text)";
 
 /// What running guest code once, in a fresh sandbox, gave and used.
 #[derive(Debug)]
@@ -414,10 +413,11 @@ impl LoadedComponent {
                 Ok(pre) => pre,
                 Err(e) => return Ran::failed(e),
             };
-            let mut store = match self.new_store(&pre, &limits, tool, ctx, started, deadline_at, Arc::clone(&clock)) {
-                Ok(store) => store,
-                Err(e) => return Ran::failed(e),
-            };
+            let mut store =
+                match self.new_store(&pre, &limits, tool, ctx, started, deadline_at, Arc::clone(&clock)) {
+                    Ok(store) => store,
+                    Err(e) => return Ran::failed(e),
+                };
             // The wait below for a call blocked in a host function keeps a
             // handle on its cancellation.
             let cancel = store.data().ctx.cancel.clone();
@@ -446,7 +446,10 @@ impl LoadedComponent {
 
     /// A call's store, holding `ctx` and the call's `clock`, with its
     /// limiter, fuel and epoch deadline set.
-    #[allow(clippy::too_many_arguments, reason = "the parts of one call, each made once in `run`")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one call, each made once in `run`"
+    )]
     fn new_store(
         &self,
         pre: &PluginPre,

@@ -50,7 +50,10 @@ impl ComponentCatalog {
 /// # Errors
 ///
 /// `invalid_component`, naming the entry and the rule it breaks.
-pub(super) fn check_catalog(listing: latest::CatalogListing, claims: &MetadataLimits) -> Result<ComponentCatalog> {
+pub(super) fn check_catalog(
+    listing: latest::CatalogListing,
+    claims: &MetadataLimits,
+) -> Result<ComponentCatalog> {
     let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
     let latest::CatalogListing {
         prompts,
@@ -104,10 +107,16 @@ pub(super) fn check_catalog(listing: latest::CatalogListing, claims: &MetadataLi
             )));
         }
         if !seen.insert(p.name.clone()) {
-            return Err(invalid(format!("the component offers the prompt `{shown}` twice")));
+            return Err(invalid(format!(
+                "the component offers the prompt `{shown}` twice"
+            )));
         }
         title_ok("prompt", &p.name, &p.title)?;
-        let mut texts = vec![Some(p.name.as_str()), p.title.as_deref(), p.description.as_deref()];
+        let mut texts = vec![
+            Some(p.name.as_str()),
+            p.title.as_deref(),
+            p.description.as_deref(),
+        ];
         let mut arguments = Vec::with_capacity(p.arguments.len());
         let mut names = HashSet::new();
         for a in p.arguments {
@@ -136,15 +145,24 @@ pub(super) fn check_catalog(listing: latest::CatalogListing, claims: &MetadataLi
     }
     let mut uris = HashSet::new();
     for r in resources {
-        check_uri(&r.uri).map_err(|e| invalid(format!("the component offers a resource whose {}", e.message())))?;
+        check_uri(&r.uri)
+            .map_err(|e| invalid(format!("the component offers a resource whose {}", e.message())))?;
         if !uris.insert(r.uri.clone()) {
-            return Err(invalid(format!("the component offers the resource {} twice", r.uri)));
+            return Err(invalid(format!(
+                "the component offers the resource {} twice",
+                r.uri
+            )));
         }
         title_ok("resource", &r.uri, &r.title)?;
         claim(
             "resource",
             &r.uri,
-            &[Some(&r.uri), Some(&r.name), r.title.as_deref(), r.description.as_deref()],
+            &[
+                Some(&r.uri),
+                Some(&r.name),
+                r.title.as_deref(),
+                r.description.as_deref(),
+            ],
         )?;
         catalog.resources.push(ResourceSpec {
             uri: r.uri,
@@ -158,8 +176,12 @@ pub(super) fn check_catalog(listing: latest::CatalogListing, claims: &MetadataLi
     }
     let mut patterns = HashSet::new();
     for t in templates {
-        UriTemplate::parse(&t.uri_template)
-            .map_err(|e| invalid(format!("the component offers a resource template that is refused: {}", e.message())))?;
+        UriTemplate::parse(&t.uri_template).map_err(|e| {
+            invalid(format!(
+                "the component offers a resource template that is refused: {}",
+                e.message()
+            ))
+        })?;
         if !patterns.insert(t.uri_template.clone()) {
             return Err(invalid(format!(
                 "the component offers the resource template {} twice",
@@ -170,7 +192,12 @@ pub(super) fn check_catalog(listing: latest::CatalogListing, claims: &MetadataLi
         claim(
             "resource template",
             &t.uri_template,
-            &[Some(&t.uri_template), Some(&t.name), t.title.as_deref(), t.description.as_deref()],
+            &[
+                Some(&t.uri_template),
+                Some(&t.name),
+                t.title.as_deref(),
+                t.description.as_deref(),
+            ],
         )?;
         catalog.templates.push(ResourceTemplateSpec {
             uri_template: t.uri_template,
@@ -196,7 +223,9 @@ fn tool_error(e: latest::ToolError) -> Error {
 fn too_large(size: usize, limit: u64) -> Error {
     Error::new(
         ErrorCode::OutputTooLarge,
-        format!("the component answered {size} bytes, more than the {limit} byte output limit (output_bytes)"),
+        format!(
+            "the component answered {size} bytes, more than the {limit} byte output limit (output_bytes)"
+        ),
     )
 }
 
@@ -208,7 +237,10 @@ impl LoadedComponent {
         &self,
         label: &str,
         ctx: CallContext,
-        f: impl AsyncFnOnce(&mut wasmtime::Store<crate::sandbox::SandboxState>, &crate::bindings::Plugin) -> wasmtime::Result<R>,
+        f: impl AsyncFnOnce(
+            &mut wasmtime::Store<crate::sandbox::SandboxState>,
+            &crate::bindings::Plugin,
+        ) -> wasmtime::Result<R>,
     ) -> (Result<R>, u64) {
         let limits = self.effective_limits(&ctx.limits);
         let ran = self
@@ -235,7 +267,9 @@ impl LoadedComponent {
     ) -> Result<PromptResult> {
         let pairs: Vec<(String, String)> = arguments.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let (result, limit) = self
-            .run_export(name, ctx, async |store, plugin| plugin.get_prompt(store, name, &pairs).await)
+            .run_export(name, ctx, async |store, plugin| {
+                plugin.get_prompt(store, name, &pairs).await
+            })
             .await;
         let rendered = result?.map_err(tool_error)?;
         let size: usize = rendered
@@ -266,7 +300,9 @@ impl LoadedComponent {
     /// `output_too_large` past the output limit; a sandbox limit's code.
     pub async fn read_resource(&self, uri: &str, ctx: CallContext) -> Result<Vec<ResourceContents>> {
         let (result, limit) = self
-            .run_export(uri, ctx, async |store, plugin| plugin.read_resource(store, uri).await)
+            .run_export(uri, ctx, async |store, plugin| {
+                plugin.read_resource(store, uri).await
+            })
             .await;
         let contents = result?.map_err(|e| match e {
             latest::ReadError::NotFound(m) => Error::new(ErrorCode::NotFound, m),
@@ -300,9 +336,13 @@ impl LoadedComponent {
         let (result, _) = self
             .run_export(target, ctx, async |store, plugin| {
                 if template {
-                    plugin.complete_resource(store, target, argument, value, &pairs).await
+                    plugin
+                        .complete_resource(store, target, argument, value, &pairs)
+                        .await
                 } else {
-                    plugin.complete_prompt(store, target, argument, value, &pairs).await
+                    plugin
+                        .complete_prompt(store, target, argument, value, &pairs)
+                        .await
                 }
             })
             .await;
@@ -329,8 +369,16 @@ impl Prompt for ComponentPrompt {
         &self.component.catalog.prompts[self.index]
     }
 
-    fn get(&self, arguments: BTreeMap<String, String>, ctx: CallContext) -> BoxFuture<'_, Result<PromptResult>> {
-        Box::pin(async move { self.component.get_prompt(&self.spec().name, &arguments, ctx).await })
+    fn get(
+        &self,
+        arguments: BTreeMap<String, String>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, Result<PromptResult>> {
+        Box::pin(async move {
+            self.component
+                .get_prompt(&self.spec().name, &arguments, ctx)
+                .await
+        })
     }
 
     fn complete(
@@ -370,8 +418,12 @@ impl Resources for ComponentResources {
         context: &BTreeMap<String, String>,
         ctx: CallContext,
     ) -> BoxFuture<'_, Result<Completion>> {
-        let (template, argument, value, context) =
-            (template.to_string(), argument.to_string(), value.to_string(), context.clone());
+        let (template, argument, value, context) = (
+            template.to_string(),
+            argument.to_string(),
+            value.to_string(),
+            context.clone(),
+        );
         Box::pin(async move {
             self.component
                 .complete(&template, true, &argument, &value, &context, ctx)
@@ -383,7 +435,10 @@ impl Resources for ComponentResources {
 impl LoadedComponent {
     /// Its prompts and resources as a registry [`Catalog`](toolhost_core::registry::Catalog)
     /// in `toolset`: `None` when it offers none.
-    pub(super) fn registry_catalog(self: &Arc<Self>, toolset: String) -> Option<toolhost_core::registry::Catalog> {
+    pub(super) fn registry_catalog(
+        self: &Arc<Self>,
+        toolset: String,
+    ) -> Option<toolhost_core::registry::Catalog> {
         if self.catalog.is_empty() {
             return None;
         }

@@ -349,7 +349,9 @@ fn check_tools(
 ) -> Result<(Vec<ToolSpec>, Vec<ToolChecks>)> {
     let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
     if specs.is_empty() && !has_catalog {
-        return Err(invalid("the component lists no tools (and no prompts or resources)".into()));
+        return Err(invalid(
+            "the component lists no tools (and no prompts or resources)".into(),
+        ));
     }
     claims
         .check(
