@@ -47,6 +47,7 @@ pub const PLUGINS: &[&str] = &[
     "codemode",
     "showcase",
     "nosy",
+    "broken-server",
 ];
 
 /// The workspace root.

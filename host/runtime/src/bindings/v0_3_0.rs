@@ -35,6 +35,9 @@ wasmtime::component::bindgen!({
     world: "toolhost:plugin/server",
     imports: { default: async },
     exports: { default: async },
+    // What a component lists is compared between instances (the
+    // conformance suite's `deterministic`).
+    additional_derives: [PartialEq],
 });
 
 pub use self::exports::toolhost::plugin::prompts::{PromptArgument, PromptMessage, PromptResult, PromptSpec};
@@ -125,7 +128,7 @@ pub(crate) struct Instance {
 }
 
 /// What a component offers besides its tools, as it listed them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CatalogListing {
     /// Its prompts.
     pub prompts: Vec<PromptSpec>,

@@ -321,8 +321,45 @@ impl LoadedComponent {
         Ok(contents.into_iter().map(Into::into).collect())
     }
 
-    /// Suggests values for `argument` of prompt `prompt` (`template`
-    /// false) or of resource template `prompt` (`template` true).
+    /// Suggests values for argument `argument` of prompt `prompt`, whose
+    /// text so far is `value`, given the arguments already chosen in
+    /// `context`, in a fresh instance.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_arguments` or `tool_failed` as the component says; a
+    /// sandbox limit's code.
+    pub async fn complete_prompt(
+        &self,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+        context: &BTreeMap<String, String>,
+        ctx: CallContext,
+    ) -> Result<Completion> {
+        self.complete(prompt, false, argument, value, context, ctx).await
+    }
+
+    /// Suggests values for variable `variable` of resource template
+    /// `template`, as [`LoadedComponent::complete_prompt`] does for a
+    /// prompt's argument.
+    ///
+    /// # Errors
+    ///
+    /// As [`LoadedComponent::complete_prompt`].
+    pub async fn complete_resource(
+        &self,
+        template: &str,
+        variable: &str,
+        value: &str,
+        context: &BTreeMap<String, String>,
+        ctx: CallContext,
+    ) -> Result<Completion> {
+        self.complete(template, true, variable, value, context, ctx).await
+    }
+
+    /// Suggests values for `argument` of prompt `target` (`template`
+    /// false) or of resource template `target` (`template` true).
     async fn complete(
         &self,
         target: &str,
@@ -391,7 +428,7 @@ impl Prompt for ComponentPrompt {
         let (argument, value, context) = (argument.to_string(), value.to_string(), context.clone());
         Box::pin(async move {
             self.component
-                .complete(&self.spec().name, false, &argument, &value, &context, ctx)
+                .complete_prompt(&self.spec().name, &argument, &value, &context, ctx)
                 .await
         })
     }
@@ -426,7 +463,7 @@ impl Resources for ComponentResources {
         );
         Box::pin(async move {
             self.component
-                .complete(&template, true, &argument, &value, &context, ctx)
+                .complete_resource(&template, &argument, &value, &context, ctx)
                 .await
         })
     }

@@ -47,7 +47,7 @@ pub struct ListedTool {
 
 /// What one fresh instance answered to `list-tools` and `declare`, and
 /// (from 0.3.0 on) `list-prompts`, `list-resources` and `list-templates`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Listing {
     /// The tools, as listed.
     pub tools: Vec<ListedTool>,
