@@ -9,34 +9,46 @@ use crate::__private::{Hints, ToolSpec, WitToolError, WitToolOutput};
 use crate::error::{Kind, ToolError};
 use crate::output::IntoOutput;
 
-/// The spec of tool `name`, implemented by `_f`, whose argument type is `A`.
-pub fn spec_of<A, R, F>(name: &str, _f: &F, hints: Hints) -> ToolSpec
+/// The spec of tool `name`, implemented by `_f`, whose argument type is `A`
+/// and whose result type `R` may state an output schema.
+pub fn spec_of<A, R, F>(name: &str, _f: &F, (hints, title): (Hints, Option<String>)) -> ToolSpec
 where
     A: JsonSchema,
+    R: IntoOutput,
     F: Fn(A) -> Result<R, ToolError>,
 {
     let (description, parameters) = parameters_of::<A>();
     ToolSpec {
         name: name.to_string(),
+        title,
         description,
         parameters: parameters.to_string(),
-        output_schema: None,
+        output_schema: R::output_schema(),
         hints,
     }
+}
+
+/// `T`'s JSON Schema as the host reads schemas: sub-schemas inlined (models
+/// handle `$ref` poorly), without `$schema` or the type's own title.
+pub(crate) fn schema_of<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    schema
 }
 
 /// The description (from `A`'s doc comment) and the parameter schema of `A`,
 /// with sub-schemas inlined (models handle `$ref` poorly) and the schema's own
 /// title, description and `$schema` removed.
 pub(crate) fn parameters_of<A: JsonSchema>() -> (String, Value) {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<A>().to_value();
+    let mut schema = schema_of::<A>();
     let mut description = String::new();
     if let Value::Object(map) = &mut schema {
-        map.remove("$schema");
-        map.remove("title");
         if let Some(Value::String(text)) = map.remove("description") {
             description = text;
         }
@@ -106,14 +118,54 @@ mod tests {
 
     #[test]
     fn results_are_json_with_the_text_an_output_adds() {
+        let text_of = |out: &WitToolOutput| -> Vec<String> {
+            out.content
+                .iter()
+                .map(|b| match &b.content {
+                    crate::__private::WitContent::Text(t) => t.clone(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
         let plain = invoke("{\"a\": 1}", |a: Add| Ok::<_, ToolError>(format!("got {}", a.a))).unwrap();
-        assert_eq!((plain.json.as_str(), plain.text), (r#""got 1""#, None));
+        assert_eq!(
+            (plain.structured.clone(), text_of(&plain)),
+            (None, vec!["got 1".to_string()])
+        );
+        let list = invoke("{\"a\": 1}", |a: Add| Ok::<_, ToolError>(vec![a.a])).unwrap();
+        assert_eq!(
+            (list.structured.as_deref(), text_of(&list)),
+            (Some(r#"{"result":[1]}"#), vec!["[1]".to_string()])
+        );
+        let object = invoke("{\"a\": 5}", |a: Add| {
+            Ok::<_, ToolError>(serde_json::json!({"a": a.a}))
+        })
+        .unwrap();
+        assert_eq!(
+            (object.structured.as_deref(), object.content.len()),
+            (Some(r#"{"a":5}"#), 0)
+        );
         let rich = invoke("{\"a\": 2}", |a: Add| {
             Ok::<_, ToolError>(crate::Output::new(serde_json::json!({"a": a.a})).text("two"))
         })
         .unwrap();
-        assert_eq!(rich.json, r#"{"a":2}"#);
-        assert_eq!(rich.text.as_deref(), Some("two"));
+        assert_eq!(rich.structured.as_deref(), Some(r#"{"a":2}"#));
+        assert_eq!(text_of(&rich), ["two"]);
+        let wrapped = invoke("{\"a\": 3}", |a: Add| Ok::<_, ToolError>(crate::Output::new(a.a))).unwrap();
+        assert_eq!(wrapped.structured.as_deref(), Some(r#"{"result":3}"#));
+        let media = invoke("{\"a\": 4}", |_: Add| {
+            Ok::<_, ToolError>(
+                crate::Output::default()
+                    .image(vec![1u8, 2], "image/png")
+                    .audio(vec![3u8], "audio/wav"),
+            )
+        })
+        .unwrap();
+        assert_eq!(media.structured, None);
+        assert!(
+            matches!(&media.content[0].content, crate::__private::WitContent::Image(m) if m.data == [1, 2] && m.mime_type == "image/png")
+        );
+        assert!(matches!(&media.content[1].content, crate::__private::WitContent::Audio(m) if m.data == [3]));
         let failed = invoke("{\"a\": 3}", |_: Add| {
             Ok::<_, ToolError>(std::collections::HashMap::from([((1, 2), 3)]))
         })
@@ -125,10 +177,34 @@ mod tests {
     }
 
     #[test]
+    fn a_structured_result_states_its_type_as_the_output_schema() {
+        /// A count.
+        #[derive(serde::Serialize, JsonSchema)]
+        struct Count {
+            /// How many.
+            n: u32,
+        }
+        fn count(_: Add) -> Result<crate::Structured<Count>, ToolError> {
+            Ok(crate::Structured::new(Count { n: 2 }))
+        }
+        let spec = spec_of(
+            "count",
+            &count,
+            crate::__private::tool_options(&[("title", Some("Count"))]),
+        );
+        let schema: Value = serde_json::from_str(spec.output_schema.as_deref().unwrap()).unwrap();
+        assert_eq!(schema["properties"]["n"]["description"], "How many.");
+        assert_eq!(spec.title.as_deref(), Some("Count"));
+        let out = invoke("{\"a\": 1}", count).unwrap();
+        assert_eq!(out.structured.as_deref(), Some(r#"{"n":2}"#));
+    }
+
+    #[test]
     fn the_declaration_text_becomes_declare_answer() {
         let caps = crate::__private::declared(
-            "dir /w\nenv TZ\nhttp *.example.com\nsecret GH\ntool greet\ntool relay\n",
+            "dir /w\nenv TZ\nhttp *.example.com\nsecret GH\ntool greet\ntool relay\nclient elicitation\n",
         );
+        assert!(caps.elicitation && !caps.sampling);
         assert_eq!(caps.dirs, ["/w"]);
         assert_eq!(caps.env, ["TZ"]);
         assert_eq!(caps.http, ["*.example.com"]);

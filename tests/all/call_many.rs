@@ -130,8 +130,9 @@ async fn call_many_runs_every_call_at_once() {
     let d = setup(&["barrier"], LimitsOverride::default()).await;
     let four = calls(&times(4, "barrier", json!({"n": 4})));
     let out = d.dispatch("fan_out", four, &ctx()).await;
+    // `fan_out` returns a list: an SDK tool's structured `{"result": [...]}`.
     assert_eq!(
-        out.json(),
+        out.json()["result"],
         json!(vec![json!({"ok": "through"}); 4]),
         "{}",
         out.content
@@ -142,7 +143,7 @@ async fn call_many_runs_every_call_at_once() {
     let d = setup(&["barrier"], LimitsOverride::default()).await;
     let two = calls(&times(2, "barrier", json!({"n": 2, "wait_ms": 200})));
     let out = d.dispatch("chain", two, &ctx()).await;
-    let first = &out.json()[0]["error"];
+    let first = &out.json()["result"][0]["error"];
     assert_eq!(first["code"], "tool_failed", "{}", out.content);
     assert!(
         first["message"].as_str().unwrap().contains("only 1 of 2"),
@@ -171,7 +172,7 @@ async fn call_many_returns_results_in_order_with_typed_errors() {
             &ctx(),
         )
         .await;
-    let results = out.json();
+    let results = out.json()["result"].clone();
     let codes: Vec<&str> = results
         .as_array()
         .unwrap_or_else(|| panic!("{}", out.content))
@@ -219,7 +220,7 @@ async fn each_nested_call_counts_against_nested_calls() {
     let d = setup(&["greet"], limits).await;
     let five = calls(&times(5, "greet", json!({"name": "Bo"})));
     let out = d.dispatch("fan_out", five, &ctx()).await;
-    let results = out.json();
+    let results = out.json()["result"].clone();
     for ok in &results.as_array().unwrap()[..3] {
         assert_eq!(ok["ok"], "Hello, Bo!", "{results}");
     }
@@ -231,5 +232,10 @@ async fn each_nested_call_counts_against_nested_calls() {
     // Single calls count too.
     let mixed = calls(&times(4, "greet", json!({"name": "Cy"})));
     let out = d.dispatch("chain", mixed, &ctx()).await;
-    assert_eq!(out.json()[3]["error"]["code"], "blocked", "{}", out.content);
+    assert_eq!(
+        out.json()["result"][3]["error"]["code"],
+        "blocked",
+        "{}",
+        out.content
+    );
 }

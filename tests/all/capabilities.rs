@@ -170,7 +170,7 @@ async fn environment_variables_need_a_declaration_and_a_grant() {
     let c = probe(grants).await;
     assert_eq!(
         call(&c, "list_env", serde_json::json!({})).await.unwrap(),
-        r#"["PROBE_VISIBLE"]"#
+        r#"{"result":["PROBE_VISIBLE"]}"#
     );
     assert_eq!(
         call(&c, "get_env", serde_json::json!({"name": "PROBE_VISIBLE"}))
@@ -182,19 +182,19 @@ async fn environment_variables_need_a_declaration_and_a_grant() {
         call(&c, "get_env", serde_json::json!({"name": "PROBE_UNGRANTED"}))
             .await
             .unwrap(),
-        "null"
+        r#"{"result":null}"#
     );
     assert_eq!(
         call(&c, "get_env", serde_json::json!({"name": "PROBE_UNDECLARED"}))
             .await
             .unwrap(),
-        "null"
+        r#"{"result":null}"#
     );
     // Nothing of the host's own environment leaks without a grant.
     let none = probe(Grants::default()).await;
     assert_eq!(
         call(&none, "list_env", serde_json::json!({})).await.unwrap(),
-        "[]"
+        r#"{"result":[]}"#
     );
 }
 

@@ -46,13 +46,19 @@ fn first_party() -> Vec<(PathBuf, Grants)> {
     };
     let mut plugins: Vec<(PathBuf, Grants)> = [
         "hello", "calc", "files", "memory", "time", "counter", "caller", "probe", "handmade", "stepper",
+        "showcase", "nosy",
     ]
     .into_iter()
     .map(|p| (support::plugin_path(p), Grants::default()))
     .collect();
     // The http plugin imports wasi:http, which loads only with a grant.
     plugins.push((support::plugin_path("http-plugin"), http));
-    for frozen in ["hello-0.1.0.wasm", "caller-0.1.0.wasm"] {
+    for frozen in [
+        "hello-0.1.0.wasm",
+        "caller-0.1.0.wasm",
+        "hello-0.2.0.wasm",
+        "caller-0.2.0.wasm",
+    ] {
         let path = support::workspace_root().join("tests/data/frozen").join(frozen);
         plugins.push((path, Grants::default()));
     }
@@ -70,16 +76,15 @@ async fn every_first_party_plugin_passes() {
         assert_eq!(report.checks.len(), CheckId::ALL.len());
         for check in &report.checks {
             // Only `no-grants` may be skipped, and only for a plugin that
-            // declares nothing.
+            // declares nothing; and `catalog`, for one that offers no
+            // prompts or resources.
             if check.status == Status::Skipped {
-                assert_eq!(check.check, CheckId::NoGrants, "{name}:\n{}", report.to_human());
-                assert!(
-                    check
-                        .skipped
-                        .as_deref()
-                        .unwrap()
-                        .contains("declares no capabilities")
-                );
+                let why = check.skipped.as_deref().unwrap();
+                match check.check {
+                    CheckId::NoGrants => assert!(why.contains("declares no capabilities"), "{why}"),
+                    CheckId::Catalog => assert!(why.contains("offers no prompts or resources"), "{why}"),
+                    other => panic!("{name}: {other} skipped:\n{}", report.to_human()),
+                }
             }
         }
         assert!(!report.tools.is_empty(), "{name}");
@@ -108,8 +113,10 @@ async fn the_codemode_interpreter_passes_every_check_but_its_reserved_name() {
     assert_eq!(problem.tool.as_deref(), Some("run_tools_script"));
     assert!(problem.message.contains("reserved"), "{}", problem.message);
     for check in &report.checks {
-        if check.check != CheckId::Names {
-            assert_eq!(check.status, Status::Passed, "{}", report.to_human());
+        match check.check {
+            CheckId::Names => {}
+            CheckId::Catalog => assert_eq!(check.status, Status::Skipped, "{}", report.to_human()),
+            _ => assert_eq!(check.status, Status::Passed, "{}", report.to_human()),
         }
     }
 }
@@ -146,6 +153,27 @@ const ADVERSARIAL: &[Expect] = &[
                 "characters outside A-Z a-z 0-9 _ -: ' ', '!'",
             ),
             ("loads", None, "not a valid tool name"),
+        ],
+        ..PLAIN
+    },
+    Expect {
+        plugin: "broken-server",
+        fails: &[
+            (
+                "capabilities",
+                None,
+                "declares `client elicitation` but does not import toolhost:plugin/client",
+            ),
+            (
+                "catalog",
+                None,
+                "prompt `explode`: rendering it with its required arguments ended in trap",
+            ),
+            (
+                "catalog",
+                None,
+                "resource broken://vanished: the component lists it but reading it says it is not found",
+            ),
         ],
         ..PLAIN
     },
@@ -443,7 +471,7 @@ fn the_human_report_says_what_was_tried_and_how_to_fix_failures() {
         "tried: made 1 call, a fresh instance each",
         "✗ tool `explode`: valid: the required fields only {\"n\":1} ended in trap",
         "fix: return a tool error instead of trapping",
-        "FAILED: of 13 checks, 11 passed, 1 failed, 1 skipped",
+        "FAILED: of 14 checks, 11 passed, 1 failed, 2 skipped",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
@@ -533,7 +561,7 @@ async fn the_json_report_lists_every_check_in_order() {
     assert_eq!(json["passed"], true);
     let report = &json["components"][0];
     assert_eq!(report["tools"], serde_json::json!(["greet"]));
-    assert_eq!(report["world"], "toolhost:plugin/plugin@0.2.0");
+    assert_eq!(report["world"], "toolhost:plugin/plugin@0.3.0");
     let names: Vec<&str> = report["checks"]
         .as_array()
         .unwrap()

@@ -155,7 +155,7 @@ async fn components_load_and_unload_while_serving() {
     let c = live.load(PluginRequest::file(&path)).await.unwrap();
     assert!(changes.has_changed().unwrap());
     assert_eq!(*changes.borrow_and_update(), 1);
-    assert_eq!(d.dispatch("count", json!({}), &trusted()).await.content, "1");
+    assert_eq!(d.dispatch("count", json!({}), &trusted()).await.model_text(), "1");
     assert_eq!(d.unload_component(c.hash()), 1);
     assert_eq!(*changes.borrow_and_update(), 2);
     assert_eq!(

@@ -75,12 +75,10 @@ async fn work_inside_the_limit_completes() {
         fuel: Some(u64::MAX / 2),
         ..limits(2000)
     };
-    let iterations: u64 = call(&spin, "busy", r#"{"ms":300}"#, &over)
-        .await
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(iterations > 0);
+    let result: serde_json::Value =
+        serde_json::from_str(&call(&spin, "busy", r#"{"ms":300}"#, &over).await.unwrap()).unwrap();
+    // A number is a 0.3.0 tool's structured result `{"result": N}`.
+    assert!(result["result"].as_u64().unwrap() > 0, "{result}");
     let sleepy = load("sleepy").await;
     assert_eq!(
         call(&sleepy, "sleep", r#"{"ms":300}"#, &limits(2000))
@@ -169,7 +167,7 @@ async fn no_state_survives_between_calls() {
     for _ in 0..5 {
         assert_eq!(
             call(&counter, "count", "{}", &Default::default()).await.unwrap(),
-            "1"
+            r#"{"result":1}"#
         );
     }
 }
@@ -307,7 +305,7 @@ async fn the_stack_limit_is_the_calls_own() {
         call(&deep, "recurse", shallow, &Default::default())
             .await
             .unwrap(),
-        "1000"
+        r#"{"result":1000}"#
     );
     let err = call(&deep, "recurse", deeper, &Default::default())
         .await
@@ -317,7 +315,7 @@ async fn the_stack_limit_is_the_calls_own() {
     // A call may ask for more, or for less.
     assert_eq!(
         call(&deep, "recurse", deeper, &stack_kb(4096)).await.unwrap(),
-        "20000"
+        r#"{"result":20000}"#
     );
     let err = call(&deep, "recurse", shallow, &stack_kb(64)).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::StackOverflow, "{err}");
@@ -327,7 +325,7 @@ async fn the_stack_limit_is_the_calls_own() {
         call(&deep, "recurse", shallow, &Default::default())
             .await
             .unwrap(),
-        "1000"
+        r#"{"result":1000}"#
     );
     assert!(crate::engine().stack_tiers().contains(&(4096 << 10)));
 }
@@ -349,7 +347,7 @@ async fn a_plugins_stack_limit_applies_to_its_calls_and_a_call_can_still_overrid
     let deeper = r#"{"depth":20000}"#;
     assert_eq!(
         call(&deep, "recurse", deeper, &Default::default()).await.unwrap(),
-        "20000"
+        r#"{"result":20000}"#
     );
     let err = call(&deep, "recurse", deeper, &stack_kb(1024)).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::StackOverflow, "{err}");
@@ -406,7 +404,7 @@ async fn an_engine_serves_a_bounded_number_of_stack_sizes() {
             call(&deep, "recurse", r#"{"depth":10}"#, &stack_kb(kb as u64))
                 .await
                 .unwrap(),
-            "10"
+            r#"{"result":10}"#
         );
     }
     assert_eq!(engine.stack_tiers(), sizes.map(|kb| kb << 10));
@@ -423,13 +421,13 @@ async fn an_engine_serves_a_bounded_number_of_stack_sizes() {
         call(&deep, "recurse", r#"{"depth":10}"#, &stack_kb(256))
             .await
             .unwrap(),
-        "10"
+        r#"{"result":10}"#
     );
     assert_eq!(
         call(&deep, "recurse", r#"{"depth":10}"#, &Default::default())
             .await
             .unwrap(),
-        "10"
+        r#"{"result":10}"#
     );
 }
 

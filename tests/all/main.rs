@@ -55,6 +55,7 @@ mod soak;
 mod tool_approval;
 mod toolsets;
 mod versions;
+mod wit3;
 
 use std::sync::{Arc, OnceLock};
 

@@ -193,7 +193,11 @@ async fn grants_given_by_name_carry_over_and_grants_given_by_hash_do_not() {
         let (dir, started, _watch) = start(&config).await;
         put(dir.path(), "probe.wasm", &probe);
         until(&started, "probe loaded", |s| hash_of(s, "probe.wasm").is_some()).await;
-        assert_eq!(seen(&started).await, json!(["PROBE_VISIBLE"]), "granted by {key}");
+        assert_eq!(
+            seen(&started).await,
+            json!({"result": ["PROBE_VISIBLE"]}),
+            "granted by {key}"
+        );
         put(dir.path(), "probe.wasm", &v2);
         let v2_hash = toolhost::ComponentHash::of(&v2).to_string();
         until(&started, "probe swapped", |s| {
@@ -201,9 +205,9 @@ async fn grants_given_by_name_carry_over_and_grants_given_by_hash_do_not() {
         })
         .await;
         let expected = if carries {
-            json!(["PROBE_VISIBLE"])
+            json!({"result": ["PROBE_VISIBLE"]})
         } else {
-            json!([])
+            json!({"result": []})
         };
         assert_eq!(seen(&started).await, expected, "after a swap, granted by {key}");
     }

@@ -1,9 +1,10 @@
-//! World versions side by side: frozen `0.1.0` components (bytes checked in
-//! under `tests/data/frozen/`, never rebuilt) and `0.2.0` components (the
-//! SDK's, and `handmade`, written against the WIT directly) load into one
-//! registry and answer through dispatch and over MCP, including a nested
-//! call from the frozen `0.1.0` caller; a component of a version the host
-//! does not serve is refused before compiling, naming the versions served.
+//! World versions side by side: frozen `0.1.0` and `0.2.0` components
+//! (bytes checked in under `tests/data/frozen/`, never rebuilt), `0.2.0`'s
+//! `handmade` (written against the WIT directly) and `0.3.0` components
+//! (the SDK's) load into one registry and answer through dispatch and over
+//! MCP, including nested calls from the frozen callers into every version;
+//! a component of a version the host does not serve is refused before
+//! compiling, naming the versions served.
 
 use serde_json::{Value, json};
 use toolhost::internal::capabilities::Grants;
@@ -16,12 +17,14 @@ use crate::{engine, support};
 
 const FROZEN_HELLO: &str = "hello-0.1.0.wasm";
 const FROZEN_CALLER: &str = "caller-0.1.0.wasm";
+const FROZEN_HELLO_2: &str = "hello-0.2.0.wasm";
+const FROZEN_CALLER_2: &str = "caller-0.2.0.wasm";
 
 /// The frozen bytes are the ones `tests/data/frozen/README.md` records.
 #[test]
 fn frozen_components_are_the_recorded_bytes() {
     let readme = std::fs::read_to_string(support::frozen("README.md")).unwrap();
-    for file in [FROZEN_HELLO, FROZEN_CALLER] {
+    for file in [FROZEN_HELLO, FROZEN_CALLER, FROZEN_HELLO_2, FROZEN_CALLER_2] {
         let bytes = std::fs::read(support::frozen(file)).unwrap();
         let hash = toolhost::ComponentHash::of(&bytes).to_string();
         let row = readme
@@ -53,7 +56,7 @@ fn tools(names: &[&str]) -> Grants {
 }
 
 /// A registry with the frozen 0.1.0 `hello` and `caller` (granted `greet`
-/// and `sleep`) and the 0.2.0 `sleepy` and `handmade`.
+/// and `sleep`), 0.2.0's `handmade` and 0.3.0's `sleepy`.
 async fn mixed_dispatcher() -> Dispatcher {
     let hello = load_frozen(FROZEN_HELLO, Grants::default()).await;
     let caller = load_frozen(FROZEN_CALLER, tools(&["greet", "sleep"])).await;
@@ -61,7 +64,7 @@ async fn mixed_dispatcher() -> Dispatcher {
     let handmade = crate::load("handmade").await;
     assert_eq!(
         [hello.world(), caller.world(), sleepy.world(), handmade.world()].map(|w| w.version()),
-        ["0.1.0", "0.1.0", "0.2.0", "0.2.0"]
+        ["0.1.0", "0.1.0", "0.3.0", "0.2.0"]
     );
     let mut registry = Registry::new();
     for c in [&hello, &caller, &sleepy, &handmade] {
@@ -85,7 +88,7 @@ async fn both_versions_answer_in_one_registry() {
     // A 0.1.0 tool's own error keeps its code.
     let empty = d.dispatch("greet", json!({"name": " "}), &ctx).await;
     assert_eq!(empty.error_code, Some(ErrorCode::InvalidArguments), "{empty:?}");
-    // A 0.2.0 tool's structured JSON and its text.
+    // 0.2.0's tool's structured JSON and its text.
     let described = d.dispatch("describe", json!({"count": 3}), &ctx).await;
     assert_eq!(described.json(), json!({"count": 3, "label": "3 items"}));
     assert_eq!(described.text.as_deref(), Some("There are 3 items."));
@@ -167,9 +170,100 @@ fn with_tool_version(version: &str) -> Vec<u8> {
     bytes
 }
 
+/// The frozen 0.2.0 `hello` and `caller` (granted `greet`, `describe`,
+/// `sleep`, and 0.3.0's `media`, declared after the fact with `toolhost
+/// declare`), 0.2.0's `handmade`, and 0.3.0's `sleepy` and `showcase`.
+async fn dispatcher_0_2_0() -> Dispatcher {
+    let hello = load_frozen(FROZEN_HELLO_2, Grants::default()).await;
+    let frozen = std::fs::read(support::frozen(FROZEN_CALLER_2)).unwrap();
+    let media = toolhost::internal::capabilities::Declared {
+        tools: vec!["media".into()],
+        ..Default::default()
+    };
+    let (declared, _) = toolhost::internal::capabilities::declare(&frozen, &media).unwrap();
+    let caller = engine()
+        .load(
+            declared,
+            LoadOptions {
+                grants: tools(&["greet", "describe", "sleep", "media"]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let handmade = crate::load("handmade").await;
+    let sleepy = crate::load("sleepy").await;
+    let showcase = crate::load("showcase").await;
+    assert_eq!(
+        [
+            hello.world(),
+            caller.world(),
+            handmade.world(),
+            sleepy.world(),
+            showcase.world()
+        ]
+        .map(|w| w.version()),
+        ["0.2.0", "0.2.0", "0.2.0", "0.3.0", "0.3.0"]
+    );
+    let mut registry = Registry::new();
+    for c in [&hello, &caller, &handmade, &sleepy, &showcase] {
+        registry
+            .register_component(c, &ComponentRegistration::default())
+            .unwrap();
+    }
+    Dispatcher::builder(registry).build().unwrap()
+}
+
+/// The frozen 0.2.0 components answer as they did, and their caller calls
+/// tools of 0.2.0 and 0.3.0 one at a time and at once, receiving each
+/// result in 0.2.0's shape (a 0.3.0 tool's image comes as MCP JSON).
+#[tokio::test]
+async fn the_frozen_0_2_0_components_keep_working_beside_0_3_0() {
+    let d = dispatcher_0_2_0().await;
+    let ctx = DispatchContext::new(Session::trusted("v2"));
+    let greet = d.dispatch("greet", json!({"name": "Ada"}), &ctx).await;
+    assert_eq!(greet.content, r#""Hello, Ada!""#, "{greet:?}");
+    let chain = d
+        .dispatch(
+            "chain",
+            json!({"calls": [
+                {"name": "greet", "arguments": {"name": "Bo"}},
+                {"name": "describe", "arguments": {"count": 2}},
+                {"name": "sleep", "arguments": {"ms": 1}},
+                {"name": "count_words", "arguments": {"text": "x"}},
+            ]}),
+            &ctx,
+        )
+        .await;
+    // A 0.2.0 tool's JSON value is its result, as before: an array here.
+    let results = chain.json();
+    assert_eq!(results[0]["ok"], "Hello, Bo!", "{results}");
+    assert_eq!(results[1]["ok"], json!({"count": 2, "label": "2 items"}));
+    assert_eq!(results[2]["ok"], "awake");
+    assert_eq!(results[3]["error"]["code"], "capability_not_granted", "{results}");
+    let media = d
+        .dispatch("relay", json!({"name": "media", "arguments": {}}), &ctx)
+        .await;
+    assert_eq!(media.error_code, None, "{media:?}");
+    let blocks = media.json();
+    assert_eq!(blocks[1]["type"], "image", "{blocks}");
+    assert_eq!(blocks[1]["mimeType"], "image/png");
+    let fan = d
+        .dispatch(
+            "fan_out",
+            json!({"calls": [
+                {"name": "sleep", "arguments": {"ms": 1}},
+                {"name": "greet", "arguments": {"name": "Cy"}},
+            ]}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(fan.json(), json!([{"ok": "awake"}, {"ok": "Hello, Cy!"}]));
+}
+
 #[tokio::test]
 async fn an_unknown_world_version_is_refused_naming_the_served_ones() {
-    for version in ["0.3.0", "0.1.1"] {
+    for version in ["0.4.0", "0.1.1"] {
         let err = engine()
             .load(with_tool_version(version), LoadOptions::default())
             .await
@@ -180,7 +274,7 @@ async fn an_unknown_world_version_is_refused_naming_the_served_ones() {
             message.contains(&format!("toolhost:plugin/tool@{version}")),
             "{message}"
         );
-        assert!(message.contains("0.1.0, 0.2.0"), "{message}");
+        assert!(message.contains("0.1.0, 0.2.0, 0.3.0"), "{message}");
     }
 }
 

@@ -7,7 +7,7 @@ use toolhost_core::limits::LimitsOverride;
 use toolhost_runtime::capabilities::Grants;
 use toolhost_runtime::{Engine, EngineConfig, LoadOptions};
 
-use crate::checks::{CheckId, artifact, calls, capabilities, listing};
+use crate::checks::{CheckId, artifact, calls, capabilities, catalog, listing};
 use crate::report::{CheckReport, Report};
 
 /// How many fresh instances `list-tools` runs in for `deterministic`.
@@ -170,6 +170,8 @@ impl Suite {
         };
         timed(arguments, t);
         timed(results, Instant::now());
+        let t = Instant::now();
+        timed(catalog::catalog(loaded.component.as_deref()).await, t);
         let t = Instant::now();
         let no_grants = match (&declared, &exercised) {
             (None, _) => CheckReport::skipped(

@@ -232,6 +232,7 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
         _ => serde_json::Map::from_iter([("type".to_string(), Value::from("object"))]),
     };
     let mut tool = McpToolDef::new(spec.name.clone(), spec.description.clone(), Arc::new(schema));
+    tool.title = spec.title.clone();
     if let Some(Value::Object(output)) = &spec.output_schema {
         tool = tool.with_raw_output_schema(Arc::new(output.clone()));
     }

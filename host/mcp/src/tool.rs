@@ -74,6 +74,7 @@ impl McpTool {
         let description = remote.description.as_deref().unwrap_or_default().to_string();
         let parameters = Value::Object((*remote.input_schema).clone());
         let mut spec = ToolSpec::new(name, description, parameters).with_hints(hints);
+        spec.title = remote.title.clone();
         spec.output_schema = remote
             .output_schema
             .as_ref()

@@ -7,9 +7,9 @@
 //!
 //! - a `toolhost:capabilities` custom section (the SDK's `capabilities!`
 //!   macro writes one; `toolhost declare` adds one to any component);
-//! - for a `0.2.0` component, the answer of its `declare()` export, called
-//!   once at load in a sandbox with no capabilities (any language can
-//!   implement it).
+//! - from `0.2.0` on, the answer of its `declare()` export, called once
+//!   at load in a sandbox with no capabilities (any language can implement
+//!   it).
 //!
 //! | capability | declared as | granted as | in the sandbox |
 //! |---|---|---|---|
@@ -18,6 +18,8 @@
 //! | calling a tool | `tools NAME` | its name in [`Grants::tools`] | `toolhost:plugin/tools.call` may call it, through the dispatch pipeline |
 //! | outbound HTTP | `http HOST` (`*`, `*.example.com`, a name or an address) | [`HttpGrant`]s in [`Grants::http`] | `wasi:http/outgoing-handler`, filtered: see [`crate::http`] |
 //! | a secret | `secret NAME` | a [`SecretGrant`] in [`Grants::secrets`] | a request header the host adds for the granted hosts; the guest never sees the value |
+//! | asking the user (elicitation) | `client elicitation` | [`Grants::elicitation`] | `toolhost:plugin/client.elicit` reaches the call's MCP client, when it has one that can answer |
+//! | asking the client's model (sampling) | `client sampling` | a [`SamplingGrant`] in [`Grants::sampling`]: a budget of requests and tokens per call | `toolhost:plugin/client.sample` reaches the call's MCP client, within the budget |
 //!
 //! What a component declares but is not granted is simply absent (the guest
 //! sees no such directory or variable); what is granted but not declared is
@@ -41,7 +43,7 @@ pub const MAX_DECLARED: usize = 1024;
 pub const MAX_DECLARED_VALUE: usize = 1024;
 
 /// What a component asks for: the union of its `toolhost:capabilities`
-/// custom sections and, for a 0.2.0 component, what its `declare()` returns.
+/// custom sections and, from 0.2.0 on, what its `declare()` returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Declared {
     /// Guest paths of directories it wants preopened.
@@ -54,7 +56,18 @@ pub struct Declared {
     pub http: Vec<String>,
     /// Names of secrets it wants sent with its requests.
     pub secrets: Vec<String>,
+    /// Whether it asks the client's user questions (`client elicitation`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub elicitation: bool,
+    /// Whether it asks the client's model for completions (`client
+    /// sampling`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sampling: bool,
 }
+
+/// The values of a `client` declaration line: what a plugin may ask the
+/// client of a call.
+const CLIENT_CAPABILITIES: [&str; 2] = ["elicitation", "sampling"];
 
 impl Declared {
     /// Reads the declarations from a component's bytes: every
@@ -80,7 +93,8 @@ impl Declared {
     }
 
     /// Adds the declarations of one `toolhost:capabilities` section: one
-    /// `KIND VALUE` line each (`dir`, `env`, `http`, `secret`, `tool`).
+    /// `KIND VALUE` line each (`dir`, `env`, `http`, `secret`, `tool`, and
+    /// `client elicitation` or `client sampling`).
     ///
     /// # Errors
     ///
@@ -107,6 +121,13 @@ impl Declared {
                 out.push('\n');
             }
         }
+        for (wanted, name) in [(self.elicitation, "elicitation"), (self.sampling, "sampling")] {
+            if wanted {
+                out.push_str("client ");
+                out.push_str(name);
+                out.push('\n');
+            }
+        }
         out
     }
 
@@ -127,6 +148,8 @@ impl Declared {
         self.tools.extend(other.tools);
         self.http.extend(other.http);
         self.secrets.extend(other.secrets);
+        self.elicitation |= other.elicitation;
+        self.sampling |= other.sampling;
         self.dedup();
     }
 
@@ -183,6 +206,8 @@ impl Declared {
                 "tool" | "tools" if !value.is_empty() => self.tools.push(value),
                 "http" if !value.is_empty() => self.http.push(value),
                 "secret" if !value.is_empty() => self.secrets.push(value),
+                "client" if value == CLIENT_CAPABILITIES[0] => self.elicitation = true,
+                "client" if value == CLIENT_CAPABILITIES[1] => self.sampling = true,
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -201,6 +226,8 @@ impl Declared {
             && self.tools.is_empty()
             && self.http.is_empty()
             && self.secrets.is_empty()
+            && !self.elicitation
+            && !self.sampling
     }
 }
 
@@ -254,6 +281,8 @@ pub fn declare(bytes: &[u8], more: &Declared) -> Result<(Vec<u8>, Declared)> {
         tools: new(&more.tools, &present.tools),
         http: new(&more.http, &present.http),
         secrets: new(&more.secrets, &present.secrets),
+        elicitation: more.elicitation && !present.elicitation,
+        sampling: more.sampling && !present.sampling,
     };
     if added.is_empty() {
         return Ok((bytes.to_vec(), added));
@@ -311,6 +340,47 @@ pub struct Grants {
     /// Secrets injected as request headers.
     #[serde(default)]
     pub secrets: Vec<SecretGrant>,
+    /// Whether the plugin may ask the user of a call's MCP client questions
+    /// (elicitation).
+    #[serde(default)]
+    pub elicitation: bool,
+    /// Whether (and how much) the plugin may ask the call's MCP client for
+    /// completions from its model (sampling).
+    #[serde(default)]
+    pub sampling: Option<SamplingGrant>,
+}
+
+/// The budget of a sampling grant, per call: how many requests a call may
+/// make, and how many tokens their answers may take in all (the sum of the
+/// requests' `max_tokens`). A request past either is refused as `blocked`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingGrant {
+    /// Requests per call (default 1).
+    #[serde(default = "SamplingGrant::default_requests")]
+    pub requests: u32,
+    /// Tokens per call, over all its requests (default 1024).
+    #[serde(default = "SamplingGrant::default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+impl SamplingGrant {
+    fn default_requests() -> u32 {
+        1
+    }
+
+    fn default_max_tokens() -> u32 {
+        1024
+    }
+}
+
+impl Default for SamplingGrant {
+    fn default() -> Self {
+        SamplingGrant {
+            requests: Self::default_requests(),
+            max_tokens: Self::default_max_tokens(),
+        }
+    }
 }
 
 /// The capabilities a component actually gets: declared ∩ granted.
@@ -330,6 +400,12 @@ pub struct Effective {
     pub tools_from_caller: bool,
     /// Outbound HTTP: declared hosts, granted rules, and secrets.
     pub http: HttpAccess,
+    /// Whether it may ask the user of a call's client questions.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub elicitation: bool,
+    /// Its sampling budget, when it may ask the client's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingGrant>,
     /// Declared capabilities that were not granted (for the load log).
     pub not_granted: Vec<String>,
     /// Granted capabilities the component does not declare, which it
@@ -415,6 +491,18 @@ impl Effective {
                 effective.not_granted.push(format!("tool {name}"));
             }
         }
+        match (declared.elicitation, grants.elicitation) {
+            (true, true) => effective.elicitation = true,
+            (true, false) => effective.not_granted.push("client elicitation".into()),
+            (false, true) => effective.not_declared.push("client elicitation".into()),
+            (false, false) => {}
+        }
+        match (declared.sampling, grants.sampling) {
+            (true, Some(grant)) => effective.sampling = Some(grant),
+            (true, None) => effective.not_granted.push("client sampling".into()),
+            (false, Some(_)) => effective.not_declared.push("client sampling".into()),
+            (false, None) => {}
+        }
         let (http, not_granted) =
             HttpAccess::resolve(&declared.http, &declared.secrets, &grants.http, &grants.secrets)?;
         let undeclared = |kind: &str, granted: Vec<&String>, declared: &[String]| -> Vec<String> {
@@ -424,6 +512,7 @@ impl Effective {
                 .map(|g| format!("{kind} {g}"))
                 .collect()
         };
+        let client_undeclared = std::mem::take(&mut effective.not_declared);
         effective.not_declared = [
             undeclared(
                 "dir",
@@ -433,6 +522,7 @@ impl Effective {
             undeclared("env", grants.env.iter().collect(), &declared.env),
             undeclared("tool", grants.tools.iter().collect(), &declared.tools),
             http.not_declared(&declared.secrets, &grants.secrets),
+            client_undeclared,
         ]
         .concat();
         effective.http = http;
@@ -487,9 +577,44 @@ mod tests {
     }
 
     #[test]
+    fn client_capabilities_need_a_declaration_and_a_grant() {
+        let both = Declared {
+            elicitation: true,
+            sampling: true,
+            ..Default::default()
+        };
+        let budget = SamplingGrant {
+            requests: 2,
+            max_tokens: 100,
+        };
+        let granted = Grants {
+            elicitation: true,
+            sampling: Some(budget),
+            ..Default::default()
+        };
+        let eff = Effective::resolve(&both, &granted).unwrap();
+        assert!(eff.elicitation);
+        assert_eq!(eff.sampling, Some(budget));
+        let ungranted = Effective::resolve(&both, &Grants::default()).unwrap();
+        assert!(!ungranted.elicitation && ungranted.sampling.is_none());
+        assert_eq!(ungranted.not_granted, ["client elicitation", "client sampling"]);
+        let undeclared = Effective::resolve(&Declared::default(), &granted).unwrap();
+        assert!(!undeclared.elicitation && undeclared.sampling.is_none());
+        assert_eq!(undeclared.not_declared, ["client elicitation", "client sampling"]);
+        let parsed: Grants = toml::from_str("elicitation = true\nsampling = { requests = 3 }").unwrap();
+        assert_eq!(
+            parsed.sampling,
+            Some(SamplingGrant {
+                requests: 3,
+                max_tokens: 1024
+            })
+        );
+    }
+
+    #[test]
     fn declarations_parse_strictly() {
         let mut d = Declared::default();
-        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet")
+        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet\nclient sampling")
             .unwrap();
         assert_eq!(
             d,
@@ -499,8 +624,12 @@ mod tests {
                 tools: vec!["greet".into()],
                 http: vec!["*".into()],
                 secrets: vec!["TOKEN".into()],
+                elicitation: false,
+                sampling: true,
             }
         );
+        assert!(d.to_section().ends_with("tool greet\nclient sampling\n"));
+        assert!(d.parse("client everything").is_err());
         assert!(d.parse("net everything").is_err());
         assert!(d.parse("dirs").is_err());
     }

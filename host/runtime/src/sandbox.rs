@@ -75,8 +75,22 @@ pub struct SandboxState {
     pub(crate) nested_left: u32,
     /// The call's `nested_calls` limit, for messages.
     pub(crate) nested_limit: u32,
-    /// The call's deadline, passed on to nested calls.
+    /// The call's deadline, passed on to nested calls (moved out after a
+    /// wait for a person).
     pub(crate) deadline: Instant,
+    /// The call's running time: stopped while it waits for a person (a
+    /// question to the user, a request to the client's model, or the like
+    /// in a nested call), so that such waits do not count against its
+    /// deadline. Shared with the timer that ends a call blocked past it.
+    pub(crate) clock: Arc<toolhost_core::dispatch::PausingClock>,
+    /// What it may ask the call's client (declared and granted).
+    pub(crate) client: ClientGrants,
+    /// How many sampling requests the call has made.
+    pub(crate) samples_made: u32,
+    /// How many tokens its sampling requests have asked for, in all.
+    pub(crate) tokens_asked: u32,
+    /// The call's output limit, which also caps a request to the client.
+    pub(crate) output_bytes: u64,
     pub(crate) logs_left: u32,
     pub(crate) logs_dropped: u32,
     /// Caps the rate of the call's progress reports.
@@ -92,9 +106,20 @@ pub struct SandboxState {
     pub(crate) stopped: bool,
 }
 
+/// What a component may ask the client of a call: its effective
+/// elicitation and sampling capabilities.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ClientGrants {
+    /// It may ask the user questions.
+    pub(crate) elicitation: bool,
+    /// It may ask the client's model, within this budget per call.
+    pub(crate) sampling: Option<crate::capabilities::SamplingGrant>,
+}
+
 /// What a call's store keeps of its [`CallContext`]: all but the limit
-/// overrides and the deadline, which are worked into the call's limits and
-/// [`SandboxState::deadline`] before the store is made. (A store is moved
+/// overrides, the deadline and the waiting listener, which are worked into
+/// the call's limits, [`SandboxState::deadline`] and
+/// [`SandboxState::clock`] before the store is made. (A store is moved
 /// as a whole when it is made, and a call's future holds this until then:
 /// the overrides are a quarter of a kilobyte neither needs.)
 pub(crate) struct CallOrigin {
@@ -104,7 +129,6 @@ pub(crate) struct CallOrigin {
     pub(crate) cancel: tokio_util::sync::CancellationToken,
     pub(crate) depth: u32,
     pub(crate) caller: Option<toolhost_core::registry::ToolCallerHandle>,
-    pub(crate) waiting: toolhost_core::dispatch::Waiting,
     pub(crate) progress: Option<toolhost_core::progress::ProgressSink>,
     pub(crate) log: Option<toolhost_core::logging::LogSink>,
     pub(crate) client: Option<toolhost_core::client::ClientHandle>,
@@ -122,7 +146,9 @@ impl From<CallContext> for CallOrigin {
             limits: _,
             depth,
             caller,
-            waiting,
+            // Kept by the call's clock (`SandboxState::clock`), made from
+            // it before this.
+            waiting: _,
             progress,
             log,
             client,
@@ -134,7 +160,6 @@ impl From<CallContext> for CallOrigin {
             cancel,
             depth,
             caller,
-            waiting,
             progress,
             log,
             client,
@@ -163,6 +188,7 @@ impl SandboxState {
         tool: Option<Arc<str>>,
         ctx: CallOrigin,
         deadline: Instant,
+        clock: Arc<toolhost_core::dispatch::PausingClock>,
     ) -> Result<Self> {
         let ComponentRef {
             hash,
@@ -193,6 +219,14 @@ impl SandboxState {
             nested_left: limits.nested_calls,
             nested_limit: limits.nested_calls,
             deadline,
+            clock,
+            client: ClientGrants {
+                elicitation: capabilities.elicitation,
+                sampling: capabilities.sampling,
+            },
+            samples_made: 0,
+            tokens_asked: 0,
+            output_bytes: limits.output_bytes,
             logs_left: limits.log_records,
             logs_dropped: 0,
             progress_gate: ProgressGate::default(),

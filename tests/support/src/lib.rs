@@ -45,6 +45,9 @@ pub const PLUGINS: &[&str] = &[
     "liar",
     "bad-output",
     "codemode",
+    "showcase",
+    "nosy",
+    "broken-server",
 ];
 
 /// The workspace root.

@@ -14,6 +14,8 @@ use crate::report::{CheckReport, Problem, count};
 const HTTP: &str = "wasi:http/outgoing-handler";
 /// The interface nested tool calls go through.
 const TOOLS: &str = "toolhost:plugin/tools";
+/// The interface elicitation and sampling go through (0.3.0).
+const CLIENT: &str = "toolhost:plugin/client";
 /// The interface granted directories are reached through.
 const PREOPENS: &str = "wasi:filesystem/preopens";
 /// The interface granted variables are read through.
@@ -37,7 +39,7 @@ pub(crate) fn check(
         Err(e) => {
             let problem = Problem::component(
                 e.message().to_string(),
-                "write the declaration with toolhost_sdk::capabilities! (Rust): one `dir`, `env`, `http`, `secret` or `tool` line each",
+                "write the declaration with toolhost_sdk::capabilities! (Rust): one `dir`, `env`, `http`, `secret`, `tool` or `client` line each",
             );
             return (
                 CheckReport::ran(
@@ -80,6 +82,14 @@ fn describe(declared: &Declared) -> String {
     ] {
         parts.extend(values.iter().map(|v| format!("{kind} {v}")));
     }
+    for (wanted, what) in [
+        (declared.elicitation, "client elicitation"),
+        (declared.sampling, "client sampling"),
+    ] {
+        if wanted {
+            parts.push(what.to_string());
+        }
+    }
     if parts.is_empty() {
         "nothing declared".into()
     } else {
@@ -102,6 +112,14 @@ fn notes(declared: &Declared, artifact: &Artifact) -> Vec<String> {
              (expected from componentize-py and jco, which import every interface of the world; \
              to call tools, declare them: Rust toolhost_sdk::capabilities! {{ tools: [\"name\"] }}, \
              any language on 0.2.0: return them from declare(), or `toolhost declare --tool NAME`)"
+        ));
+    }
+    if artifact.imports_interface(CLIENT) && !declared.elicitation && !declared.sampling {
+        notes.push(format!(
+            "it imports {CLIENT} but declares neither elicitation nor sampling, so every question to the user \
+             and request to the client's model it makes is refused (to ask, declare them: Rust \
+             toolhost_sdk::capabilities! {{ elicitation: true, sampling: true }}, any language: return them \
+             from declare(), or `toolhost declare --elicitation --sampling`)"
         ));
     }
     notes
@@ -143,6 +161,22 @@ fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
                 list(&declared.tools)
             ),
             "remove the `tool` declaration, or call the tools (Rust: toolhost_sdk::tools::call)",
+        ));
+    }
+    let asks: Vec<&str> = [
+        (declared.elicitation, "elicitation"),
+        (declared.sampling, "sampling"),
+    ]
+    .into_iter()
+    .filter_map(|(wanted, what)| wanted.then_some(what))
+    .collect();
+    if !asks.is_empty() && !artifact.imports_interface(CLIENT) {
+        problems.push(Problem::component(
+            format!(
+                "it declares `client {}` but does not import {CLIENT}, so it can never ask",
+                asks.join("`, `client ")
+            ),
+            "remove the declaration, or ask the client (Rust: toolhost_sdk::client::elicit or sample)",
         ));
     }
     if !declared.dirs.is_empty() && !artifact.imports_interface(PREOPENS) {

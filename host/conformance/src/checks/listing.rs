@@ -54,7 +54,7 @@ pub(crate) async fn loads(
     listings: usize,
 ) -> Loaded {
     let tried = format!(
-        "compiled and linked it {setting}, called list-tools (and declare, from 0.2.0) in {} fresh instances, and checked the answers as the host does",
+        "compiled and linked it {setting}, called list-tools (and declare, from 0.2.0; list-prompts, list-resources and list-templates, from 0.3.0) in {} fresh instances, and checked the answers as the host does",
         listings.max(1)
     );
     let fail = |e: &Error, listings: Vec<Listing>| Loaded {
@@ -111,7 +111,7 @@ pub(crate) fn deterministic(listings: &[Listing]) -> CheckReport {
         );
     };
     let tried = format!(
-        "compared the answers of list-tools (and declare, from 0.2.0) in {} fresh instances",
+        "compared the answers of list-tools (and declare, from 0.2.0; list-prompts, list-resources and list-templates, from 0.3.0) in {} fresh instances",
         listings.len()
     );
     let mut problems = Vec::new();
@@ -128,6 +128,14 @@ pub(crate) fn deterministic(listings: &[Listing]) -> CheckReport {
                     problems.push(Problem::component(
                         format!("declare answered differently in fresh instance #{instance}"),
                         "return the declaration from constants: no clock, randomness or environment in it",
+                    ));
+                }
+                if first.catalog != other.catalog {
+                    problems.push(Problem::component(
+                        format!(
+                            "list-prompts, list-resources or list-templates answered differently in fresh instance #{instance}"
+                        ),
+                        "build the lists from constants: no clock, randomness or environment in them",
                     ));
                 }
             }

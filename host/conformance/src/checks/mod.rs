@@ -4,6 +4,7 @@
 pub mod artifact;
 pub mod calls;
 pub mod capabilities;
+pub mod catalog;
 pub mod listing;
 
 use serde::Serialize;
@@ -52,8 +53,15 @@ pub enum CheckId {
     /// never traps, timeouts or exhausted limits. ([`calls`])
     Arguments,
     /// Every result is JSON (and so UTF-8) within the output limit and, for a
-    /// tool that lists an output schema (0.2.0), fits it. ([`calls`])
+    /// tool that lists an output schema (0.2.0), fits it (from 0.3.0, its
+    /// structured result is an object). ([`calls`])
     Results,
+    /// A component's prompts render with their required arguments, its
+    /// resources read (and are found), its templates read at a URI made
+    /// from them, and its completions answer, never with a trap or an
+    /// exhausted limit (0.3.0's `server` worlds; skipped for a component
+    /// that offers none). ([`catalog`])
+    Catalog,
     /// Without grants, a call of a component that declares capabilities
     /// fails with a clear tool error (or succeeds), never a trap. ([`calls`])
     NoGrants,
@@ -76,6 +84,7 @@ impl CheckId {
         CheckId::Schemas,
         CheckId::Arguments,
         CheckId::Results,
+        CheckId::Catalog,
         CheckId::NoGrants,
         CheckId::Stdout,
     ];
@@ -94,6 +103,7 @@ impl CheckId {
             CheckId::Schemas => "schemas",
             CheckId::Arguments => "arguments",
             CheckId::Results => "results",
+            CheckId::Catalog => "catalog",
             CheckId::NoGrants => "no-grants",
             CheckId::Stdout => "stdout",
         }
@@ -113,6 +123,7 @@ impl CheckId {
             CheckId::Schemas => "parameter and output schemas are valid JSON Schema 2020-12 objects",
             CheckId::Arguments => "synthesized arguments never trap or time out",
             CheckId::Results => "results are JSON within the limit and fit their output schema",
+            CheckId::Catalog => "prompts render, resources read and completions answer, never trapping",
             CheckId::NoGrants => "without grants, calls fail clearly, not with a trap",
             CheckId::Stdout => "nothing is written to stdout",
         }

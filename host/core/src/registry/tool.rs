@@ -69,6 +69,9 @@ impl ToolHints {
 pub struct ToolSpec {
     /// The tool's name, unique in a registry.
     pub name: String,
+    /// A short title for people (MCP's `title`), when the tool states one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// The description the model reads.
     pub description: String,
     /// The JSON Schema of the arguments (an object schema).
@@ -88,6 +91,7 @@ impl ToolSpec {
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         ToolSpec {
             name: name.into(),
+            title: None,
             description: description.into(),
             parameters,
             output_schema: None,

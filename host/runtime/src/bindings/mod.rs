@@ -6,8 +6,9 @@
 //!
 //! | version | module | what it holds |
 //! |---|---|---|
-//! | `0.1.0` | [`v0_1_0`] | frozen bindings; its host functions adapt into 0.2.0's |
-//! | `0.2.0` | [`v0_2_0`] (= [`latest`]) | the host functions' logic |
+//! | `0.1.0` | [`v0_1_0`] | frozen bindings; its host functions adapt into 0.3.0's |
+//! | `0.2.0` | [`v0_2_0`] | frozen bindings; its host functions adapt into 0.3.0's |
+//! | `0.3.0` | [`v0_3_0`] (= [`latest`]) | the host functions' logic |
 //!
 //! Released versions are frozen. Only the newest holds logic: an older
 //! version's imports call the newest's implementation and convert the
@@ -21,9 +22,10 @@
 
 pub mod v0_1_0;
 pub mod v0_2_0;
+pub mod v0_3_0;
 
 /// The newest world version's bindings, whose types the runtime uses.
-pub use v0_2_0 as latest;
+pub use v0_3_0 as latest;
 
 use wasmtime::Store;
 use wasmtime::component::{ComponentExportIndex, InstancePre, TypedFunc};
@@ -39,20 +41,26 @@ pub enum WorldVersion {
     /// `toolhost:plugin/plugin@0.2.0`: capability declaration, structured
     /// output with text, output schemas, progress, concurrent nested calls.
     V0_2_0,
+    /// `toolhost:plugin@0.3.0` (`plugin` and `server` worlds): results as
+    /// MCP content, MCP log levels, elicitation and sampling, prompts and
+    /// resources, tool titles.
+    V0_3_0,
 }
 
 impl WorldVersion {
     /// Every served version, newest last.
-    pub const ALL: &'static [WorldVersion] = &[WorldVersion::V0_1_0, WorldVersion::V0_2_0];
+    pub const ALL: &'static [WorldVersion] =
+        &[WorldVersion::V0_1_0, WorldVersion::V0_2_0, WorldVersion::V0_3_0];
 
     /// The newest served version (what the SDK targets).
-    pub const LATEST: WorldVersion = WorldVersion::V0_2_0;
+    pub const LATEST: WorldVersion = WorldVersion::V0_3_0;
 
     /// The version number, e.g. `0.1.0`.
     pub fn version(self) -> &'static str {
         match self {
             WorldVersion::V0_1_0 => "0.1.0",
             WorldVersion::V0_2_0 => "0.2.0",
+            WorldVersion::V0_3_0 => "0.3.0",
         }
     }
 
@@ -62,14 +70,17 @@ impl WorldVersion {
         match self {
             WorldVersion::V0_1_0 => "toolhost:plugin/tool@0.1.0",
             WorldVersion::V0_2_0 => "toolhost:plugin/tool@0.2.0",
+            WorldVersion::V0_3_0 => "toolhost:plugin/tool@0.3.0",
         }
     }
 
-    /// The world's full name, e.g. `toolhost:plugin/plugin@0.1.0`.
+    /// The full name of the version's tools-only world, e.g.
+    /// `toolhost:plugin/plugin@0.1.0`.
     pub fn world_name(self) -> &'static str {
         match self {
             WorldVersion::V0_1_0 => "toolhost:plugin/plugin@0.1.0",
             WorldVersion::V0_2_0 => "toolhost:plugin/plugin@0.2.0",
+            WorldVersion::V0_3_0 => "toolhost:plugin/plugin@0.3.0",
         }
     }
 
@@ -79,6 +90,7 @@ impl WorldVersion {
         match self {
             WorldVersion::V0_1_0 => &["host", "tools", "types"],
             WorldVersion::V0_2_0 => &["host", "progress", "tools", "types"],
+            WorldVersion::V0_3_0 => &["client", "host", "progress", "tools", "types"],
         }
     }
 
@@ -91,7 +103,7 @@ impl WorldVersion {
             .find(|v| v.tool_export() == name)
     }
 
-    /// Every served version's number, for messages: `0.1.0, 0.2.0`.
+    /// Every served version's number, for messages: `0.1.0, 0.2.0, 0.3.0`.
     pub fn served() -> String {
         WorldVersion::ALL
             .iter()
@@ -120,6 +132,7 @@ pub(crate) struct PluginPre {
 enum Bindings {
     V0_1_0(v0_1_0::PluginPre<SandboxState>),
     V0_2_0(v0_2_0::PluginPre<SandboxState>),
+    V0_3_0(v0_3_0::Exports),
 }
 
 /// A component's `call-tool`: where it is among the component's exports
@@ -172,10 +185,20 @@ impl CallTool {
                 let call: Call<'_> = func.typed(&*store)?;
                 let (result,) = call.call_async(&mut *store, (name, arguments)).await?;
                 result
-                    .map(|json| latest::ToolOutput { json, text: None })
+                    .map(|json| latest::ToolOutput {
+                        structured: Some(json),
+                        content: Vec::new(),
+                    })
                     .map_err(Into::into)
             }
             WorldVersion::V0_2_0 => {
+                type Call<'a> =
+                    TypedFunc<(&'a str, &'a str), (Result<v0_2_0::ToolOutput, v0_2_0::ToolError>,)>;
+                let call: Call<'_> = func.typed(&*store)?;
+                let (result,) = call.call_async(&mut *store, (name, arguments)).await?;
+                result.map(Into::into).map_err(Into::into)
+            }
+            WorldVersion::V0_3_0 => {
                 type Call<'a> =
                     TypedFunc<(&'a str, &'a str), (Result<latest::ToolOutput, latest::ToolError>,)>;
                 let call: Call<'_> = func.typed(&*store)?;
@@ -194,6 +217,7 @@ impl PluginPre {
         let bindings = match version {
             WorldVersion::V0_1_0 => Bindings::V0_1_0(v0_1_0::PluginPre::new(pre)?),
             WorldVersion::V0_2_0 => Bindings::V0_2_0(v0_2_0::PluginPre::new(pre)?),
+            WorldVersion::V0_3_0 => Bindings::V0_3_0(v0_3_0::Exports::new(pre)?),
         };
         Ok(PluginPre {
             bindings,
@@ -206,6 +230,7 @@ impl PluginPre {
         match &self.bindings {
             Bindings::V0_1_0(pre) => pre.instance_pre(),
             Bindings::V0_2_0(pre) => pre.instance_pre(),
+            Bindings::V0_3_0(exports) => exports.instance_pre(),
         }
     }
 
@@ -217,6 +242,7 @@ impl PluginPre {
         Ok(match &self.bindings {
             Bindings::V0_1_0(pre) => Plugin::V0_1_0(pre.instantiate_async(store).await?),
             Bindings::V0_2_0(pre) => Plugin::V0_2_0(pre.instantiate_async(store).await?),
+            Bindings::V0_3_0(exports) => Plugin::V0_3_0(exports.instantiate_async(store).await?),
         })
     }
 
@@ -238,6 +264,7 @@ impl PluginPre {
 pub(crate) enum Plugin {
     V0_1_0(v0_1_0::Plugin),
     V0_2_0(v0_2_0::Plugin),
+    V0_3_0(v0_3_0::Instance),
 }
 
 impl Plugin {
@@ -251,7 +278,11 @@ impl Plugin {
                 let specs = p.toolhost_plugin_tool().call_list_tools(store).await?;
                 specs.into_iter().map(Into::into).collect()
             }
-            Plugin::V0_2_0(p) => p.toolhost_plugin_tool().call_list_tools(store).await?,
+            Plugin::V0_2_0(p) => {
+                let specs = p.toolhost_plugin_tool().call_list_tools(store).await?;
+                specs.into_iter().map(Into::into).collect()
+            }
+            Plugin::V0_3_0(p) => p.tool.call_list_tools(store).await?,
         })
     }
 
@@ -263,8 +294,87 @@ impl Plugin {
     ) -> wasmtime::Result<Option<latest::Capabilities>> {
         Ok(match self {
             Plugin::V0_1_0(_) => None,
-            Plugin::V0_2_0(p) => Some(p.toolhost_plugin_tool().call_declare(store).await?),
+            Plugin::V0_2_0(p) => Some(p.toolhost_plugin_tool().call_declare(store).await?.into()),
+            Plugin::V0_3_0(p) => Some(p.tool.call_declare(store).await?),
         })
+    }
+
+    /// Its prompts, resources and templates: none before 0.3.0, nor for a
+    /// component that does not export them.
+    pub(crate) async fn list_catalog(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<latest::CatalogListing> {
+        match self {
+            Plugin::V0_1_0(_) | Plugin::V0_2_0(_) => Ok(latest::CatalogListing::default()),
+            Plugin::V0_3_0(p) => p.list_catalog(store).await,
+        }
+    }
+
+    /// Its `prompts` export, or the error of asking a component without one.
+    fn prompts(&self) -> wasmtime::Result<&v0_3_0::exports::toolhost::plugin::prompts::Guest> {
+        match self {
+            Plugin::V0_3_0(v0_3_0::Instance { prompts: Some(p), .. }) => Ok(p),
+            _ => Err(wasmtime::format_err!("the component exports no prompts")),
+        }
+    }
+
+    /// Its `resources` export, or the error of asking a component without
+    /// one.
+    fn resources(&self) -> wasmtime::Result<&v0_3_0::exports::toolhost::plugin::resources::Guest> {
+        match self {
+            Plugin::V0_3_0(v0_3_0::Instance {
+                resources: Some(r), ..
+            }) => Ok(r),
+            _ => Err(wasmtime::format_err!("the component exports no resources")),
+        }
+    }
+
+    /// `prompts.get-prompt`.
+    pub(crate) async fn get_prompt(
+        &self,
+        store: &mut Store<SandboxState>,
+        name: &str,
+        arguments: &[(String, String)],
+    ) -> wasmtime::Result<Result<latest::PromptResult, latest::ToolError>> {
+        self.prompts()?.call_get_prompt(store, name, arguments).await
+    }
+
+    /// `prompts.complete`.
+    pub(crate) async fn complete_prompt(
+        &self,
+        store: &mut Store<SandboxState>,
+        name: &str,
+        argument: &str,
+        value: &str,
+        context: &[(String, String)],
+    ) -> wasmtime::Result<Result<latest::Completion, latest::ToolError>> {
+        self.prompts()?
+            .call_complete(store, name, argument, value, context)
+            .await
+    }
+
+    /// `resources.read-resource`.
+    pub(crate) async fn read_resource(
+        &self,
+        store: &mut Store<SandboxState>,
+        uri: &str,
+    ) -> wasmtime::Result<Result<Vec<latest::ResourceContents>, latest::ReadError>> {
+        self.resources()?.call_read_resource(store, uri).await
+    }
+
+    /// `resources.complete`.
+    pub(crate) async fn complete_resource(
+        &self,
+        store: &mut Store<SandboxState>,
+        template: &str,
+        argument: &str,
+        value: &str,
+        context: &[(String, String)],
+    ) -> wasmtime::Result<Result<latest::Completion, latest::ToolError>> {
+        self.resources()?
+            .call_complete(store, template, argument, value, context)
+            .await
     }
 }
 
@@ -273,6 +383,7 @@ pub(crate) fn add_to_linker(linker: &mut wasmtime::component::Linker<SandboxStat
     use wasmtime::component::HasSelf;
     v0_1_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
     v0_2_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
+    v0_3_0::Server::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
     Ok(())
 }
 
@@ -290,14 +401,18 @@ mod tests {
             WorldVersion::from_export("toolhost:plugin/tool@0.2.0"),
             Some(WorldVersion::V0_2_0)
         );
+        assert_eq!(
+            WorldVersion::from_export("toolhost:plugin/tool@0.3.0"),
+            Some(WorldVersion::V0_3_0)
+        );
         for unknown in [
             "toolhost:plugin/tool@0.1.1",
-            "toolhost:plugin/tool@0.3.0",
+            "toolhost:plugin/tool@0.4.0",
             "toolhost:plugin/tool",
         ] {
             assert_eq!(WorldVersion::from_export(unknown), None, "{unknown}");
         }
-        assert_eq!(WorldVersion::served(), "0.1.0, 0.2.0");
+        assert_eq!(WorldVersion::served(), "0.1.0, 0.2.0, 0.3.0");
         assert_eq!(*WorldVersion::ALL.last().unwrap(), WorldVersion::LATEST);
     }
 }

@@ -27,6 +27,7 @@ impl From<ToolSpec> for latest::ToolSpec {
         } = spec.hints;
         latest::ToolSpec {
             name: spec.name,
+            title: None,
             description: spec.description,
             parameters: spec.parameters,
             output_schema: None,
@@ -49,13 +50,14 @@ impl From<ToolError> for latest::ToolError {
     }
 }
 
+/// 0.1.0's five levels in MCP's eight: `trace` is `debug`, `warn` is
+/// `warning`.
 impl From<Level> for latest::Level {
     fn from(level: Level) -> Self {
         match level {
-            Level::Trace => latest::Level::Trace,
-            Level::Debug => latest::Level::Debug,
+            Level::Trace | Level::Debug => latest::Level::Debug,
             Level::Info => latest::Level::Info,
-            Level::Warn => latest::Level::Warn,
+            Level::Warn => latest::Level::Warning,
             Level::Error => latest::Level::Error,
         }
     }

@@ -10,6 +10,7 @@ use wasmtime::UpdateDeadline;
 use super::LoadedComponent;
 use crate::bindings::{PluginPre, latest};
 use crate::sandbox::{self, CallOrigin, SandboxState};
+use toolhost_core::dispatch::PausingClock;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::{Limits, LimitsOverride};
 use toolhost_core::registry::{CallContext, ToolOutput, Usage};
@@ -26,6 +27,10 @@ pub const NOT_JSON: &str = "the tool returned text that is not JSON";
 /// The start of the `tool_failed` message for a tool whose result does not
 /// fit its output schema (the message goes on with where and why).
 pub const OUTPUT_MISFIT: &str = "the tool's result does not fit its output schema";
+
+/// The `tool_failed` message for a 0.3.0 tool whose structured result is
+/// JSON but not an object (MCP's `structuredContent` must be one).
+pub const NOT_AN_OBJECT: &str = "the tool's structured result is not a JSON object (MCP's structuredContent must be one; give other values as text)";
 
 /// What running guest code once, in a fresh sandbox, gave and used.
 #[derive(Debug)]
@@ -53,12 +58,12 @@ pub type SandboxedCall = Sandboxed<ToolOutput>;
 /// What [`LoadedComponent::run`] gives: the value, what it used, what it
 /// wrote on stdout, and why the host refused the call's outbound HTTP
 /// requests (one line each).
-struct Ran<R> {
-    result: Result<R>,
-    usage: Usage,
-    stdout_bytes: u64,
-    stdout: String,
-    http_notes: Vec<String>,
+pub(super) struct Ran<R> {
+    pub(super) result: Result<R>,
+    pub(super) usage: Usage,
+    pub(super) stdout_bytes: u64,
+    pub(super) stdout: String,
+    pub(super) http_notes: Vec<String>,
 }
 
 impl<R> Ran<R> {
@@ -236,11 +241,14 @@ impl LoadedComponent {
         }
     }
 
-    /// Checks what tool `index` returned: within the output limit (JSON and
-    /// text together), JSON, and fitting the tool's output schema if it
-    /// states one. A result that breaks any of these is the tool's failure.
+    /// Checks what tool `index` returned: within the output limit (its
+    /// structured JSON and content blocks together), its structured result
+    /// JSON (from 0.3.0 on, a JSON object), fitting the tool's output
+    /// schema if it states one. A result that breaks any of these is the
+    /// tool's failure. A result without structured JSON is checked against
+    /// no schema (MCP's rule: the schema describes `structuredContent`).
     fn check_output(&self, index: usize, output: latest::ToolOutput, limits: &Limits) -> Result<ToolOutput> {
-        let size = output.json.len() + output.text.as_ref().map_or(0, String::len);
+        let size = output.size();
         if size as u64 > limits.output_bytes {
             return Err(Error::new(
                 ErrorCode::OutputTooLarge,
@@ -251,16 +259,24 @@ impl LoadedComponent {
             ));
         }
         let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
+        let Some(json) = output.structured.as_deref() else {
+            return Ok(output.into_core());
+        };
+        if self.world >= crate::bindings::WorldVersion::V0_3_0 && !json.trim_start().starts_with('{') {
+            // Not an object (if JSON at all): say which.
+            toolhost_json::from_str::<serde::de::IgnoredAny>(json).map_err(not_json)?;
+            return Err(Error::new(ErrorCode::ToolFailed, NOT_AN_OBJECT));
+        }
         match self.checks.get(index).and_then(|c| c.output.as_ref()) {
             // A text result (one JSON string) is checked 64 bytes a step
             // (`toolhost_json::is_plain_string`); the rest is read as
             // serde_json reads it (`toolhost_json::from_str`).
-            None if toolhost_json::is_plain_string(&output.json) => {}
+            None if toolhost_json::is_plain_string(json) => {}
             None => {
-                toolhost_json::from_str::<serde::de::IgnoredAny>(&output.json).map_err(not_json)?;
+                toolhost_json::from_str::<serde::de::IgnoredAny>(json).map_err(not_json)?;
             }
             Some(validator) => {
-                let value: serde_json::Value = toolhost_json::from_str(&output.json).map_err(not_json)?;
+                let value: serde_json::Value = toolhost_json::from_str(json).map_err(not_json)?;
                 if let Some(error) = validator.iter_errors(&value).next() {
                     let path = error.instance_path().as_str();
                     let at = if path.is_empty() {
@@ -275,10 +291,7 @@ impl LoadedComponent {
                 }
             }
         }
-        Ok(ToolOutput {
-            text: output.text,
-            ..ToolOutput::json_text(output.json)
-        })
+        Ok(output.into_core())
     }
 
     /// A failure may come from a capability the plugin asked for but was not
@@ -301,18 +314,23 @@ impl LoadedComponent {
         )
     }
 
-    /// Runs `list-tools`, then `declare` (for a version that has it), in
-    /// one fresh instance with the component's limits and no capabilities.
-    pub(super) async fn list_and_declare(
-        &self,
-    ) -> Sandboxed<(Vec<latest::ToolSpec>, Option<latest::Capabilities>)> {
+    /// Runs `list-tools`, then `declare` (for a version that has it), then
+    /// `list-prompts`, `list-resources` and `list-templates` (for a
+    /// component that exports them), in one fresh instance with the
+    /// component's limits and no capabilities.
+    pub(super) async fn list_and_declare(&self) -> Sandboxed<Listed> {
         let limits = self.effective_limits(&LimitsOverride::default());
         let ran = self
             .run(limits, None, CallContext::default(), async |store, pre| {
                 let plugin = pre.instantiate_async(store).await?;
                 let specs = plugin.list_tools(store).await?;
                 let declared = plugin.declare(store).await?;
-                Ok((specs, declared))
+                let catalog = plugin.list_catalog(store).await?;
+                Ok(Listed {
+                    specs,
+                    declared,
+                    catalog,
+                })
             })
             .await;
         Sandboxed {
@@ -344,7 +362,7 @@ impl LoadedComponent {
     /// and finishes without waiting (most calls of a small tool) sets up no
     /// timer and no cancellation waiter: those are made only when the call
     /// first waits.
-    fn run<'a, R: 'a>(
+    pub(super) fn run<'a, R: 'a>(
         &'a self,
         limits: Limits,
         tool: Option<Arc<str>>,
@@ -356,6 +374,10 @@ impl LoadedComponent {
         if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
+        // The call's running time, which waits for a person do not count
+        // (see `SandboxState::clock`); it reports those waits on to the
+        // calls around it.
+        let clock = PausingClock::new(deadline_at.saturating_duration_since(started), &ctx.waiting);
         let ctx = CallOrigin::from(ctx);
         async move {
             // A call that finds a place and finishes at once touches no
@@ -391,10 +413,11 @@ impl LoadedComponent {
                 Ok(pre) => pre,
                 Err(e) => return Ran::failed(e),
             };
-            let mut store = match self.new_store(&pre, &limits, tool, ctx, started, deadline_at) {
-                Ok(store) => store,
-                Err(e) => return Ran::failed(e),
-            };
+            let mut store =
+                match self.new_store(&pre, &limits, tool, ctx, started, deadline_at, Arc::clone(&clock)) {
+                    Ok(store) => store,
+                    Err(e) => return Ran::failed(e),
+                };
             // The wait below for a call blocked in a host function keeps a
             // handle on its cancellation.
             let cancel = store.data().ctx.cancel.clone();
@@ -404,7 +427,8 @@ impl LoadedComponent {
             // first, and each of these makes its timer or waiter only when
             // first polled.
             let late = async {
-                tokio::time::sleep_until((deadline_at + HOST_BLOCK_GRACE).into()).await;
+                clock.expired().await;
+                tokio::time::sleep(HOST_BLOCK_GRACE).await;
             };
             let stopped = async {
                 cancel.cancelled().await;
@@ -420,8 +444,12 @@ impl LoadedComponent {
         }
     }
 
-    /// A call's store, holding `ctx`, with its limiter, fuel and epoch
-    /// deadline set.
+    /// A call's store, holding `ctx` and the call's `clock`, with its
+    /// limiter, fuel and epoch deadline set.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one call, each made once in `run`"
+    )]
     fn new_store(
         &self,
         pre: &PluginPre,
@@ -430,8 +458,9 @@ impl LoadedComponent {
         ctx: CallOrigin,
         started: Instant,
         deadline_at: Instant,
+        clock: Arc<PausingClock>,
     ) -> Result<Store<SandboxState>> {
-        let state = SandboxState::new(limits, self.for_call(), tool, ctx, deadline_at)?;
+        let state = SandboxState::new(limits, self.for_call(), tool, ctx, deadline_at, clock)?;
         let mut store = Store::new(pre.instance_pre().engine(), state);
         store.limiter(|s| &mut s.limiter);
         store
@@ -537,9 +566,19 @@ impl LoadedComponent {
     }
 }
 
+/// What one instance listed at load: its tools, its declaration (from
+/// 0.2.0 on) and its prompts and resources (from 0.3.0 on; empty lists
+/// otherwise), as it gave them.
+#[derive(Debug)]
+pub(crate) struct Listed {
+    pub(crate) specs: Vec<latest::ToolSpec>,
+    pub(crate) declared: Option<latest::Capabilities>,
+    pub(crate) catalog: latest::CatalogListing,
+}
+
 impl<T> Sandboxed<T> {
     /// A call refused before it ran: nothing used, nothing written.
-    fn refused(error: Error) -> Self {
+    pub(super) fn refused(error: Error) -> Self {
         Sandboxed {
             result: Err(error),
             usage: Usage::default(),

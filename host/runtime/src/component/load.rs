@@ -187,6 +187,7 @@ impl Engine {
             tools: Vec::new(),
             tool_names: Vec::new(),
             checks: Vec::new(),
+            catalog: Arc::default(),
             limits: options.limits,
             base_limits,
             keep_stdout: options.keep_stdout,
@@ -239,13 +240,18 @@ impl ComponentProbe {
     pub async fn load(self) -> Result<Arc<LoadedComponent>> {
         let (mut loaded, shape, grants, sectioned) = self.into_parts();
         let (hash, world, cache) = (loaded.hash, loaded.world, loaded.cache);
-        let (specs, answer) = loaded
+        let super::call::Listed {
+            specs,
+            declared: answer,
+            catalog,
+        } = loaded
             .list_and_declare()
             .await
             .result
             .map_err(|e| e.context("listing the component's tools failed"))?;
         let claims = loaded.effective_limits(&LimitsOverride::default()).metadata();
-        let (tools, checks) = check_tools(specs, &claims)?;
+        let catalog = super::catalog::check_catalog(catalog, &claims)?;
+        let (tools, checks) = check_tools(specs, &claims, !catalog.is_empty())?;
         let mut declared = shape.declared.clone();
         let mut capabilities = match answer {
             Some(answer) => {
@@ -261,6 +267,7 @@ impl ComponentProbe {
             return Err(http_not_granted(&shape, &declared));
         }
         loaded.set_tools(tools, checks);
+        loaded.catalog = Arc::new(catalog);
         loaded.declared = declared;
         loaded.set_capabilities(capabilities);
         for warning in loaded.warnings() {
@@ -270,6 +277,8 @@ impl ComponentProbe {
             component = %hash,
             world = world.version(),
             tools = loaded.tools.len(),
+            prompts = loaded.catalog.prompts.len(),
+            resources = loaded.catalog.resources.len() + loaded.catalog.templates.len(),
             cache = ?cache,
             granted = ?loaded.capabilities,
             "component loaded"
@@ -330,14 +339,19 @@ fn http_not_granted(shape: &Shape, declared: &Declared) -> Error {
 }
 
 /// Checks the listed tools in one pass: sizes first (before any JSON is
-/// parsed), then each name and schema; a `HashSet` finds duplicates.
+/// parsed), then each name and schema; a `HashSet` finds duplicates. A
+/// component must offer something: tools, or (`has_catalog`) prompts or
+/// resources.
 fn check_tools(
     specs: Vec<latest::ToolSpec>,
     claims: &MetadataLimits,
+    has_catalog: bool,
 ) -> Result<(Vec<ToolSpec>, Vec<ToolChecks>)> {
     let invalid = |msg: String| Error::new(ErrorCode::InvalidComponent, msg);
-    if specs.is_empty() {
-        return Err(invalid("the component lists no tools".into()));
+    if specs.is_empty() && !has_catalog {
+        return Err(invalid(
+            "the component lists no tools (and no prompts or resources)".into(),
+        ));
     }
     claims
         .check(
@@ -381,8 +395,17 @@ fn check_tools(
             }
         };
         let h = spec.hints;
+        if let Some(title) = &spec.title
+            && (title.trim().is_empty() || title.len() > MAX_TITLE_BYTES || title.contains(['\n', '\r']))
+        {
+            return Err(invalid(format!(
+                "the title of tool `{}` must be one non-empty line of at most {MAX_TITLE_BYTES} bytes",
+                spec.name
+            )));
+        }
         let tool = ToolSpec {
             name: spec.name,
+            title: spec.title,
             description: spec.description,
             parameters,
             output_schema,
@@ -399,6 +422,9 @@ fn check_tools(
     }
     Ok((tools, checks))
 }
+
+/// The longest title a tool, prompt or resource may state, in bytes.
+pub(super) const MAX_TITLE_BYTES: usize = 256;
 
 /// Parses `text`, tool `tool`'s `which` schema (`parameters` or `output
 /// schema`), and checks that it is a valid JSON Schema describing an object.

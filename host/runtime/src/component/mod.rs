@@ -14,6 +14,7 @@
 //! it is, in fresh instances: what the conformance suite judges.
 
 mod call;
+mod catalog;
 mod load;
 mod probe;
 mod register;
@@ -36,7 +37,8 @@ use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{Limits, LimitsOverride};
 use toolhost_core::registry::ToolSpec;
 
-pub use call::{NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
+pub use call::{NOT_AN_OBJECT, NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
+pub use catalog::{ComponentCatalog, ComponentPrompt, ComponentResources};
 pub use load::{LoadOptions, ToolCalls, read_component_file};
 pub use probe::{ComponentProbe, ListedTool, Listing};
 pub use register::{ComponentRegistration, RegisterComponent};
@@ -65,6 +67,8 @@ pub struct LoadedComponent {
     tool_names: Vec<Arc<str>>,
     /// Each tool's compiled schemas (by index).
     checks: Vec<ToolChecks>,
+    /// Its prompts, resources and templates (from 0.3.0 on), checked.
+    catalog: Arc<ComponentCatalog>,
     limits: LimitsOverride,
     /// The engine's default limits under `limits`: what a call without
     /// overrides runs under, worked out once.
@@ -124,6 +128,13 @@ impl LoadedComponent {
         &self.tools
     }
 
+    /// Its prompts, resources and resource templates, in the order the
+    /// component listed them (empty before 0.3.0, and for a component of
+    /// the `plugin` world).
+    pub fn catalog(&self) -> &ComponentCatalog {
+        &self.catalog
+    }
+
     /// The limits every call of this component runs under (on top of the
     /// engine's defaults).
     pub fn limits(&self) -> &LimitsOverride {
@@ -177,9 +188,10 @@ impl LoadedComponent {
             .collect()
     }
 
-    /// A JSON description: `hash`, `world`, `tools`, `imports`,
-    /// `capabilities` (declared, granted), `size_bytes`, `warnings`
-    /// (the output of `toolhost inspect`).
+    /// A JSON description: `hash`, `world`, `tools`, `prompts`,
+    /// `resources`, `resource_templates`, `imports`, `capabilities`
+    /// (declared, granted), `size_bytes`, `warnings` (the output of
+    /// `toolhost inspect`).
     pub fn describe(&self) -> serde_json::Value {
         #[derive(Serialize)]
         struct World<'a> {
@@ -190,6 +202,9 @@ impl LoadedComponent {
             "hash": self.hash,
             "world": World { name: self.world.world_name(), version: self.world.version() },
             "tools": self.tools,
+            "prompts": self.catalog.prompts,
+            "resources": self.catalog.resources,
+            "resource_templates": self.catalog.templates,
             "imports": self.imports,
             "capabilities": { "declared": self.declared, "granted": self.capabilities },
             "size_bytes": self.size_bytes,

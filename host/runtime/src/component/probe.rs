@@ -39,18 +39,24 @@ pub struct ListedTool {
     /// The output schema, as the JSON text listed (0.2.0 and later; always
     /// `None` for 0.1.0 components).
     pub output_schema: Option<String>,
+    /// The title, as listed (0.3.0 and later).
+    pub title: Option<String>,
     /// The behaviour hints.
     pub hints: ToolHints,
 }
 
-/// What one fresh instance answered to `list-tools` and `declare`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What one fresh instance answered to `list-tools` and `declare`, and
+/// (from 0.3.0 on) `list-prompts`, `list-resources` and `list-templates`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Listing {
     /// The tools, as listed.
     pub tools: Vec<ListedTool>,
     /// What `declare` answered, for a world version that has it (0.2.0 and
     /// later); unchecked.
     pub declared: Option<Declared>,
+    /// Its prompts, resources and templates, as listed (empty lists before
+    /// 0.3.0 and for a component that exports none); unchecked.
+    pub catalog: crate::bindings::latest::CatalogListing,
 }
 
 impl ComponentProbe {
@@ -100,14 +106,16 @@ impl ComponentProbe {
     pub async fn list_tools(&self) -> Sandboxed<Listing> {
         let answer = self.component.list_and_declare().await;
         Sandboxed {
-            result: answer.result.map(|(specs, declared)| Listing {
-                tools: specs
+            result: answer.result.map(|listed| Listing {
+                tools: listed
+                    .specs
                     .into_iter()
                     .map(|spec| ListedTool {
                         name: spec.name,
                         description: spec.description,
                         parameters: spec.parameters,
                         output_schema: spec.output_schema,
+                        title: spec.title,
                         hints: ToolHints {
                             read_only: spec.hints.read_only,
                             destructive: spec.hints.destructive,
@@ -116,7 +124,8 @@ impl ComponentProbe {
                         },
                     })
                     .collect(),
-                declared: declared.map(Declared::from),
+                declared: listed.declared.map(Declared::from),
+                catalog: listed.catalog,
             }),
             usage: answer.usage,
             stdout_bytes: answer.stdout_bytes,

@@ -3,7 +3,9 @@
 //!
 //! The registry is WIT-free: it takes a component's tools as registry
 //! [`Registration`]s of one [`ToolSource::Wasm`] source, through
-//! [`Registry::register_all`], like every other source.
+//! [`Registry::register_all`], and its prompts and resources as a
+//! [`Catalog`](toolhost_core::registry::Catalog) of the same source, through
+//! [`Registry::register_catalog`], like every other source.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,12 +41,15 @@ impl ComponentRegistration {
 
 impl LoadedComponent {
     /// Registers every tool of this component in `registry`, trusted-only
-    /// and tagged with its hash, and returns their names. All or nothing.
+    /// and tagged with its hash, then its prompts, resources and templates
+    /// (in the same toolset), and returns the tools' names. All or
+    /// nothing: when the catalog is refused, the tools are taken out again.
     ///
     /// # Errors
     ///
     /// As [`Registry::register_all`]: `duplicate_tool` when a name is taken
-    /// or reserved.
+    /// or reserved; as [`Registry::register_catalog`]: `duplicate_tool`
+    /// when a prompt name, resource URI or template is taken.
     pub fn register(
         self: &Arc<Self>,
         registry: &mut Registry,
@@ -61,7 +66,14 @@ impl LoadedComponent {
         let source = ToolSource::Wasm {
             component_hash: self.hash(),
         };
-        registry.register_all(source, batch, options.allow_tool_override)
+        let names = registry.register_all(source.clone(), batch, options.allow_tool_override)?;
+        if let Some(catalog) = self.registry_catalog(toolset)
+            && let Err(e) = registry.register_catalog(source, catalog)
+        {
+            registry.unregister_component(self.hash());
+            return Err(e);
+        }
+        Ok(names)
     }
 }
 

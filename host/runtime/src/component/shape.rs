@@ -127,7 +127,7 @@ fn check_imports(world: WorldVersion, imports: &[String]) -> Result<()> {
         .filter(|m| m.starts_with("toolhost:plugin/"))
         .collect();
     let hint = if other_toolhost.is_empty() {
-        "remove those imports (for WASI, use the interfaces of WASI 0.2; jco: leave out unused features with `-d`, e.g. `-d http`; componentize-py: target a world without them, such as wit/0.2.0's `plugin-wasi`) or ask for a host that provides them"
+        "remove those imports (for WASI, use the interfaces of WASI 0.2; jco: leave out unused features with `-d`, e.g. `-d http`; componentize-py: target a world without them, such as wit/0.3.0's `plugin-wasi`) or ask for a host that provides them"
             .to_string()
     } else {
         format!(
@@ -195,11 +195,11 @@ mod tests {
 
     #[test]
     fn unknown_world_versions_name_the_served_ones() {
-        for export in ["toolhost:plugin/tool@0.3.0", "toolhost:plugin/tool@0.1.1"] {
+        for export in ["toolhost:plugin/tool@0.4.0", "toolhost:plugin/tool@0.1.1"] {
             let e = world_of(&[export.to_string()]).unwrap_err();
             assert_eq!(e.code(), ErrorCode::UnsupportedWorld);
             assert!(e.message().contains(export), "{}", e.message());
-            assert!(e.message().contains("0.1.0, 0.2.0"), "{}", e.message());
+            assert!(e.message().contains("0.1.0, 0.2.0, 0.3.0"), "{}", e.message());
         }
         let e = world_of(&["wasi:cli/run@0.2.0".to_string()]).unwrap_err();
         assert!(e.message().contains("wasi:cli/run@0.2.0"), "{}", e.message());

@@ -1,5 +1,5 @@
 //! `toolhost declare IN OUT [--env NAME]... [--dir PATH]... [--http HOST]...
-//! [--secret NAME]... [--tool NAME]...`: adds capability declarations to
+//! [--secret NAME]... [--tool NAME]... [--elicitation] [--sampling]`: adds capability declarations to
 //! any component (one a toolchain other than the Rust SDK built: jco,
 //! componentize-py, wit-bindgen by hand), as a `toolhost:capabilities`
 //! custom section, and prints the new hash.
@@ -36,6 +36,14 @@ pub(crate) struct DeclareArgs {
     /// Declare a tool the component calls through `toolhost:plugin/tools`.
     #[arg(long = "tool", value_name = "NAME")]
     tools: Vec<String>,
+    /// Declare that the component asks the user of a call's MCP client
+    /// questions (`toolhost:plugin/client.elicit`, 0.3.0).
+    #[arg(long)]
+    elicitation: bool,
+    /// Declare that the component asks a call's MCP client for completions
+    /// from its model (`toolhost:plugin/client.sample`, 0.3.0).
+    #[arg(long)]
+    sampling: bool,
 }
 
 /// Prints the new component's hash on stdout (what to pin), and what was
@@ -48,6 +56,8 @@ pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
         tools: args.tools,
         http: args.http,
         secrets: args.secrets,
+        elicitation: args.elicitation,
+        sampling: args.sampling,
     };
     let (out, added) = match toolhost::internal::capabilities::declare(&bytes, &more) {
         Ok(done) => done,

@@ -11,7 +11,7 @@
 //!
 //! | crate | holds | here as |
 //! |---|---|---|
-//! | `toolhost-core` | errors, identity, limits, bounded file reads, the `Tool` trait, the registry, toolsets, dispatch, progress, spill, redaction | [`error`], [`identity`], [`limits`], [`bounded`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`spill`], [`redact`], [`text`] |
+//! | `toolhost-core` | errors, identity, limits, bounded file reads, the `Tool` trait, the registry, toolsets, dispatch, progress, logging, content blocks, client requests, spill, redaction | [`error`], [`identity`], [`limits`], [`bounded`], [`registry`], [`toolsets`], [`dispatch`], [`progress`], [`logging`], [`content`], [`client`], [`spill`], [`redact`], [`text`] |
 //! | `toolhost-runtime` | the engine, compile cache, WIT bindings, components, the sandbox, capabilities, outbound HTTP, the bare-wasmtime floor | [`engine`], [`cache`], [`bindings`], [`component`], [`sandbox`], [`capabilities`], [`http`], [`floor`] |
 //! | `toolhost-exec` (with `toolhost-detector`) | the approval gate and the detector, exec backends, background processes, receipts | [`approval`], [`exec`] |
 //! | `toolhost-mcp` | the MCP bridge and server, elicitation approvals | [`mcp`] |
@@ -24,7 +24,9 @@ pub mod bench;
 pub mod glibc;
 
 pub use toolhost_codemode as codemode;
-pub use toolhost_core::{bounded, error, identity, limits, progress, redact, spill, text, toolsets};
+pub use toolhost_core::{
+    bounded, client, content, error, identity, limits, logging, progress, redact, spill, text, toolsets,
+};
 pub use toolhost_distribution as distribution;
 pub use toolhost_exec::approval;
 pub use toolhost_mcp as mcp;
