@@ -29,14 +29,21 @@ where
 }
 
 /// `T`'s JSON Schema as the host reads schemas: sub-schemas inlined (models
-/// handle `$ref` poorly), without `$schema` or the type's own title.
+/// handle `$ref` poorly), without the `$schema` the generator adds or the
+/// type's own title. A type that writes its schema by hand (a `JsonSchema`
+/// impl returning, say, `schemars::json_schema!({...})`) and states its
+/// dialect there keeps it, with whatever `$defs` and `$ref`s it wrote: the
+/// schema is then listed as written.
 pub(crate) fn schema_of<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let states_dialect = T::json_schema(&mut settings.clone().into_generator())
+        .as_object()
+        .is_some_and(|own| own.contains_key("$schema"));
+    let mut schema = settings.into_generator().into_root_schema_for::<T>().to_value();
     if let Value::Object(map) = &mut schema {
-        map.remove("$schema");
+        if !states_dialect {
+            map.remove("$schema");
+        }
         map.remove("title");
     }
     schema
@@ -105,6 +112,35 @@ mod tests {
         assert_eq!(schema["properties"]["a"]["description"], "The first.");
         assert_eq!(schema["required"], serde_json::json!(["a"]));
         assert!(schema.get("title").is_none() && schema.get("$schema").is_none());
+    }
+
+    /// Written by hand, dialect and `$defs` included.
+    #[allow(dead_code, reason = "only the schema is used")]
+    struct Raw;
+
+    impl JsonSchema for Raw {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Raw".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}}}},
+                "properties": {"at": {"$ref": "#/$defs/point"}},
+                "additionalProperties": false,
+            })
+        }
+    }
+
+    #[test]
+    fn a_schema_written_by_hand_with_its_dialect_is_listed_as_written() {
+        let (_, schema) = parameters_of::<Raw>();
+        assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+        assert_eq!(schema["properties"]["at"]["$ref"], "#/$defs/point");
+        assert_eq!(schema["$defs"]["point"]["properties"]["x"]["type"], "number");
+        assert_eq!(schema["additionalProperties"], false);
     }
 
     #[test]

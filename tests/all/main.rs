@@ -32,6 +32,7 @@ mod limits;
 mod loading;
 mod mcp_bridge;
 mod mcp_client;
+mod mcp_conformance;
 mod mcp_hostile;
 mod mcp_lazy;
 mod mcp_protocol;

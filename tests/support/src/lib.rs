@@ -48,6 +48,7 @@ pub const PLUGINS: &[&str] = &[
     "showcase",
     "nosy",
     "broken-server",
+    "mcp-conformance",
 ];
 
 /// The workspace root.
