@@ -353,10 +353,16 @@ impl ToolOutput {
     ///   kept for MCP clients when there are several;
     /// - otherwise the blocks, with the structured JSON (or, without it,
     ///   the blocks themselves as MCP JSON) for callers.
-    pub(crate) fn into_core(self) -> CoreToolOutput {
+    ///
+    /// `parsed` is the structured JSON as the check read it, when it did:
+    /// it travels on beside the text (`ToolOutput::structured`), so that no
+    /// later layer reads the text again. Text blocks travel as text: a
+    /// result of text alone is carried as its string value, never written
+    /// as JSON for the MCP server to read back.
+    pub(crate) fn into_core(self, parsed: Option<serde_json::Value>) -> CoreToolOutput {
         let ToolOutput { structured, content } = self;
         let all_plain = content.iter().all(|b| plain_text(b).is_some());
-        match structured {
+        let out = match structured {
             Some(json) if content.is_empty() => CoreToolOutput::json_text(json),
             Some(json) if content.len() == 1 && all_plain => {
                 let text = plain_text(&content[0]).unwrap_or_default().to_string();
@@ -380,14 +386,25 @@ impl ToolOutput {
                         _ => None,
                     })
                     .collect();
-                let joined = serde_json::Value::String(texts.join("\n"));
-                let mut out = CoreToolOutput::json(&joined);
-                if texts.len() > 1 {
-                    out.blocks = texts.into_iter().map(CoreBlock::text).collect();
-                }
-                out
+                let blocks = if texts.len() > 1 {
+                    texts.iter().cloned().map(CoreBlock::text).collect()
+                } else {
+                    Vec::new()
+                };
+                let joined = match <[String; 1]>::try_from(texts) {
+                    Ok([one]) => one,
+                    Err(texts) => texts.join("\n"),
+                };
+                return CoreToolOutput {
+                    blocks,
+                    ..CoreToolOutput::value(serde_json::Value::String(joined))
+                };
             }
-            None => CoreToolOutput::blocks(content.into_iter().map(Into::into).collect(), None),
+            None => return CoreToolOutput::blocks(content.into_iter().map(Into::into).collect(), None),
+        };
+        CoreToolOutput {
+            structured: parsed,
+            ..out
         }
     }
 
@@ -903,14 +920,14 @@ mod tests {
             structured: None,
             content: vec![text("Hello, Ada!")],
         }
-        .into_core();
+        .into_core(None);
         assert_eq!(plain.content, r#""Hello, Ada!""#);
         assert!(plain.blocks.is_empty() && plain.text.is_none());
         let told = ToolOutput {
             structured: Some(r#"{"n":1}"#.into()),
             content: vec![text("one")],
         }
-        .into_core();
+        .into_core(None);
         assert_eq!(
             (told.content.as_str(), told.text.as_deref()),
             (r#"{"n":1}"#, Some("one"))
@@ -920,7 +937,7 @@ mod tests {
             structured: None,
             content: vec![text("a"), text("b")],
         }
-        .into_core();
+        .into_core(None);
         assert_eq!(two.content, r#""a\nb""#);
         assert_eq!(two.blocks.len(), 2);
     }
@@ -942,7 +959,7 @@ mod tests {
             structured: None,
             content: vec![text("a dot"), image.clone()],
         }
-        .into_core();
+        .into_core(None);
         let wire = serde_json::to_value(&out.blocks).unwrap();
         assert_eq!(
             wire[1],

@@ -260,14 +260,24 @@ impl LoadedComponent {
         }
         let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
         let Some(json) = output.structured.as_deref() else {
-            return Ok(output.into_core());
+            return Ok(output.into_core(None));
         };
-        if self.world >= crate::bindings::WorldVersion::V0_3_0 && !json.trim_start().starts_with('{') {
-            // Not an object (if JSON at all): say which.
-            toolhost_json::from_str::<serde::de::IgnoredAny>(json).map_err(not_json)?;
-            return Err(Error::new(ErrorCode::ToolFailed, NOT_AN_OBJECT));
+        let validator = self.checks.get(index).and_then(|c| c.output.as_ref());
+        if self.world >= crate::bindings::WorldVersion::V0_3_0 {
+            if !json.trim_start().starts_with('{') {
+                // Not an object (if JSON at all): say which.
+                toolhost_json::from_str::<serde::de::IgnoredAny>(json).map_err(not_json)?;
+                return Err(Error::new(ErrorCode::ToolFailed, NOT_AN_OBJECT));
+            }
+            // A 0.3.0 tool's structured result is read once, here, into the
+            // value that travels on to the MCP client's `structuredContent`.
+            let value: serde_json::Value = toolhost_json::from_str(json).map_err(not_json)?;
+            if let Some(validator) = validator {
+                check_fit(validator, &value)?;
+            }
+            return Ok(output.into_core(Some(value)));
         }
-        match self.checks.get(index).and_then(|c| c.output.as_ref()) {
+        match validator {
             // A text result (one JSON string) is checked 64 bytes a step
             // (`toolhost_json::is_plain_string`); the rest is read as
             // serde_json reads it (`toolhost_json::from_str`).
@@ -277,21 +287,10 @@ impl LoadedComponent {
             }
             Some(validator) => {
                 let value: serde_json::Value = toolhost_json::from_str(json).map_err(not_json)?;
-                if let Some(error) = validator.iter_errors(&value).next() {
-                    let path = error.instance_path().as_str();
-                    let at = if path.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" at `{path}`")
-                    };
-                    return Err(Error::new(
-                        ErrorCode::ToolFailed,
-                        format!("{OUTPUT_MISFIT}{at}: {error}"),
-                    ));
-                }
+                check_fit(validator, &value)?;
             }
         }
-        Ok(output.into_core())
+        Ok(output.into_core(None))
     }
 
     /// A failure may come from a capability the plugin asked for but was not
@@ -584,6 +583,26 @@ impl<T> Sandboxed<T> {
             usage: Usage::default(),
             stdout_bytes: 0,
             stdout: String::new(),
+        }
+    }
+}
+
+/// Whether a structured result fits the tool's output schema; the first
+/// misfit, with where it is, otherwise.
+fn check_fit(validator: &jsonschema::Validator, value: &serde_json::Value) -> Result<()> {
+    match validator.iter_errors(value).next() {
+        None => Ok(()),
+        Some(error) => {
+            let path = error.instance_path().as_str();
+            let at = if path.is_empty() {
+                String::new()
+            } else {
+                format!(" at `{path}`")
+            };
+            Err(Error::new(
+                ErrorCode::ToolFailed,
+                format!("{OUTPUT_MISFIT}{at}: {error}"),
+            ))
         }
     }
 }
