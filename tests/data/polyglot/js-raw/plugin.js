@@ -22,12 +22,12 @@ export const tool = {
     ];
   },
   declare() {
-    return { dirs: [], env: [], http: [], secrets: [], tools: [] };
+    return { dirs: [], env: [], http: [], secrets: [], tools: [], elicitation: false, sampling: false };
   },
   callTool(name, args) {
     const { a, b } = JSON.parse(args);
     if (typeof b !== "number") throw new TypeError(`b is ${b}: the host let a bad call through`);
     if (b === 0) throw new RangeError("cannot divide by zero");
-    return { json: JSON.stringify(a / b) };
+    return { content: [{ content: { tag: "text", val: JSON.stringify(a / b) } }] };
   },
 };
