@@ -10,6 +10,7 @@ import re
 import sys
 import traceback
 import typing
+import unicodedata
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from componentize_py_types import Err
@@ -266,7 +267,7 @@ def check_uri(uri: Any, where: str) -> None:
         raise TypeError(f"{where}: a URI is a non-empty string")
     if len(uri.encode()) > MAX_URI_BYTES:
         raise TypeError(f"{where}: the URI is longer than {MAX_URI_BYTES} bytes")
-    if any(c.isspace() or not c.isprintable() for c in uri):
+    if any(c.isspace() or unicodedata.category(c) == "Cc" for c in uri):
         raise TypeError(f"{where}: {uri!r} contains whitespace or control characters")
     if not _SCHEME.match(uri):
         raise TypeError(f"{where}: {uri!r} has no scheme (`scheme:...`)")
