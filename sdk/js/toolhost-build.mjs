@@ -10,16 +10,17 @@
 // (default: ./node_modules/.bin/jco), jco 1.35 with componentize-js 0.23.
 //
 // componentize-js gives a component every import of the world it targets,
-// so this script writes the world: it bundles the plugin into one module
-// with the bundler jco ships (rolldown), leaving out what the plugin does not
-// use, and the world imports exactly the `toolhost:plugin/...` and `wasi:...`
-// interfaces the bundle still imports, and exports what the entry exports. A
-// plugin that exports `prompts` without `resources` (or the other way round)
-// gets an empty one: the host serves the two together. Then `jco
-// componentize` builds the bundle against that world, with `--disable http`
-// (no `wasi:http/outgoing-handler`, which the host refuses from a plugin that
-// declares no HTTP host) and the preload that works around jco 1.35's missing
-// preopens (jco-preopens.mjs, beside this script).
+// so this script writes the world: it bundles the plugin as `jco componentize
+// --bundle` will (with the bundler jco ships, rolldown, and
+// bundle.config.mjs, which leaves out the host's imports the plugin does not
+// use), and the world imports exactly the `toolhost:plugin/...` and
+// `wasi:...` interfaces the bundle still imports, and exports what the entry
+// exports. A plugin that exports `prompts` without `resources` (or the other
+// way round) gets an empty one: the host serves the two together. Then `jco
+// componentize --bundle` builds the plugin against that world, with
+// `--disable http` (no `wasi:http/outgoing-handler`, which the host refuses
+// from a plugin that declares no HTTP host) and the preload that works
+// around jco 1.35's missing preopens (jco-preopens.mjs, beside this script).
 import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -87,17 +88,15 @@ async function toolchain(jco) {
   return { rolldown, lexer };
 }
 
-// The plugin as one module, without what it does not use.
-async function bundle(rolldown, entry) {
+// The plugin as one module, as `jco componentize --bundle` will bundle it
+// with `config` (bundle.config.mjs), to see what it still imports.
+async function bundle(rolldown, entry, config) {
   const build = await rolldown({
+    ...config,
     input: entry,
     cwd: dirname(entry),
     platform: "neutral",
-    // The host's interfaces are the component's imports, not modules to bundle.
-    external: [/^toolhost:/, /^wasi:/],
-    // An import of the host's that nothing uses is left out, not kept for
-    // its side effects (it has none).
-    treeshake: { moduleSideEffects: (_id, external) => !external },
+    external: [/^wasi:/, ...config.external],
   });
   try {
     const { output } = await build.generate({ format: "esm", codeSplitting: false });
@@ -182,20 +181,28 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   const here = dirname(fileURLToPath(import.meta.url));
   const jco = resolve(args.jco);
+  const entry = resolve(args.entry);
+  const configPath = join(here, "bundle.config.mjs");
+  const { default: config } = await import(pathToFileURL(configPath).href);
   const { rolldown, lexer } = await toolchain(jco);
-  let code = await bundle(rolldown, resolve(args.entry));
-  const s = shape(lexer, code);
-  if (s.missing) code += EMPTY[s.missing] + "\n";
+  const s = shape(lexer, await bundle(rolldown, entry, config));
   const tmp = mkdtempSync(join(tmpdir(), "toolhost-build-"));
   try {
     const wit = witFolder(resolve(args.wit), tmp, s);
-    const source = join(tmp, "plugin.js");
-    writeFileSync(source, code);
+    let source = entry;
+    if (s.missing) {
+      // The entry, with the export it lacks.
+      source = join(tmp, "plugin.js");
+      writeFileSync(source, `export * from ${JSON.stringify(entry)};\n${EMPTY[s.missing]}\n`);
+    }
     const imports = [...s.toolhost, ...s.wasi].join(", ") || "none";
     console.error(`toolhost-build: imports ${imports}; exports ${s.server ? "tool, prompts, resources" : "tool"}`);
     const run = spawnSync(
       jco,
-      ["componentize", source, "--wit", wit, "--world-name", "component", "--disable", "http", "-o", resolve(args.output)],
+      [
+        "componentize", source, "--bundle", "--bundle-config", configPath,
+        "--wit", wit, "--world-name", "component", "--disable", "http", "-o", resolve(args.output),
+      ],
       { stdio: "inherit", env: { ...process.env, NODE_OPTIONS: `--import ${join(here, "jco-preopens.mjs")}` } },
     );
     if (run.error) throw new BuildError(`cannot run ${jco}: ${run.error.message}`);

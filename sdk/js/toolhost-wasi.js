@@ -34,12 +34,18 @@ function locate(path) {
   return { dir: best.descriptor, relative: parts.slice(best.root.length).join("/") || "." };
 }
 
+// A WASI error as a ToolFailed whose `code` is WASI's (`no-entry`, `access`, ...).
 function fsError(path, e) {
   const code = e?.payload ?? e;
-  return new ToolFailed(`cannot read ${path}: ${typeof code === "string" ? code : e}`);
+  const error = new ToolFailed(`cannot read ${path}: ${typeof code === "string" ? code : e}`);
+  if (typeof code === "string") error.code = code;
+  return error;
 }
 
-/** The bytes of the file at guest path `path` (in a granted folder). */
+/**
+ * The bytes of the file at guest path `path` (in a granted folder). Throws
+ * `ToolFailed` when it cannot be read, with WASI's error `code` (`no-entry`...).
+ */
 export function readFile(path) {
   const { dir, relative } = locate(path);
   let file;

@@ -1,5 +1,5 @@
 // A JavaScript plugin written against the bindings alone, without
-// toolhost-plugin.js, in the `plugin` world: a throw that is not a tool-error
+// toolhost-plugin.js, importing nothing of the host's: a throw that is not a tool-error
 // payload is a trap (the tests check that the caller still gets the thrown
 // message), and it reads its arguments without checking them (the tests check
 // that the host does, before the call).
