@@ -1,8 +1,9 @@
 // A toolhost plugin in JavaScript: a greeting from the operator's
-// configuration, word statistics and a chart over a folder the operator
-// grants, a greeting that asks the user's name, a summary by the client's
-// model, a prompt and resources.
+// configuration; word statistics, a chart, links and embedded files over a
+// folder the operator grants; a chime; a greeting that asks the user's name;
+// a summary by the client's model; a prompt and resources.
 import {
+  audio,
   definePlugin,
   definePrompts,
   defineResources,
@@ -11,8 +12,10 @@ import {
   InvalidArguments,
   log,
   output,
+  resourceLink,
   ResourceNotFound,
   sample,
+  textResource,
 } from "../../sdk/js/toolhost-plugin.js";
 import { env, listDirectory, readTextFile } from "../../sdk/js/toolhost-wasi.js";
 
@@ -117,6 +120,20 @@ function barChart(values) {
   return png(WIDTH, rows.length, rows);
 }
 
+// A sine tone as an 8-bit mono WAV file.
+function wav(frequency, rate = 8000, seconds = 0.25) {
+  const samples = Uint8Array.from({ length: Math.floor(rate * seconds) }, (_, i) =>
+    Math.round(128 + 100 * Math.sin((2 * Math.PI * frequency * i) / rate)),
+  );
+  const le = (n, bytes) => Uint8Array.from({ length: bytes }, (_, i) => (n >>> (8 * i)) & 0xff);
+  const ascii = (s) => new TextEncoder().encode(s);
+  const fmt = concat([le(1, 2), le(1, 2), le(rate, 4), le(rate, 4), le(1, 2), le(8, 2)]);
+  return concat([
+    ascii("RIFF"), le(36 + samples.length, 4), ascii("WAVEfmt "), le(16, 4), fmt,
+    ascii("data"), le(samples.length, 4), samples,
+  ]);
+}
+
 const PATH = { type: "string", description: "The file, relative to the workspace folder." };
 
 export const tool = definePlugin({
@@ -192,6 +209,33 @@ export const tool = definePlugin({
         const caption = common.map((w) => `${w} (${counts.get(w)})`).join(", ");
         const chart = barChart(common.map((w) => counts.get(w)));
         return output(undefined, `Most common words of ${path}: ${caption}`, [image(chart, "image/png")]);
+      },
+    },
+    {
+      name: "share",
+      description: "Gives a text file of the workspace as a link the client can read and as an embedded resource.",
+      parameters: { type: "object", properties: { path: PATH }, required: ["path"] },
+      hints: { readOnly: true, idempotent: true },
+      run({ path }) {
+        const text = readTextFile(`${WORKSPACE}/${path}`);
+        const uri = `notes://workspace/${path}`;
+        return [
+          resourceLink({ uri, name: path, mimeType: "text/plain", size: new TextEncoder().encode(text).length }),
+          textResource(uri, text, "text/plain", { audience: ["assistant"], priority: 0.5 }),
+        ];
+      },
+    },
+    {
+      name: "chime",
+      description: "Plays a short chime: a quarter of a second of a sine tone (a WAV sound).",
+      parameters: {
+        type: "object",
+        properties: { frequency: { type: "integer", description: "The tone's pitch in Hz (100 to 2000).", default: 440 } },
+      },
+      hints: { readOnly: true, idempotent: true },
+      run({ frequency = 440 }) {
+        if (frequency < 100 || frequency > 2000) throw new InvalidArguments("`frequency` must be between 100 and 2000");
+        return audio(wav(frequency), "audio/wav");
       },
     },
     {

@@ -1,8 +1,9 @@
-"""A toolhost plugin in Python: a greeting from the operator's configuration,
-word statistics and a chart over a folder the operator grants, a greeting
-that asks the user's name, a summary by the client's model, a prompt and
-resources."""
+"""A toolhost plugin in Python: a greeting from the operator's configuration;
+word statistics, a chart, links and embedded files over a folder the operator
+grants; a chime; a greeting that asks the user's name; a summary by the
+client's model; a prompt and resources."""
 
+import math
 import os
 import re
 import struct
@@ -12,10 +13,14 @@ from pathlib import Path
 from typing import Literal
 
 from toolhost_plugin import (
+    Annotations,
+    Audio,
     Image,
     Message,
     Output,
+    ResourceLink,
     ResourceNotFound,
+    TextResource,
     declare,
     elicit,
     log,
@@ -122,6 +127,40 @@ def word_chart(path: str, top: int = 5) -> Output:
         return Output(text=f"{path} has no words to chart")
     caption = ", ".join(f"{w} ({counts[w]})" for w in common)
     return Output(text=f"Most common words of {path}: {caption}", content=[Image(bar_chart([counts[w] for w in common]), "image/png")])
+
+
+@tool(read_only=True, idempotent=True)
+def share(path: str) -> list:
+    """Gives a text file of the workspace as a link the client can read and as an embedded resource.
+
+    Args:
+        path: The file, relative to the workspace folder.
+    """
+    text = (WORKSPACE / path).read_text(encoding="utf-8")
+    uri = f"notes://workspace/{path}"
+    return [
+        ResourceLink(uri, path, mime_type="text/plain", size=len(text.encode())),
+        TextResource(uri, text, "text/plain", annotations=Annotations(audience=["assistant"], priority=0.5)),
+    ]
+
+
+def wav(frequency: int, rate: int = 8000, seconds: float = 0.25) -> bytes:
+    """A sine tone as an 8-bit mono WAV file."""
+    samples = bytes(round(128 + 100 * math.sin(2 * math.pi * frequency * i / rate)) for i in range(int(rate * seconds)))
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate, 1, 8)
+    return b"RIFF" + struct.pack("<I", 36 + len(samples)) + b"WAVEfmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(samples)) + samples
+
+
+@tool(read_only=True, idempotent=True)
+def chime(frequency: int = 440) -> Audio:
+    """Plays a short chime: a quarter of a second of a sine tone (a WAV sound).
+
+    Args:
+        frequency: The tone's pitch in Hz (100 to 2000).
+    """
+    if not 100 <= frequency <= 2000:
+        raise ValueError("`frequency` must be between 100 and 2000")
+    return Audio(wav(frequency), "audio/wav")
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from componentize_py_types import Err
 
 from . import _bindings as wit
-from ._content import Output, output_to_wit
+from ._content import BLOCKS, Output, output_to_wit
 from ._errors import InvalidArguments, ToolFailed
 from ._schema import NAME, convert_object, description_of, dumps, is_typeddict, object_schema, schema_of, signature_fields
 
@@ -133,7 +133,7 @@ def tool(
         parameters = object_schema(fields, doc, where)
         out_schema = output_schema
         returns = typing.get_type_hints(f, include_extras=True).get("return")
-        if returns is Output:
+        if returns is Output or returns in BLOCKS:
             returns = None
         elif typing.get_origin(returns) is Output:
             returns = typing.get_args(returns)[0]
