@@ -3,11 +3,14 @@
 // that imports only the host interfaces it uses:
 //
 //   node toolhost-build.mjs ENTRY.js -o OUT.wasm [--wit WIT_DIR] [--jco JCO]
+//   node toolhost-build.mjs ENTRY.js --print-world [--jco JCO]
 //
 // ENTRY.js exports `tool` (and `prompts`, `resources` if it offers them) and
 // may import toolhost-plugin.js and toolhost-wasi.js. `--wit` is toolhost's
 // wit/0.3.0 folder, with its deps/ (default: ./wit); `--jco` the jco program
 // (default: ./node_modules/.bin/jco), jco 1.35 with componentize-js 0.23.
+// `--print-world` prints the world the component would target, and builds
+// nothing.
 //
 // componentize-js gives a component every import of the world it targets,
 // so this script writes the world: it bundles the plugin as `jco componentize
@@ -68,11 +71,12 @@ function parseArgs(argv) {
     if (a === "-o" || a === "--output") args.output = argv[++i];
     else if (a === "--wit") args.wit = argv[++i];
     else if (a === "--jco") args.jco = argv[++i];
+    else if (a === "--print-world") args.printWorld = true;
     else if (a.startsWith("-")) throw new BuildError(`unknown option ${a}`);
     else rest.push(a);
   }
-  if (rest.length !== 1 || !args.output) {
-    throw new BuildError("usage: toolhost-build.mjs ENTRY.js -o OUT.wasm [--wit WIT_DIR] [--jco JCO]");
+  if (rest.length !== 1 || !(args.output || args.printWorld)) {
+    throw new BuildError("usage: toolhost-build.mjs ENTRY.js (-o OUT.wasm [--wit WIT_DIR] | --print-world) [--jco JCO]");
   }
   args.entry = rest[0];
   return args;
@@ -186,6 +190,10 @@ async function main() {
   const { default: config } = await import(pathToFileURL(configPath).href);
   const { rolldown, lexer } = await toolchain(jco);
   const s = shape(lexer, await bundle(rolldown, entry, config));
+  if (args.printWorld) {
+    process.stdout.write(world(s));
+    return 0;
+  }
   const tmp = mkdtempSync(join(tmpdir(), "toolhost-build-"));
   try {
     const wit = witFolder(resolve(args.wit), tmp, s);

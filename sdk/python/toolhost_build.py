@@ -4,12 +4,14 @@ that imports only the host interfaces it uses.
 
 usage: toolhost_build.py MODULE -o OUT.wasm [-p DIR]... [--wit WIT_DIR]
                          [--componentize-py PROGRAM]
+       toolhost_build.py MODULE --print-world [-p DIR]...
 
 MODULE is the plugin's module (``app`` for ``app.py``), found in the ``-p``
 folders (default: the current one); ``toolhost_plugin`` is found beside this
 script. ``--wit`` is toolhost's ``wit/0.3.0`` folder, with its ``deps/``
 (default: ``./wit``); ``--componentize-py`` the program (default: the one
-on ``PATH``). Needs only the standard library.
+on ``PATH``). ``--print-world`` prints the world the component would
+target, and builds nothing. Needs only the standard library.
 
 componentize-py gives a component every import of the world it targets, so
 this script writes the world: it reads the plugin's modules (MODULE and the
@@ -233,16 +235,24 @@ def wit_folder(wit: Path, into: Path, uses: set[str]) -> Path:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="toolhost_build.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("module", help="the plugin's module, e.g. app")
-    parser.add_argument("-o", "--output", required=True, help="the component to write")
+    parser.add_argument("-o", "--output", help="the component to write")
+    parser.add_argument("--print-world", action="store_true", help="print the world the component would target; build nothing")
     parser.add_argument("-p", "--python-path", action="append", default=[], help="a folder of the plugin's modules (default: .)")
     parser.add_argument("--wit", default="wit", help=f"toolhost's wit/{VERSION} folder (default: ./wit)")
     parser.add_argument("--componentize-py", default="componentize-py", help="the componentize-py program")
     args = parser.parse_args(argv)
+    if not args.print_world and not args.output:
+        parser.error("give -o OUT.wasm (or --print-world)")
 
     sdk_dir = Path(__file__).resolve().parent
     paths = [Path(p).resolve() for p in (args.python_path or ["."])]
     try:
         uses, notes = scan(args.module, paths)
+        if args.print_world:
+            for note in notes:
+                print(f"toolhost_build: {note}", file=sys.stderr)
+            print(world(uses), end="")
+            return 0
         with tempfile.TemporaryDirectory(prefix="toolhost-build-") as tmp:
             tmp_dir = Path(tmp)
             wit = wit_folder(Path(args.wit).resolve(), tmp_dir, uses)
