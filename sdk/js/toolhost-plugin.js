@@ -472,8 +472,9 @@ function readFailure(error) {
  * the capabilities asked for, `{ env, dirs, http, secrets, tools }` (lists
  * of strings) and `{ elicitation, sampling }` (true or false).
  */
-export function definePlugin({ tools, declare = {} }) {
-  if (!Array.isArray(tools) || tools.length === 0) throw new TypeError("definePlugin: tools must be a non-empty list");
+export function definePlugin({ tools = [], declare = {} } = {}) {
+  // A plugin may offer only prompts or resources: then its list is empty.
+  if (!Array.isArray(tools)) throw new TypeError("definePlugin: tools must be a list");
   const byName = new Map();
   for (const def of tools) {
     checkDefinition(def, byName);
