@@ -8,6 +8,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use serde_json::{Value, json};
+
+use crate::mcp_server::{python_client, stdio_mode};
+use crate::polyglot::{NOTES, setup};
 use crate::support::{self, JS_EXAMPLE, JS_RAW, PYTHON_EXAMPLE, PYTHON_RAW, PYTHON_TRAP, Polyglot};
 
 /// A component's top-level imports and exports, from its bytes.
@@ -267,4 +271,191 @@ fn the_javascript_build_keeps_what_the_bundle_uses() {
             "export resources"
         ]
     );
+}
+
+/// The grants the examples need for everything they do: the environment
+/// variable, the folder, asking the user, and one request to the client's
+/// model per call.
+const ALL_GRANTS: &str = r#"env = ["GREETING"]
+dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]
+elicitation = true
+sampling = { requests = 1, max_tokens = 200 }"#;
+
+/// The width and height a PNG's header states.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+fn decoded(data: &Value) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(data.as_str().unwrap())
+        .unwrap()
+}
+
+/// Each example, served by `toolhost serve` with the grants it declares, to
+/// the official MCP Python SDK's client: a chart as a PNG image and a chime
+/// as WAV audio, a file as a resource link and an embedded resource (with
+/// annotations), log records at the level the client set, a question to the
+/// user answered and declined, a completion from the client's model, a
+/// prompt rendered and completed, a resource and a template read and
+/// completed.
+#[test]
+fn the_examples_serve_content_logs_questions_prompts_and_resources_over_mcp() {
+    for plugin in [&PYTHON_EXAMPLE, &JS_EXAMPLE] {
+        let name = plugin.name;
+        let dir = setup(&[(plugin, ALL_GRANTS)]);
+        let config = dir.path().join("toolhost.toml");
+        let out = python_client(
+            &stdio_mode(&["--stdio", "--config", config.to_str().unwrap()]),
+            json!([
+                {"set_level": "info"},
+                {"elicit": {"name": "Ada"}},
+                {"sample": "Notes about a cat and a dog."},
+                {"call": "word_chart", "args": {"path": "notes.txt", "top": 3}},
+                {"call": "chime", "args": {"frequency": 880}},
+                {"call": "share", "args": {"path": "notes.txt"}},
+                {"call": "word_stats", "args": {"path": "notes.txt"}},
+                {"call": "greet_me"},
+                {"elicit": "decline"},
+                {"call": "greet_me"},
+                {"call": "summarize", "args": {"path": "notes.txt"}},
+                {"prompts": true},
+                {"get_prompt": "review", "args": {"notes": "the cat", "focus": "tone"}},
+                {"complete": {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "focus", "value": "g"}}},
+                {"resources": true},
+                {"read": "notes://guide"},
+                {"read": "notes://workspace/notes.txt"},
+                {"complete": {"ref": {"type": "ref/resource", "uri": "notes://workspace/{name}"}, "argument": {"name": "name", "value": "no"}}},
+            ]),
+        );
+        let steps = out["steps"].as_array().unwrap();
+        // The chart: its caption, then a PNG of three bars.
+        let chart = &steps[3];
+        assert_eq!(chart["is_error"], false, "{name}: {chart}");
+        assert_eq!(
+            chart["content"][0]["text"], "Most common words of notes.txt: the (3), cat (1), and (1)",
+            "{name}"
+        );
+        let image = &chart["content"][1];
+        assert_eq!(image["type"], "image", "{name}: {image}");
+        assert_eq!(image["mimeType"], "image/png", "{name}");
+        assert_eq!(
+            png_size(&decoded(&image["data"])),
+            (200, 3 * 12 + 2 * 4),
+            "{name}"
+        );
+        // The chime: a quarter of a second of 8 kHz WAV.
+        let sound = &steps[4]["content"][0];
+        assert_eq!(
+            (&sound["type"], &sound["mimeType"]),
+            (&json!("audio"), &json!("audio/wav")),
+            "{name}: {sound}"
+        );
+        let wav = decoded(&sound["data"]);
+        assert_eq!(
+            (&wav[..4], &wav[8..12], wav.len()),
+            (&b"RIFF"[..], &b"WAVE"[..], 44 + 2000),
+            "{name}"
+        );
+        // The file as a link and embedded whole, for the model.
+        assert_eq!(
+            steps[5]["content"],
+            json!([
+                {"type": "resource_link", "uri": "notes://workspace/notes.txt", "name": "notes.txt", "mimeType": "text/plain", "size": 28},
+                {"type": "resource", "resource": {"uri": "notes://workspace/notes.txt", "mimeType": "text/plain", "text": NOTES},
+                 "annotations": {"audience": ["assistant"], "priority": 0.5}},
+            ]),
+            "{name}"
+        );
+        // Logs at the level the client set, named after their tool.
+        let logs = out["logs"].as_array().unwrap();
+        assert_eq!(logs[0]["level"], "info", "{name}: {logs:?}");
+        assert_eq!(logs[0]["logger"], "word_stats", "{name}: {logs:?}");
+        assert_eq!(
+            logs[0]["data"],
+            json!({"message": "counted words", "path": "notes.txt", "words": "7"}),
+            "{name}"
+        );
+        // A question answered, then declined.
+        assert_eq!(steps[7]["text"], "Hello, Ada!", "{name}: {}", steps[7]);
+        assert_eq!(
+            steps[9]["text"], "No name given (decline): no greeting.",
+            "{name}: {}",
+            steps[9]
+        );
+        let asked = out["elicitations"].as_array().unwrap();
+        assert_eq!(asked.len(), 2, "{name}: {asked:?}");
+        assert_eq!(asked[0]["message"], "What is your name?", "{name}");
+        assert_eq!(
+            asked[0]["schema"]["properties"]["name"]["type"], "string",
+            "{name}"
+        );
+        // The client's model's answer, and what it was asked.
+        assert_eq!(
+            steps[10]["text"], "Notes about a cat and a dog.",
+            "{name}: {}",
+            steps[10]
+        );
+        let sampled = &out["samplings"][0];
+        assert_eq!(sampled["maxTokens"], 200, "{name}: {sampled}");
+        assert_eq!(
+            sampled["systemPrompt"], "You summarize notes faithfully and briefly.",
+            "{name}"
+        );
+        assert!(
+            sampled["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with(NOTES),
+            "{name}: {sampled}"
+        );
+        assert_eq!(
+            logs.last().unwrap()["data"],
+            json!({"message": "summarized", "path": "notes.txt", "model": "test-model"}),
+            "{name}"
+        );
+        // The prompt, rendered and completed.
+        let prompts = steps[11]["prompts"].as_array().unwrap();
+        assert_eq!(prompts.len(), 1, "{name}: {prompts:?}");
+        assert_eq!(prompts[0]["title"], "Review notes", "{name}");
+        assert_eq!(
+            prompts[0]["arguments"],
+            json!([
+                {"name": "notes", "description": "The notes to review.", "required": true},
+                {"name": "focus", "description": "What the review looks at.", "required": false},
+            ]),
+            "{name}"
+        );
+        assert_eq!(
+            steps[12]["messages"],
+            json!([{"role": "user", "content": {"type": "text", "text": "Review these notes for tone; list the three changes that matter most.\n\nthe cat"}}]),
+            "{name}"
+        );
+        assert_eq!(steps[13]["completion"]["values"], json!(["grammar"]), "{name}");
+        // The resources, read and completed.
+        assert_eq!(
+            steps[14]["resources"][0]["uri"], "notes://guide",
+            "{name}: {}",
+            steps[14]
+        );
+        assert_eq!(
+            steps[14]["templates"][0]["uriTemplate"], "notes://workspace/{name}",
+            "{name}"
+        );
+        assert_eq!(
+            steps[15]["contents"][0]["mimeType"], "text/markdown",
+            "{name}: {}",
+            steps[15]
+        );
+        assert_eq!(
+            steps[16]["contents"],
+            json!([{"uri": "notes://workspace/notes.txt", "mimeType": "text/plain", "text": NOTES}]),
+            "{name}"
+        );
+        assert_eq!(steps[17]["completion"]["values"], json!(["notes.txt"]), "{name}");
+    }
 }
