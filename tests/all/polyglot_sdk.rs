@@ -459,3 +459,60 @@ fn the_examples_serve_content_logs_questions_prompts_and_resources_over_mcp() {
         assert_eq!(steps[17]["completion"]["values"], json!(["notes.txt"]), "{name}");
     }
 }
+
+/// The error of a failed call step, as the server sent it.
+fn failure(step: &Value) -> Value {
+    assert_eq!(step["is_error"], true, "expected an error result: {step}");
+    serde_json::from_str(step["text"].as_str().unwrap()).unwrap()
+}
+
+/// A question a plugin cannot ask fails its tool with the host's reason, in
+/// both SDKs (their `ClientError`): `unavailable` when the client cannot
+/// answer (this one declared neither elicitation nor sampling),
+/// `capability_not_granted` when the operator did not grant the plugin
+/// elicitation or sampling, whatever the client could do.
+#[test]
+fn the_examples_questions_fail_with_the_hosts_reason() {
+    const DECLARED_ONLY: &str = r#"dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]"#;
+    for plugin in [&PYTHON_EXAMPLE, &JS_EXAMPLE] {
+        let name = plugin.name;
+        let questions = [
+            json!({"call": "greet_me"}),
+            json!({"call": "summarize", "args": {"path": "notes.txt"}}),
+        ];
+        for (grants, answers, code) in [
+            (ALL_GRANTS, vec![], "unavailable"),
+            (
+                DECLARED_ONLY,
+                vec![
+                    json!({"elicit": {"name": "Ada"}}),
+                    json!({"sample": "never sent"}),
+                ],
+                "capability_not_granted",
+            ),
+        ] {
+            let dir = setup(&[(plugin, grants)]);
+            let config = dir.path().join("toolhost.toml");
+            let steps: Vec<Value> = answers.iter().chain(&questions).cloned().collect();
+            let out = python_client(
+                &stdio_mode(&["--stdio", "--config", config.to_str().unwrap()]),
+                Value::Array(steps),
+            );
+            let steps = out["steps"].as_array().unwrap();
+            for (step, request) in steps[answers.len()..].iter().zip(["elicit", "sample"]) {
+                let error = failure(step);
+                assert_eq!(error["error_code"], "tool_failed", "{name} {code}: {error}");
+                let message = error["error"].as_str().unwrap();
+                assert!(
+                    message.contains(&format!("{request} failed ({code})")),
+                    "{name} {code}: {message}"
+                );
+            }
+            assert!(
+                out["elicitations"].as_array().unwrap().is_empty(),
+                "{name}: {out}"
+            );
+            assert!(out["samplings"].as_array().unwrap().is_empty(), "{name}: {out}");
+        }
+    }
+}
