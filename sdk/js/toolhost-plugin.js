@@ -43,7 +43,9 @@
 // - `run` may be async. A plain object it returns is the structured result
 //   (MCP `structuredContent`); a string is the text the model reads; a
 //   content block, or a list of them, is the content; `output(value, text,
-//   blocks)` gives all three; any other JSON value is shown as JSON text.
+//   blocks)` gives all three; `undefined` gives nothing; any other JSON value
+//   (a number, a list) is the structured result `{"result": value}` with its
+//   JSON as text.
 // - `throw new InvalidArguments(msg)` gives `invalid-arguments`; any other
 //   throw gives `failed` with the error's name and message (`ToolFailed`: the
 //   message alone), and its stack goes to stderr, which the host logs. A throw
@@ -328,7 +330,10 @@ function outputToWit(result, where) {
   if (isObject(result)) return { structured: JSON.stringify(result), content: [] };
   const json = JSON.stringify(result);
   if (json === undefined) throw new TypeError(`${where}: a ${typeof result} is not JSON`);
-  return { content: [blockToWit(text(json), where)] };
+  // MCP wants an object as structured content: the value goes as
+  // {"result": value}, with its JSON as the text for the model (as MCP
+  // servers commonly give such values, and toolhost's Rust SDK does).
+  return { structured: `{"result":${json}}`, content: [blockToWit(text(json), where)] };
 }
 
 // --- tools -----------------------------------------------------------------------

@@ -67,8 +67,10 @@ What this package guarantees:
 - A JSON object returned (a dict, a dataclass) is the structured result
   (MCP ``structuredContent``); a string is the text the model reads; a content
   block or a list of them is the content; :class:`Output` gives structured
-  JSON, text and blocks together. A dataclass or ``TypedDict`` return
-  annotation becomes the tool's output schema.
+  JSON, text and blocks together; another JSON value (a number, a list) is
+  the structured result ``{"result": value}`` with its JSON as text. A
+  dataclass or ``TypedDict`` return annotation becomes the tool's output
+  schema.
 - ``ValueError`` (and :class:`InvalidArguments`) becomes ``invalid-arguments``
   with its message; any other ``Exception`` becomes ``failed`` with its type
   and message (:class:`ToolFailed`: the message alone), and its traceback is

@@ -229,7 +229,9 @@ def output_to_wit(result: Any, where: str) -> Any:
 
     A JSON object (dict, dataclass, ``TypedDict``) is the structured result;
     a string is its text; a content block, or a list of them, is the content;
-    :class:`Output` gives both; any other JSON value is shown as JSON text.
+    :class:`Output` gives both; ``None`` gives nothing; any other JSON value
+    (a number, a list) is the structured result ``{"result": value}`` with
+    its JSON as text.
     """
     if isinstance(result, Output):
         if isinstance(result.content, str):
@@ -253,7 +255,10 @@ def output_to_wit(result: Any, where: str) -> Any:
         return wit.types.ToolOutput(dumps(data), [])
     if isinstance(data, float) and not math.isfinite(data):
         raise ValueError(f"{data} is not JSON")
-    return wit.types.ToolOutput(None, [block_to_wit(Text(dumps(data)), where)])
+    # MCP wants an object as structured content: the value goes as
+    # {"result": value}, with its JSON as the text for the model (as MCP
+    # servers commonly give such values, and toolhost's Rust SDK does).
+    return wit.types.ToolOutput(dumps({"result": data}), [block_to_wit(Text(dumps(data)), where)])
 
 
 # --- out of WIT -----------------------------------------------------------------
