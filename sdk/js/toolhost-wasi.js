@@ -1,10 +1,10 @@
 // The environment and granted folders for JavaScript plugins. StarlingMonkey
 // (jco's engine) has no `process.env` and no `fs`: these helpers read them
 // through the WASI interfaces the `plugin-wasi` world of
-// `toolhost:plugin@0.2.0` imports, so a plugin that uses them is built with
-// `--world-name plugin-wasi`. The host still gives only what the plugin
-// declared (`declare: { env, dirs }`) and the operator granted: an ungranted
-// variable is `undefined`, an ungranted folder is not there.
+// `toolhost:plugin@0.3.0` names (toolhost-build.mjs adds each to the
+// component's world when the plugin uses it). The host still gives only what
+// the plugin declared (`declare: { env, dirs }`) and the operator granted: an
+// ungranted variable is `undefined`, an ungranted folder is not there.
 import { getEnvironment } from "wasi:cli/environment@0.2.12";
 import { getDirectories } from "wasi:filesystem/preopens@0.2.12";
 import { ToolFailed } from "./toolhost-plugin.js";
@@ -34,12 +34,18 @@ function locate(path) {
   return { dir: best.descriptor, relative: parts.slice(best.root.length).join("/") || "." };
 }
 
+// A WASI error as a ToolFailed whose `code` is WASI's (`no-entry`, `access`, ...).
 function fsError(path, e) {
   const code = e?.payload ?? e;
-  return new ToolFailed(`cannot read ${path}: ${typeof code === "string" ? code : e}`);
+  const error = new ToolFailed(`cannot read ${path}: ${typeof code === "string" ? code : e}`);
+  if (typeof code === "string") error.code = code;
+  return error;
 }
 
-/** The bytes of the file at guest path `path` (in a granted folder). */
+/**
+ * The bytes of the file at guest path `path` (in a granted folder). Throws
+ * `ToolFailed` when it cannot be read, with WASI's error `code` (`no-entry`...).
+ */
 export function readFile(path) {
   const { dir, relative } = locate(path);
   let file;

@@ -45,6 +45,7 @@ mod plugin_memory;
 mod plugin_time;
 mod plugins_dir;
 mod polyglot;
+mod polyglot_sdk;
 mod progress;
 mod protected;
 mod readme;

@@ -74,7 +74,7 @@ fn path_of(plugin: &Polyglot) -> String {
 
 /// A folder holding a `toolhost.toml` that serves `plugins` (path, grants as
 /// TOML lines) and a `workspace/` folder with `notes.txt`.
-fn setup(plugins: &[(&Polyglot, &str)]) -> tempfile::TempDir {
+pub(crate) fn setup(plugins: &[(&Polyglot, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("workspace")).unwrap();
     std::fs::write(dir.path().join("workspace/notes.txt"), NOTES).unwrap();
@@ -89,10 +89,20 @@ fn setup(plugins: &[(&Polyglot, &str)]) -> tempfile::TempDir {
     dir
 }
 
-const NOTES: &str = "the cat and the dog\nthe end\n";
+pub(crate) const NOTES: &str = "the cat and the dog\nthe end\n";
 const GRANTS: &str = r#"env = ["GREETING"]
 dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]"#;
 const EXAMPLES: [&Polyglot; 2] = [&PYTHON_EXAMPLE, &JS_EXAMPLE];
+/// The examples' tools, in the order they list them.
+const TOOLS: [&str; 7] = [
+    "greet",
+    "word_stats",
+    "word_chart",
+    "share",
+    "chime",
+    "greet_me",
+    "summarize",
+];
 const RAW: [&Polyglot; 2] = [&PYTHON_RAW, &JS_RAW];
 
 fn stats() -> Value {
@@ -107,15 +117,18 @@ fn the_examples_describe_their_tools_and_declare_their_capabilities() {
     for plugin in EXAMPLES {
         let (_, info) = built(plugin);
         let name = plugin.name;
-        assert_eq!(info["world"]["version"], "0.2.0", "{name}");
+        assert_eq!(info["world"]["version"], "0.3.0", "{name}");
         assert_eq!(
             info["capabilities"]["declared"],
-            json!({"dirs": ["/workspace"], "env": ["GREETING"], "http": [], "secrets": [], "tools": []}),
+            json!({
+                "dirs": ["/workspace"], "env": ["GREETING"], "http": [], "secrets": [], "tools": [],
+                "elicitation": true, "sampling": true,
+            }),
             "{name}"
         );
         let tools = info["tools"].as_array().unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["greet", "word_stats"], "{name}");
+        assert_eq!(names, TOOLS, "{name}");
         assert_eq!(
             tools[0]["parameters"],
             json!({
@@ -236,9 +249,10 @@ fn the_examples_answer_over_mcp() {
         );
         let steps = out["steps"].as_array().unwrap();
         let tools = steps[0]["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 2, "{name}: {tools:?}");
+        assert_eq!(tools.len(), TOOLS.len(), "{name}: {tools:?}");
+        let word_stats = tools.iter().find(|t| t["name"] == "word_stats").unwrap();
         assert_eq!(
-            tools[1]["output_schema"]["required"],
+            word_stats["output_schema"]["required"],
             json!(["lines", "words", "top"]),
             "{name}"
         );
@@ -313,7 +327,8 @@ fn an_uncaught_exception_is_a_trap_naming_the_guests_message() {
         let path = path_of(plugin);
         let run = toolhost(dir.path(), &["call", &path, "divide", r#"{"a":1,"b":4}"#], &[]);
         assert!(run.ok, "{name}: {}", run.json);
-        assert_eq!(run.json, json!(0.25), "{name}");
+        // They answer with a text block (no structured JSON): its text.
+        assert_eq!(run.json, json!("0.25"), "{name}");
         let run = toolhost(dir.path(), &["call", &path, "divide", r#"{"a":1,"b":0}"#], &[]);
         assert!(!run.ok, "{name}");
         assert_eq!(run.json["error_code"], "trap", "{name}: {}", run.json);
@@ -398,9 +413,8 @@ fn a_grant_the_plugin_did_not_declare_warns() {
 
 /// The examples pass conformance as their authors run it, with and without
 /// the grants they declare: every check passes (none is skipped, since both
-/// declare capabilities, but `catalog` when they offer no prompts or
-/// resources), and the `tools` import their toolchains add to
-/// every component is a note under `capabilities`, not a failure.
+/// declare capabilities), with no note under `capabilities`: their builds
+/// import only what they use, so no `toolhost:plugin/tools` they never call.
 #[test]
 fn the_examples_pass_conformance() {
     let workspace = tempfile::tempdir().unwrap();
@@ -421,27 +435,12 @@ fn the_examples_pass_conformance() {
             );
             assert_eq!(run.json["passed"], true, "{name}");
             let checks = run.json["components"][0]["checks"].as_array().unwrap();
+            // `catalog` too: the examples offer a prompt and resources.
             for check in checks {
-                // `catalog` is skipped for an example that offers no
-                // prompts or resources; everything else passes.
-                if check["check"] == "catalog" && check["status"] == "skipped" {
-                    assert!(
-                        check["skipped"]
-                            .as_str()
-                            .unwrap()
-                            .contains("offers no prompts or resources"),
-                        "{name}: {check:#}"
-                    );
-                    continue;
-                }
                 assert_eq!(check["status"], "passed", "{name} {grants:?}: {check:#}");
             }
             let capabilities = checks.iter().find(|c| c["check"] == "capabilities").unwrap();
-            let notes = capabilities["notes"].to_string();
-            assert!(
-                notes.contains("toolhost:plugin/tools"),
-                "{name}: {capabilities:#}"
-            );
+            assert!(capabilities.get("notes").is_none(), "{name}: {capabilities:#}");
         }
     }
 }

@@ -201,7 +201,7 @@ pub const PYTHON_EXAMPLE: Polyglot = Polyglot {
     inputs: &[
         "examples/python-plugin",
         "sdk/python",
-        "wit/0.2.0",
+        "wit/0.3.0",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -214,7 +214,7 @@ pub const PYTHON_TRAP: Polyglot = Polyglot {
     inputs: &[
         "tests/data/python-trap",
         "sdk/python",
-        "wit/0.2.0",
+        "wit/0.3.0",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -226,7 +226,7 @@ pub const JS_EXAMPLE: Polyglot = Polyglot {
     inputs: &[
         "examples/js-plugin",
         "sdk/js",
-        "wit/0.2.0",
+        "wit/0.3.0",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -238,20 +238,20 @@ pub const PYTHON_RAW: Polyglot = Polyglot {
     inputs: &[
         "tests/data/polyglot/python-raw",
         "sdk/python",
-        "wit/0.2.0",
+        "wit/0.3.0",
         "tests/peers/install-plugin-toolchains",
     ],
 };
 
-/// A JavaScript plugin without the helper library, in the `plugin` world
-/// (`tests/data/polyglot/js-raw`).
+/// A JavaScript plugin without the helper library, importing nothing of the
+/// host's (`tests/data/polyglot/js-raw`).
 pub const JS_RAW: Polyglot = Polyglot {
     name: "js-raw",
     build: &["sdk/js/componentize", "tests/data/polyglot/js-raw/plugin.js"],
     inputs: &[
         "tests/data/polyglot/js-raw",
         "sdk/js",
-        "wit/0.2.0",
+        "wit/0.3.0",
         "tests/peers/install-plugin-toolchains",
     ],
 };

@@ -1,5 +1,5 @@
 // A JavaScript plugin written against the bindings alone, without
-// toolhost-plugin.js, in the `plugin` world: a throw that is not a tool-error
+// toolhost-plugin.js, importing nothing of the host's: a throw that is not a tool-error
 // payload is a trap (the tests check that the caller still gets the thrown
 // message), and it reads its arguments without checking them (the tests check
 // that the host does, before the call).
@@ -22,12 +22,12 @@ export const tool = {
     ];
   },
   declare() {
-    return { dirs: [], env: [], http: [], secrets: [], tools: [] };
+    return { dirs: [], env: [], http: [], secrets: [], tools: [], elicitation: false, sampling: false };
   },
   callTool(name, args) {
     const { a, b } = JSON.parse(args);
     if (typeof b !== "number") throw new TypeError(`b is ${b}: the host let a bad call through`);
     if (b === 0) throw new RangeError("cannot divide by zero");
-    return { json: JSON.stringify(a / b) };
+    return { content: [{ content: { tag: "text", val: JSON.stringify(a / b) } }] };
   },
 };

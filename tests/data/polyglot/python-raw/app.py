@@ -19,11 +19,12 @@ PARAMETERS = {
 class Tool(exports.Tool):
     def list_tools(self) -> list[types.ToolSpec]:
         hints = types.Hints(read_only=True, destructive=None, idempotent=True, open_world=None)
-        return [types.ToolSpec("divide", "Divides a by b.", json.dumps(PARAMETERS), None, hints)]
+        return [types.ToolSpec("divide", None, "Divides a by b.", json.dumps(PARAMETERS), None, hints)]
 
     def declare(self) -> types.Capabilities:
-        return types.Capabilities(dirs=[], env=[], http=[], secrets=[], tools=[])
+        return types.Capabilities(dirs=[], env=[], http=[], secrets=[], tools=[], elicitation=False, sampling=False)
 
     def call_tool(self, name: str, arguments: str) -> types.ToolOutput:
         args = json.loads(arguments)
-        return types.ToolOutput(json=json.dumps(args["a"] / args["b"]), text=None)
+        quotient = types.Content_Text(json.dumps(args["a"] / args["b"]))
+        return types.ToolOutput(structured=None, content=[types.ContentBlock(quotient, None)])
