@@ -10,7 +10,8 @@ use crate::mcp_server::{Sdk, sdk_client_in, stdio_mode};
 use crate::support;
 
 /// The reference's image and sound, as MCP carries them.
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
 /// The suite's requests, in the order of its scenarios.
@@ -53,8 +54,9 @@ fn steps() -> Value {
 
 fn fixture_config() -> String {
     let plugin = support::plugin_path("mcp-conformance");
-    let template = std::fs::read_to_string(support::workspace_root().join("examples/mcp-conformance/toolhost.toml"))
-        .expect("the fixture's config");
+    let template =
+        std::fs::read_to_string(support::workspace_root().join("examples/mcp-conformance/toolhost.toml"))
+            .expect("the fixture's config");
     // The same config, pointing at the plugin the tests built.
     template.replace(
         "../../target/plugins/wasm32-wasip2/plugin/mcp_conformance.wasm",
@@ -91,12 +93,24 @@ fn check(sdk: Sdk, out: &Value) {
     let tools = step(3)["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 14, "{sdk:?}: {tools:?}");
     for t in tools {
-        assert!(t["description"].is_string() && t["input_schema"].is_object(), "{sdk:?}: {t}");
+        assert!(
+            t["description"].is_string() && t["input_schema"].is_object(),
+            "{sdk:?}: {t}"
+        );
     }
-    let raw = &tools.iter().find(|t| t["name"] == "json_schema_2020_12_tool").unwrap()["input_schema"];
-    assert_eq!(raw["$schema"], "https://json-schema.org/draft/2020-12/schema", "{sdk:?}: {raw}");
+    let raw = &tools
+        .iter()
+        .find(|t| t["name"] == "json_schema_2020_12_tool")
+        .unwrap()["input_schema"];
+    assert_eq!(
+        raw["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "{sdk:?}: {raw}"
+    );
     assert_eq!(raw["$defs"]["address"]["type"], "object", "{sdk:?}: {raw}");
-    assert_eq!(raw["properties"]["address"]["$ref"], "#/$defs/address", "{sdk:?}: {raw}");
+    assert_eq!(
+        raw["properties"]["address"]["$ref"], "#/$defs/address",
+        "{sdk:?}: {raw}"
+    );
     assert_eq!(raw["additionalProperties"], false, "{sdk:?}: {raw}");
 
     // Content of every kind, as the reference sends it.
@@ -105,12 +119,22 @@ fn check(sdk: Sdk, out: &Value) {
         [json!({"type": "text", "text": "This is a simple text response for testing."})],
         "{sdk:?}"
     );
-    assert_eq!(content(5), [json!({"type": "image", "data": PNG, "mimeType": "image/png"})], "{sdk:?}");
-    assert_eq!(content(6), [json!({"type": "audio", "data": WAV, "mimeType": "audio/wav"})], "{sdk:?}");
+    assert_eq!(
+        content(5),
+        [json!({"type": "image", "data": PNG, "mimeType": "image/png"})],
+        "{sdk:?}"
+    );
+    assert_eq!(
+        content(6),
+        [json!({"type": "audio", "data": WAV, "mimeType": "audio/wav"})],
+        "{sdk:?}"
+    );
     assert_eq!(
         content(7),
-        [json!({"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain",
-            "text": "This is an embedded resource content."}})],
+        [
+            json!({"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain",
+            "text": "This is an embedded resource content."}})
+        ],
         "{sdk:?}"
     );
     let mixed = content(8);
@@ -132,11 +156,19 @@ fn check(sdk: Sdk, out: &Value) {
     let data: Vec<&Value> = logs.iter().map(|l| &l["data"]).collect();
     assert_eq!(
         data,
-        [&json!("Tool execution started"), &json!("Tool processing data"), &json!("Tool execution completed")],
+        [
+            &json!("Tool execution started"),
+            &json!("Tool processing data"),
+            &json!("Tool execution completed")
+        ],
         "{sdk:?}: {}",
         out["logs"]
     );
-    assert_eq!(step(9)["text"], "Tool with logging executed successfully", "{sdk:?}");
+    assert_eq!(
+        step(9)["text"],
+        "Tool with logging executed successfully",
+        "{sdk:?}"
+    );
 
     // Progress: three reports, 0, 50 and 100 of 100, in order.
     let progress: Vec<(f64, f64)> = step(10)["progress"]
@@ -145,7 +177,12 @@ fn check(sdk: Sdk, out: &Value) {
         .iter()
         .map(|p| (p["progress"].as_f64().unwrap(), p["total"].as_f64().unwrap()))
         .collect();
-    assert_eq!(progress, [(0.0, 100.0), (50.0, 100.0), (100.0, 100.0)], "{sdk:?}: {}", step(10));
+    assert_eq!(
+        progress,
+        [(0.0, 100.0), (50.0, 100.0), (100.0, 100.0)],
+        "{sdk:?}: {}",
+        step(10)
+    );
 
     // A failing tool: an isError result saying why.
     assert_eq!(step(11)["is_error"], true, "{sdk:?}");
@@ -160,11 +197,18 @@ fn check(sdk: Sdk, out: &Value) {
 
     // Sampling: the client's model was asked the prompt, and its answer came back.
     assert_eq!(step(12)["is_error"], false, "{sdk:?}: {}", step(12));
-    assert_eq!(step(12)["text"], "LLM response: This is a test response from the client", "{sdk:?}");
+    assert_eq!(
+        step(12)["text"],
+        "LLM response: This is a test response from the client",
+        "{sdk:?}"
+    );
     let sampled = out["samplings"].as_array().unwrap();
     assert_eq!(sampled.len(), 1, "{sdk:?}");
     assert_eq!(sampled[0]["maxTokens"], 100, "{sdk:?}");
-    assert_eq!(sampled[0]["messages"][0]["content"]["text"], "Test prompt for sampling", "{sdk:?}");
+    assert_eq!(
+        sampled[0]["messages"][0]["content"]["text"], "Test prompt for sampling",
+        "{sdk:?}"
+    );
 
     // Elicitation: three questions, their forms as the tools wrote them.
     for i in [13, 14, 15] {
@@ -186,10 +230,16 @@ fn check(sdk: Sdk, out: &Value) {
     assert_eq!(defaults["status"]["default"], "active", "{sdk:?}");
     assert_eq!(defaults["verified"]["default"], true, "{sdk:?}");
     let enums = &asked[2]["schema"]["properties"];
-    assert_eq!(enums["titledSingle"]["oneOf"][1]["title"], "Second Option", "{sdk:?}");
+    assert_eq!(
+        enums["titledSingle"]["oneOf"][1]["title"], "Second Option",
+        "{sdk:?}"
+    );
     assert_eq!(enums["legacyEnum"]["enumNames"][2], "Option Three", "{sdk:?}");
     assert_eq!(enums["untitledMulti"]["items"]["enum"][0], "option1", "{sdk:?}");
-    assert_eq!(enums["titledMulti"]["items"]["anyOf"][2]["const"], "value3", "{sdk:?}");
+    assert_eq!(
+        enums["titledMulti"]["items"]["anyOf"][2]["const"], "value3",
+        "{sdk:?}"
+    );
 
     assert_eq!(
         step(16)["text"],
@@ -262,10 +312,18 @@ fn check(sdk: Sdk, out: &Value) {
     uris.sort_unstable();
     assert_eq!(
         uris,
-        ["test://static-binary", "test://static-text", "test://watched-resource"],
+        [
+            "test://static-binary",
+            "test://static-text",
+            "test://watched-resource"
+        ],
         "{sdk:?}"
     );
-    assert_eq!(step(23)["templates"][0]["uriTemplate"], "test://template/{id}/data", "{sdk:?}");
+    assert_eq!(
+        step(23)["templates"][0]["uriTemplate"],
+        "test://template/{id}/data",
+        "{sdk:?}"
+    );
     assert_eq!(
         step(24)["contents"],
         json!([{"uri": "test://static-text", "mimeType": "text/plain",
@@ -287,7 +345,12 @@ fn check(sdk: Sdk, out: &Value) {
     );
 
     // Completion (no suggestions, as the reference), subscribe, unsubscribe.
-    assert_eq!(step(27)["completion"]["values"], json!([]), "{sdk:?}: {}", step(27));
+    assert_eq!(
+        step(27)["completion"]["values"],
+        json!([]),
+        "{sdk:?}: {}",
+        step(27)
+    );
     assert_eq!(step(28), &json!({}), "{sdk:?}");
     assert_eq!(step(29), &json!({}), "{sdk:?}");
 }

@@ -71,8 +71,11 @@ struct EmbeddedResource {}
 
 fn test_embedded_resource(_: EmbeddedResource) -> Result<Output, ToolError> {
     Ok(Output::default().resource(
-        ResourceContents::text("test://embedded-resource", "This is an embedded resource content.")
-            .mime_type("text/plain"),
+        ResourceContents::text(
+            "test://embedded-resource",
+            "This is an embedded resource content.",
+        )
+        .mime_type("text/plain"),
     ))
 }
 
@@ -85,7 +88,9 @@ fn test_multiple_content_types(_: MultipleContentTypes) -> Result<Output, ToolEr
     Ok(Output::default()
         .text("Multiple content types test:")
         .image(PNG, "image/png")
-        .resource(ResourceContents::text("test://mixed-content-resource", data).mime_type("application/json")))
+        .resource(
+            ResourceContents::text("test://mixed-content-resource", data).mime_type("application/json"),
+        ))
 }
 
 /// Tests tool that emits log messages during execution
@@ -122,7 +127,9 @@ fn test_tool_with_progress(_: WithProgress) -> Result<Output, ToolError> {
 struct ErrorHandling {}
 
 fn test_error_handling(_: ErrorHandling) -> Result<Output, ToolError> {
-    Err(ToolError::failed("This tool intentionally returns an error for testing"))
+    Err(ToolError::failed(
+        "This tool intentionally returns an error for testing",
+    ))
 }
 
 /// Tests SSE stream disconnection and client reconnection (SEP-1699). The
@@ -189,7 +196,9 @@ fn test_elicitation_sep1034_defaults(_: ElicitationDefaults) -> Result<Output, T
     });
     let message = "Please review and update the form fields with defaults";
     let (action, content) = answer(client::elicit_with_schema(message, &form)?);
-    Ok(Output::default().text(format!("Elicitation completed: action={action}, content={content}")))
+    Ok(Output::default().text(format!(
+        "Elicitation completed: action={action}, content={content}"
+    )))
 }
 
 /// Tests elicitation with enum schema improvements per SEP-1330
@@ -242,7 +251,9 @@ fn test_elicitation_sep1330_enums(_: ElicitationEnums) -> Result<Output, ToolErr
     });
     let message = "Please select options from the enum fields";
     let (action, content) = answer(client::elicit_with_schema(message, &form)?);
-    Ok(Output::default().text(format!("Elicitation completed: action={action}, content={content}")))
+    Ok(Output::default().text(format!(
+        "Elicitation completed: action={action}, content={content}"
+    )))
 }
 
 /// The user's answer as the reference words it: the action, and the
@@ -397,10 +408,15 @@ fn server() -> Server {
     use toolhost_sdk::server::Prompt;
     Server::new()
         .prompt(Prompt::new("test_simple_prompt", simple_prompt).title("Simple Test Prompt"))
-        .prompt(Prompt::new("test_prompt_with_arguments", prompt_with_arguments).title("Prompt With Arguments"))
         .prompt(
-            Prompt::new("test_prompt_with_embedded_resource", prompt_with_embedded_resource)
-                .title("Prompt With Embedded Resource"),
+            Prompt::new("test_prompt_with_arguments", prompt_with_arguments).title("Prompt With Arguments"),
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                prompt_with_embedded_resource,
+            )
+            .title("Prompt With Embedded Resource"),
         )
         .prompt(Prompt::new("test_prompt_with_image", prompt_with_image).title("Prompt With Image"))
         .resource(
