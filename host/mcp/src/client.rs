@@ -210,6 +210,12 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                         .map_err(|e| failed(format!("header {k:?}: {e}")))?;
                     custom.insert(name, value);
                 }
+                // rmcp's reqwest client is built without a crypto provider
+                // of its own (the workspace picks one, ring) and panics when
+                // none is installed: a library user bridging an HTTP server
+                // before anything else made a TLS client would meet that.
+                // Installing is a no-op once one is.
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let transport =
                     StreamableHttpClientTransport::from_config(http_config.custom_headers(custom));
                 events.serve(transport).await.map_err(|e| failed(e.to_string()))
