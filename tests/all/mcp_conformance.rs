@@ -354,3 +354,33 @@ fn check(sdk: Sdk, out: &Value) {
     assert_eq!(step(28), &json!({}), "{sdk:?}");
     assert_eq!(step(29), &json!({}), "{sdk:?}");
 }
+
+/// `toolhost tools --catalog` lists the fixture's prompts, resources and
+/// template, each saying where it comes from: the component, by its hash.
+#[test]
+fn the_catalog_listing_says_where_each_item_comes_from() {
+    let (_dir, config) = crate::mcp_server::temp_config(&fixture_config());
+    let out = std::process::Command::new(support::toolhost_bin())
+        .args(["tools", "--catalog", "--config", &config, "--cache-dir"])
+        .arg(support::cache_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hash = toolhost::ComponentHash::of(&support::plugin_bytes("mcp-conformance")).to_string();
+    let items: Vec<&Value> = ["prompts", "resources", "templates"]
+        .iter()
+        .flat_map(|kind| catalog[kind].as_array().unwrap())
+        .collect();
+    assert_eq!(items.len(), 4 + 3 + 1, "{catalog}");
+    for item in items {
+        assert_eq!(item["source"], "wasm", "{item}");
+        assert_eq!(item["componentHash"], hash, "{item}");
+        assert_eq!(item["audience"], "trusted", "{item}");
+        assert_eq!(item["toolset"], "conformance", "{item}");
+    }
+    assert_eq!(
+        catalog["templates"][0]["uriTemplate"],
+        "test://template/{id}/data"
+    );
+}

@@ -40,6 +40,33 @@ impl Registry {
         self.entries().map(|e| schema_with_source(e)).collect()
     }
 
+    /// Every registered prompt, resource and resource template, unfiltered,
+    /// each as MCP describes it plus where it comes from (`source`,
+    /// `audience`, `toolset`, and `mcpServer` or `componentHash`, as
+    /// [`Registry::list_schemas`] gives them for tools):
+    /// `{"prompts": [...], "resources": [...], "templates": [...]}`.
+    pub fn list_catalog(&self) -> Value {
+        fn with_source(spec: impl serde::Serialize, provenance: &super::Provenance) -> Value {
+            let mut value = serde_json::to_value(spec).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut value {
+                map.extend(source_fields(
+                    &provenance.source,
+                    provenance.audience,
+                    &provenance.toolset,
+                ));
+            }
+            value
+        }
+        json!({
+            "prompts": self.prompts().map(|e| with_source(e.spec(), e.provenance())).collect::<Vec<_>>(),
+            "resources": self.resources().map(|e| with_source(e.spec(), e.provenance())).collect::<Vec<_>>(),
+            "templates": self
+                .resource_templates()
+                .map(|e| with_source(e.spec(), e.provenance()))
+                .collect::<Vec<_>>(),
+        })
+    }
+
     /// The entries a turn of `audience` would be offered, restricted to
     /// `selection` when given, whose availability check passes (each
     /// distinct check runs once).
@@ -85,14 +112,9 @@ fn schema_with_source(entry: &ToolEntry) -> Value {
         "name": spec.name,
         "description": spec.description,
         "parameters": spec.parameters,
-        "source": entry.source.kind(),
-        "audience": entry.audience.as_str(),
-        "toolset": entry.toolset,
     });
-    match &entry.source {
-        ToolSource::Builtin => {}
-        ToolSource::Mcp { server } => schema["mcpServer"] = json!(server),
-        ToolSource::Wasm { component_hash } => schema["componentHash"] = json!(component_hash.to_string()),
+    if let Value::Object(map) = &mut schema {
+        map.extend(source_fields(&entry.source, entry.audience, &entry.toolset));
     }
     if let Some(output) = &spec.output_schema {
         schema["outputSchema"] = output.clone();
@@ -107,4 +129,27 @@ fn schema_with_source(entry: &ToolEntry) -> Value {
         schema["requiresEnv"] = json!(entry.requires_env());
     }
     schema
+}
+
+/// Where a registered item comes from, as the listings say it: `source`,
+/// `audience`, `toolset`, and `mcpServer` or `componentHash`.
+fn source_fields(
+    source: &ToolSource,
+    audience: ToolAudience,
+    toolset: &str,
+) -> serde_json::Map<String, Value> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("source".into(), json!(source.kind()));
+    fields.insert("audience".into(), json!(audience.as_str()));
+    fields.insert("toolset".into(), json!(toolset));
+    match source {
+        ToolSource::Builtin => {}
+        ToolSource::Mcp { server } => {
+            fields.insert("mcpServer".into(), json!(server));
+        }
+        ToolSource::Wasm { component_hash } => {
+            fields.insert("componentHash".into(), json!(component_hash.to_string()));
+        }
+    }
+    fields
 }

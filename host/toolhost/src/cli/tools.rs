@@ -17,6 +17,11 @@ pub(crate) struct ToolsArgs {
     /// instead of the model's definitions.
     #[arg(long, conflicts_with = "mcp_status")]
     schemas: bool,
+    /// Print every registered prompt, resource and resource template with
+    /// where it comes from (source, audience, toolset, mcpServer,
+    /// componentHash), unfiltered, instead of the model's definitions.
+    #[arg(long, conflicts_with_all = ["schemas", "mcp_status", "status"])]
+    catalog: bool,
     /// Print the state of each `[[mcp.servers]]` entry (available, tools,
     /// error, refused names) instead of the model's definitions.
     #[arg(long, conflicts_with = "status")]
@@ -36,6 +41,8 @@ pub(crate) async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
         let dispatcher = &started.dispatcher;
         let out = if args.status {
             started.status()
+        } else if args.catalog {
+            dispatcher.registry().list_catalog()
         } else if args.schemas {
             serde_json::Value::from(dispatcher.registry().list_schemas())
         } else if args.mcp_status {
