@@ -157,6 +157,15 @@ const ADVERSARIAL: &[Expect] = &[
         ..PLAIN
     },
     Expect {
+        plugin: "bad-structured",
+        fails: &[
+            ("results", Some("number"), "not a JSON object"),
+            ("results", Some("garbled"), "not JSON"),
+            ("results", Some("unstructured"), "gave no structured result"),
+        ],
+        ..PLAIN
+    },
+    Expect {
         plugin: "broken-server",
         fails: &[
             (

@@ -214,6 +214,23 @@ async fn a_result_is_content_blocks_beside_structured_json() {
     );
 }
 
+/// A 0.3.0 component written against the WIT directly can break the
+/// structured result's contract; the host refuses each such result as the
+/// tool's failure, saying what is wrong, and never passes it on.
+#[tokio::test]
+async fn a_structured_result_that_breaks_the_contract_is_the_tools_failure() {
+    let bad = load_with("bad-structured", Grants::default(), LimitsOverride::default()).await;
+    for (tool, message) in [
+        ("number", toolhost::internal::component::NOT_AN_OBJECT),
+        ("garbled", toolhost::internal::component::NOT_JSON),
+        ("unstructured", toolhost::internal::component::NO_STRUCTURED),
+    ] {
+        let err = crate::call_err(&bad, tool, json!({})).await;
+        assert_eq!(err.code(), ErrorCode::ToolFailed, "{tool}: {err}");
+        assert!(err.message().starts_with(message), "{tool}: {err}");
+    }
+}
+
 #[tokio::test]
 async fn log_records_reach_the_sink_from_its_level_up() {
     let showcase = load_with("showcase", Grants::default(), LimitsOverride::default()).await;

@@ -78,11 +78,13 @@ pub struct SandboxState {
     /// The call's deadline, passed on to nested calls (moved out after a
     /// wait for a person).
     pub(crate) deadline: Instant,
-    /// The call's running time: stopped while it waits for a person (a
-    /// question to the user, a request to the client's model, or the like
-    /// in a nested call), so that such waits do not count against its
-    /// deadline. Shared with the timer that ends a call blocked past it.
-    pub(crate) clock: Arc<toolhost_core::dispatch::PausingClock>,
+    /// The call's running time, for a call that has a client to ask:
+    /// stopped while it waits for a person (a question to the user, a
+    /// request to the client's model, an approval of one of its nested
+    /// calls), so that such waits do not count against its deadline.
+    /// Shared with the timer that ends a call blocked past it. A call
+    /// without a client has none (and no such waits): its timer is plain.
+    pub(crate) clock: Option<Arc<toolhost_core::dispatch::PausingClock>>,
     /// What it may ask the call's client (declared and granted).
     pub(crate) client: ClientGrants,
     /// How many sampling requests the call has made.
@@ -117,9 +119,8 @@ pub(crate) struct ClientGrants {
 }
 
 /// What a call's store keeps of its [`CallContext`]: all but the limit
-/// overrides, the deadline and the waiting listener, which are worked into
-/// the call's limits, [`SandboxState::deadline`] and
-/// [`SandboxState::clock`] before the store is made. (A store is moved
+/// overrides and the deadline, which are worked into the call's limits and
+/// [`SandboxState::deadline`] before the store is made. (A store is moved
 /// as a whole when it is made, and a call's future holds this until then:
 /// the overrides are a quarter of a kilobyte neither needs.)
 pub(crate) struct CallOrigin {
@@ -129,6 +130,7 @@ pub(crate) struct CallOrigin {
     pub(crate) cancel: tokio_util::sync::CancellationToken,
     pub(crate) depth: u32,
     pub(crate) caller: Option<toolhost_core::registry::ToolCallerHandle>,
+    pub(crate) waiting: toolhost_core::dispatch::Waiting,
     pub(crate) progress: Option<toolhost_core::progress::ProgressSink>,
     pub(crate) log: Option<toolhost_core::logging::LogSink>,
     pub(crate) client: Option<toolhost_core::client::ClientHandle>,
@@ -146,9 +148,7 @@ impl From<CallContext> for CallOrigin {
             limits: _,
             depth,
             caller,
-            // Kept by the call's clock (`SandboxState::clock`), made from
-            // it before this.
-            waiting: _,
+            waiting,
             progress,
             log,
             client,
@@ -160,6 +160,7 @@ impl From<CallContext> for CallOrigin {
             cancel,
             depth,
             caller,
+            waiting,
             progress,
             log,
             client,
@@ -180,6 +181,16 @@ pub(crate) struct ComponentRef<'a> {
 }
 
 impl SandboxState {
+    /// Where a nested call reports its waits for a person: to this call's
+    /// clock (which passes them on), or, without one, to whoever listens
+    /// for this call.
+    pub(crate) fn waiting(&self) -> toolhost_core::dispatch::Waiting {
+        match &self.clock {
+            Some(clock) => clock.waiting(),
+            None => self.ctx.waiting.clone(),
+        }
+    }
+
     /// A fresh state with deny-by-default WASI for a call under `limits`
     /// that must end by `deadline`.
     pub(crate) fn new(
@@ -188,7 +199,7 @@ impl SandboxState {
         tool: Option<Arc<str>>,
         ctx: CallOrigin,
         deadline: Instant,
-        clock: Arc<toolhost_core::dispatch::PausingClock>,
+        clock: Option<Arc<toolhost_core::dispatch::PausingClock>>,
     ) -> Result<Self> {
         let ComponentRef {
             hash,

@@ -49,6 +49,7 @@ pub const PLUGINS: &[&str] = &[
     "nosy",
     "broken-server",
     "mcp-conformance",
+    "bad-structured",
 ];
 
 /// The workspace root.

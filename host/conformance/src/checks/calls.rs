@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use toolhost_core::error::{Error, ErrorCode};
 use toolhost_core::registry::ToolOutput;
 use toolhost_runtime::LoadedComponent;
-use toolhost_runtime::component::{NOT_JSON, OUTPUT_MISFIT, SandboxedCall};
+use toolhost_runtime::component::{NO_STRUCTURED, NOT_AN_OBJECT, NOT_JSON, OUTPUT_MISFIT, SandboxedCall};
 
 use super::CheckId;
 use super::listing::Listing;
@@ -204,7 +204,9 @@ pub(crate) fn arguments(component: &LoadedComponent, exercised: &Exercised) -> C
 /// the tool's output schema (reported by `results`, not `arguments`).
 fn is_bad_result(error: &Error) -> bool {
     error.code() == ErrorCode::ToolFailed
-        && (error.message().starts_with(NOT_JSON) || error.message().starts_with(OUTPUT_MISFIT))
+        && [NOT_JSON, OUTPUT_MISFIT, NOT_AN_OBJECT, NO_STRUCTURED]
+            .iter()
+            .any(|start| error.message().starts_with(start))
 }
 
 /// `results`: every result is JSON within the output limit.
@@ -232,6 +234,16 @@ pub(crate) fn results(component: &LoadedComponent, exercised: &Exercised) -> Che
                 format!("{}: {}", record.shown(), e.message()),
                 "return the result as JSON text (Rust: the SDK serializes it for you; a plain string must be quoted)",
             )),
+            Err(e) if e.message().starts_with(NOT_AN_OBJECT) => problems.push(Problem::tool(
+                &record.tool,
+                format!("{}: {}", record.shown(), e.message()),
+                "give a structured result as a JSON object (a struct), and other values as text or as {\"result\": value}",
+            )),
+            Err(e) if e.message().starts_with(NO_STRUCTURED) => problems.push(Problem::tool(
+                &record.tool,
+                format!("{}: {}", record.shown(), e.message()),
+                "give a structured result on every success (Rust: return Structured<T>), or stop listing an output schema",
+            )),
             Err(e) if is_bad_result(e) => problems.push(Problem::tool(
                 &record.tool,
                 format!("{}: {}", record.shown(), e.message()),
@@ -256,10 +268,13 @@ pub(crate) fn results(component: &LoadedComponent, exercised: &Exercised) -> Che
 
 /// Whether a result's JSON parses and, with its text, is within `limit`
 /// bytes (the runtime checks both; checked again here, so that the report
-/// never depends on it).
+/// never depends on it). A result of content blocks (0.3.0) was measured by
+/// the runtime as the tool gave it, bytes as bytes; its JSON here carries
+/// them base64-encoded, a third larger, so only its JSON is checked.
 fn fits(output: &ToolOutput, limit: u64) -> bool {
     let size = output.content.len() + output.text.as_ref().map_or(0, String::len);
-    serde_json::from_str::<serde::de::IgnoredAny>(&output.content).is_ok() && size as u64 <= limit
+    serde_json::from_str::<serde::de::IgnoredAny>(&output.content).is_ok()
+        && (!output.blocks.is_empty() || size as u64 <= limit)
 }
 
 /// How a call made without grants must end: a result, or a tool error that

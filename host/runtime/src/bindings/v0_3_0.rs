@@ -313,21 +313,21 @@ pub(crate) fn wit_block(block: CoreBlock) -> Result<ContentBlock, String> {
     })
 }
 
-/// The bytes a block carries, as the output limit counts them.
+/// The bytes a block carries, as the output limit counts them: its text,
+/// data, URIs and names (a 0.2.0 result's text counts as it always did).
 pub(crate) fn block_size(block: &ContentBlock) -> usize {
     let resource = |c: &ResourceContents| match c {
         ResourceContents::Text(t) => t.uri.len() + t.text.len(),
         ResourceContents::Blob(b) => b.uri.len() + b.blob.len(),
     };
-    let body = match &block.content {
+    match &block.content {
         Content::Text(text) => text.len(),
         Content::Image(m) | Content::Audio(m) => m.data.len() + m.mime_type.len(),
         Content::ResourceLink(l) => {
             l.uri.len() + l.name.len() + l.description.as_ref().map_or(0, String::len)
         }
         Content::EmbeddedResource(c) => resource(c),
-    };
-    body + 16
+    }
 }
 
 /// Whether `block` is text with nothing else said about it.
@@ -481,6 +481,20 @@ fn host_error(code: ErrorCode, message: impl Into<String>) -> HostError {
 impl self::toolhost::plugin::types::Host for SandboxState {}
 
 impl Level {
+    /// Its name, as MCP writes it.
+    fn name(self) -> &'static str {
+        match self {
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Notice => "notice",
+            Level::Warning => "warning",
+            Level::Error => "error",
+            Level::Critical => "critical",
+            Level::Alert => "alert",
+            Level::Emergency => "emergency",
+        }
+    }
+
     /// MCP's level of the same name.
     fn mcp(self) -> LogLevel {
         match self {
@@ -513,14 +527,11 @@ impl self::toolhost::plugin::host::Host for SandboxState {
             self.logs_dropped = self.logs_dropped.saturating_add(1);
             return;
         }
+        let mcp_level = level.name();
         let level = level.mcp();
         let component = self.hash.short();
         let tool = self.tool.as_deref().unwrap_or("-");
         let call_id = self.call_id;
-        let mcp_level = serde_json::to_value(level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
         // `tracing` has five levels: notice goes as info, and the three
         // above error as error; the record says which it was.
         macro_rules! emit {
@@ -634,7 +645,7 @@ impl self::toolhost::plugin::client::Host for SandboxState {
             // The user's time is not the call's: its deadline stands still
             // while the question is open (and so do those of the calls
             // around it).
-            let _asking = self.clock.waiting().person();
+            let _asking = self.waiting().person();
             client.elicit(request).await?
         };
         self.extend_deadline();
@@ -684,7 +695,7 @@ impl self::toolhost::plugin::client::Host for SandboxState {
         let answer = {
             // As for a question: waiting for the model (and the user, who
             // may review the request) does not count against the deadline.
-            let _asking = self.clock.waiting().person();
+            let _asking = self.waiting().person();
             client.sample(request).await?
         };
         self.extend_deadline();
@@ -773,7 +784,9 @@ impl SandboxState {
     /// After a wait for a person: the deadline nested calls get moves out
     /// by the time the wait took.
     fn extend_deadline(&mut self) {
-        self.deadline = Instant::now() + self.clock.remaining();
+        if let Some(clock) = &self.clock {
+            self.deadline = Instant::now() + clock.remaining();
+        }
     }
 }
 
@@ -876,7 +889,7 @@ impl SandboxState {
             log: self.ctx.log.clone(),
             // A wait for a person in the nested call stops this call's
             // clock too.
-            waiting: self.clock.waiting(),
+            waiting: self.waiting(),
             client: self.ctx.client.clone(),
         };
         Ok(NestedCall {

@@ -28,6 +28,10 @@ pub const NOT_JSON: &str = "the tool returned text that is not JSON";
 /// fit its output schema (the message goes on with where and why).
 pub const OUTPUT_MISFIT: &str = "the tool's result does not fit its output schema";
 
+/// The `tool_failed` message for a tool that states an output schema but
+/// gave no structured result.
+pub const NO_STRUCTURED: &str = "the tool states an output schema but gave no structured result (MCP's structuredContent): give one that fits the schema";
+
 /// The `tool_failed` message for a 0.3.0 tool whose structured result is
 /// JSON but not an object (MCP's `structuredContent` must be one).
 pub const NOT_AN_OBJECT: &str = "the tool's structured result is not a JSON object (MCP's structuredContent must be one; give other values as text)";
@@ -245,8 +249,8 @@ impl LoadedComponent {
     /// structured JSON and content blocks together), its structured result
     /// JSON (from 0.3.0 on, a JSON object), fitting the tool's output
     /// schema if it states one. A result that breaks any of these is the
-    /// tool's failure. A result without structured JSON is checked against
-    /// no schema (MCP's rule: the schema describes `structuredContent`).
+    /// tool's failure, and so is a result without structured JSON from a
+    /// tool that states an output schema (MCP: such a tool must give one).
     fn check_output(&self, index: usize, output: latest::ToolOutput, limits: &Limits) -> Result<ToolOutput> {
         let size = output.size();
         if size as u64 > limits.output_bytes {
@@ -259,10 +263,13 @@ impl LoadedComponent {
             ));
         }
         let not_json = |e: serde_json::Error| Error::new(ErrorCode::ToolFailed, format!("{NOT_JSON}: {e}"));
+        let schema = self.checks.get(index).and_then(|c| c.output.as_ref());
         let Some(json) = output.structured.as_deref() else {
+            if schema.is_some() {
+                return Err(Error::new(ErrorCode::ToolFailed, NO_STRUCTURED));
+            }
             return Ok(output.into_core(None));
         };
-        let validator = self.checks.get(index).and_then(|c| c.output.as_ref());
         if self.world >= crate::bindings::WorldVersion::V0_3_0 {
             if !json.trim_start().starts_with('{') {
                 // Not an object (if JSON at all): say which.
@@ -272,12 +279,12 @@ impl LoadedComponent {
             // A 0.3.0 tool's structured result is read once, here, into the
             // value that travels on to the MCP client's `structuredContent`.
             let value: serde_json::Value = toolhost_json::from_str(json).map_err(not_json)?;
-            if let Some(validator) = validator {
+            if let Some(validator) = schema {
                 check_fit(validator, &value)?;
             }
             return Ok(output.into_core(Some(value)));
         }
-        match validator {
+        match schema {
             // A text result (one JSON string) is checked 64 bytes a step
             // (`toolhost_json::is_plain_string`); the rest is read as
             // serde_json reads it (`toolhost_json::from_str`).
@@ -373,10 +380,13 @@ impl LoadedComponent {
         if let Some(d) = ctx.deadline {
             deadline_at = deadline_at.min(d);
         }
-        // The call's running time, which waits for a person do not count
-        // (see `SandboxState::clock`); it reports those waits on to the
-        // calls around it.
-        let clock = PausingClock::new(deadline_at.saturating_duration_since(started), &ctx.waiting);
+        // The running time of a call that can wait for a person (it has a
+        // client to ask), which such waits do not count (see
+        // `SandboxState::clock`); it reports them on to the calls around it.
+        let clock = ctx
+            .client
+            .is_some()
+            .then(|| PausingClock::new(deadline_at.saturating_duration_since(started), &ctx.waiting));
         let ctx = CallOrigin::from(ctx);
         async move {
             // A call that finds a place and finishes at once touches no
@@ -413,7 +423,7 @@ impl LoadedComponent {
                 Err(e) => return Ran::failed(e),
             };
             let mut store =
-                match self.new_store(&pre, &limits, tool, ctx, started, deadline_at, Arc::clone(&clock)) {
+                match self.new_store(&pre, &limits, tool, ctx, started, deadline_at, clock.clone()) {
                     Ok(store) => store,
                     Err(e) => return Ran::failed(e),
                 };
@@ -426,8 +436,13 @@ impl LoadedComponent {
             // first, and each of these makes its timer or waiter only when
             // first polled.
             let late = async {
-                clock.expired().await;
-                tokio::time::sleep(HOST_BLOCK_GRACE).await;
+                match &clock {
+                    Some(clock) => {
+                        clock.expired().await;
+                        tokio::time::sleep(HOST_BLOCK_GRACE).await;
+                    }
+                    None => tokio::time::sleep_until((deadline_at + HOST_BLOCK_GRACE).into()).await,
+                }
             };
             let stopped = async {
                 cancel.cancelled().await;
@@ -457,7 +472,7 @@ impl LoadedComponent {
         ctx: CallOrigin,
         started: Instant,
         deadline_at: Instant,
-        clock: Arc<PausingClock>,
+        clock: Option<Arc<PausingClock>>,
     ) -> Result<Store<SandboxState>> {
         let state = SandboxState::new(limits, self.for_call(), tool, ctx, deadline_at, clock)?;
         let mut store = Store::new(pre.instance_pre().engine(), state);

@@ -37,7 +37,7 @@ use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{Limits, LimitsOverride};
 use toolhost_core::registry::ToolSpec;
 
-pub use call::{NOT_AN_OBJECT, NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
+pub use call::{NO_STRUCTURED, NOT_AN_OBJECT, NOT_JSON, OUTPUT_MISFIT, Sandboxed, SandboxedCall};
 pub use catalog::{ComponentCatalog, ComponentPrompt, ComponentResources};
 pub use load::{LoadOptions, ToolCalls, read_component_file};
 pub use probe::{ComponentProbe, ListedTool, Listing};
