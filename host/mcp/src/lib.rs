@@ -20,6 +20,7 @@
 //! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
 //! | a call's own questions to its client (elicitation, sampling) | [`asking`]: [`PeerClient`] |
 //! | prompts, resources, subscriptions and completions served | `catalog` (used by [`server`]) |
+//! | what replicas share: one-time request states, tasks | [`store`]: [`Store`], [`MemoryStore`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost_core::Result<()> {
@@ -59,6 +60,7 @@ pub mod naming;
 pub mod origin;
 pub mod remote_catalog;
 pub mod server;
+pub mod store;
 mod tool;
 
 pub use approval::McpApprover;
@@ -68,3 +70,4 @@ pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};
 pub use http::{HttpOptions, serve_http};
 pub use server::{McpServer, serve_stdio};
+pub use store::{MemoryStore, Store, StoreError};
