@@ -36,6 +36,7 @@ mod mcp_conformance;
 mod mcp_hostile;
 mod mcp_lazy;
 mod mcp_protocol;
+mod mcp_revisions;
 mod mcp_server;
 mod nested;
 mod oci;

@@ -34,7 +34,8 @@ fn steps() -> Value {
         {"call": "test_elicitation", "args": {"message": "Please provide your response"}},
         call("test_elicitation_sep1034_defaults"),
         call("test_elicitation_sep1330_enums"),
-        {"call": "json_schema_2020_12_tool", "args": {"name": "Ada", "address": {"city": "London"}}},
+        {"call": "json_schema_2020_12_tool",
+         "args": {"name": "Ada", "address": {"city": "London"}, "email": "ada@example.com"}},
         call("test_reconnection"),
         {"prompts": true},
         {"get_prompt": "test_simple_prompt"},
@@ -91,7 +92,25 @@ fn check(sdk: Sdk, out: &Value) {
     // tools-list: each tool has a name, a description and a schema; the raw
     // 2020-12 schema is listed as written.
     let tools = step(3)["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 14, "{sdk:?}: {tools:?}");
+    let listed: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in [
+        "test_simple_text",
+        "test_image_content",
+        "test_audio_content",
+        "test_embedded_resource",
+        "test_multiple_content_types",
+        "test_tool_with_logging",
+        "test_tool_with_progress",
+        "test_error_handling",
+        "test_reconnection",
+        "test_sampling",
+        "test_elicitation",
+        "test_elicitation_sep1034_defaults",
+        "test_elicitation_sep1330_enums",
+        "json_schema_2020_12_tool",
+    ] {
+        assert!(listed.contains(&name), "{sdk:?}: no {name} in {listed:?}");
+    }
     for t in tools {
         assert!(
             t["description"].is_string() && t["input_schema"].is_object(),
@@ -112,6 +131,11 @@ fn check(sdk: Sdk, out: &Value) {
         "{sdk:?}: {raw}"
     );
     assert_eq!(raw["additionalProperties"], false, "{sdk:?}: {raw}");
+    // 2020-12's composition, conditional and anchor keywords pass through.
+    assert_eq!(raw["$defs"]["address"]["$anchor"], "addressDef", "{sdk:?}: {raw}");
+    assert!(raw["allOf"][0]["anyOf"].is_array(), "{sdk:?}: {raw}");
+    assert_eq!(raw["then"], json!({"required": ["phone"]}), "{sdk:?}: {raw}");
+    assert_eq!(raw["else"], json!({"required": ["email"]}), "{sdk:?}: {raw}");
 
     // Content of every kind, as the reference sends it.
     assert_eq!(
@@ -243,7 +267,7 @@ fn check(sdk: Sdk, out: &Value) {
 
     assert_eq!(
         step(16)["text"],
-        r#"JSON Schema 2020-12 tool called with: {"address":{"city":"London"},"name":"Ada"}"#,
+        r#"JSON Schema 2020-12 tool called with: {"address":{"city":"London"},"email":"ada@example.com","name":"Ada"}"#,
         "{sdk:?}"
     );
     assert_eq!(step(17)["is_error"], false, "{sdk:?}");

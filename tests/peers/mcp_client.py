@@ -3,9 +3,11 @@ it saw as one JSON object on stdout. Run by the Rust tests (tests/all/mcp_server
 
 usage: mcp_client.py stdio COMMAND ARGS...   (spawns the server)
        mcp_client.py http URL [TOKEN]
-Then reads a JSON list of steps on stdin, e.g.
+Then reads a JSON list of steps on stdin (a first {"discover": true} opens
+as MCP 2026-07-28 does, with `server/discover`), e.g.
   [{"call": "greet", "args": {"name": "Ada"}}, {"list": true}]
-A call step with "progress": true sends a progressToken and prints the
+A call step with "meta": {...} sends it as the request's `_meta` (beside
+what the SDK adds). A call step with "progress": true sends a progressToken and prints the
 progress notifications it received, in order, as "progress".
 A call step with "until": TEXT repeats the call, every 0.2 s for up to 60 s,
 until its text contains TEXT (a JSON-RPC error, such as a tool not listed
@@ -78,9 +80,19 @@ async def catalog_step(session, step):
 
 
 async def run(session, steps, notes, elicit, logs):
-    init = await session.initialize()
-    out = {"server_name": init.server_info.name, "steps": [], "elicitations": elicit["asked"], "logs": logs,
-           "samplings": elicit["sampled"], "capabilities": dump(init.capabilities)}
+    # A first step {"discover": true} opens the connection as MCP 2026-07-28
+    # does (`server/discover`, no session); otherwise the `initialize`
+    # handshake of the latest earlier revision.
+    if steps and steps[0].get("discover"):
+        steps = steps[1:]
+        init = await session.discover()
+        server_name = session.server_info.name if session.server_info else None
+    else:
+        init = await session.initialize()
+        server_name = init.server_info.name
+    out = {"server_name": server_name, "steps": [], "elicitations": elicit["asked"], "logs": logs,
+           "samplings": elicit["sampled"], "capabilities": dump(init.capabilities),
+           "protocol_version": session.protocol_version}
     for step in steps:
         try:
             out["steps"].append(await one_step(session, step, notes, elicit))
@@ -104,8 +116,9 @@ async def one_step(session, step, notes, elicit):
         elicit["answer"] = step["elicit"]
         return {}
     if "list" in step:
-        tools = (await session.list_tools()).tools
-        return {"tools": [tool_json(t) for t in tools]}
+        listed = await session.list_tools()
+        return {"tools": [tool_json(t) for t in listed.tools],
+                "ttl_ms": getattr(listed, "ttl_ms", None), "cache_scope": getattr(listed, "cache_scope", None)}
     if "call" in step:
         seen = []
 
@@ -117,7 +130,8 @@ async def one_step(session, step, notes, elicit):
         while True:
             attempts += 1
             try:
-                r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback)
+                r = await session.call_tool(step["call"], step.get("args", {}), progress_callback=callback,
+                                            meta=step.get("meta"))
             except MCPError:
                 if "until" not in step or attempts >= 300:
                     raise

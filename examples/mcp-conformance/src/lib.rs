@@ -17,6 +17,11 @@
 //! success for work it did not do.
 use std::time::Duration;
 
+mod headers;
+mod stateless;
+use headers::test_header_echo;
+use stateless::{test_logging_tool, test_streaming_elicitation};
+
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -279,6 +284,10 @@ fn answer(elicitation: Elicitation<serde_json::Map<String, Value>>) -> (&'static
 struct JsonSchema202012 {
     name: Option<String>,
     address: Option<Address>,
+    #[serde(rename = "contactMethod")]
+    contact_method: Option<String>,
+    phone: Option<String>,
+    email: Option<String>,
 }
 
 #[derive(Deserialize, serde::Serialize)]
@@ -305,6 +314,7 @@ impl JsonSchema for JsonSchema202012 {
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
                 },
@@ -312,7 +322,19 @@ impl JsonSchema for JsonSchema202012 {
             "properties": {
                 "name": {"type": "string"},
                 "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
             },
+            // JSON Schema 2020-12's composition and conditional keywords
+            // (SEP-2106): listed as they are, and checked on every call.
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {
+                "properties": {"contactMethod": {"const": "phone"}},
+                "required": ["contactMethod"],
+            },
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false,
         })
     }
@@ -325,6 +347,15 @@ fn json_schema_2020_12_tool(args: JsonSchema202012) -> Result<Output, ToolError>
     }
     if let Some(address) = args.address {
         called.insert("address".into(), json!(address));
+    }
+    for (key, value) in [
+        ("contactMethod", args.contact_method),
+        ("phone", args.phone),
+        ("email", args.email),
+    ] {
+        if let Some(value) = value {
+            called.insert(key.into(), json!(value));
+        }
     }
     Ok(Output::default().text(format!(
         "JSON Schema 2020-12 tool called with: {}",
@@ -473,6 +504,9 @@ toolhost_sdk::plugin! {
         test_elicitation_sep1034_defaults,
         test_elicitation_sep1330_enums,
         json_schema_2020_12_tool,
+        test_header_echo,
+        test_streaming_elicitation,
+        test_logging_tool,
     ],
     server: server,
 }

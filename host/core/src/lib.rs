@@ -20,6 +20,7 @@
 //! | spilling large results to files | [`spill`] |
 //! | redacting secrets from text | [`redact`] |
 //! | text helpers | [`text`] |
+//! | a caller's W3C trace context, carried into nested and bridged calls | [`trace`] |
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -53,6 +54,7 @@ pub mod registry;
 pub mod spill;
 pub mod text;
 pub mod toolsets;
+pub mod trace;
 
 pub use error::{Error, ErrorCode, Result};
 pub use identity::ComponentHash;

@@ -25,7 +25,7 @@ use rmcp::ErrorData;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams, GetPromptResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResult, Reference,
+    ReadResourceResult, Reference, ResultType,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -89,7 +89,11 @@ pub(crate) async fn get_prompt(
         .get_prompt(&request.name, arguments, ctx)
         .await
         .map_err(|e| rpc_error(&e, false))?;
-    wire(&result)
+    let mut result: GetPromptResult = wire(&result)?;
+    // 2026-07-28 requires the discriminator (rmcp removes it for older
+    // revisions); the registry's prompt result does not carry it.
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
 }
 
 /// `resources/list`.

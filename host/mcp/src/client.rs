@@ -44,11 +44,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion,
+    SubscriptionFilter,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, Peer, RoleClient};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -170,6 +173,46 @@ impl Drop for McpConnection {
 
 type Running = RunningService<RoleClient, Events>;
 
+/// How the bridge opens a connection: MCP 2026-07-28 (`server/discover`,
+/// no session) with a server that offers it, the `initialize` handshake of
+/// the revision it offers otherwise (rmcp falls back when the server
+/// answers `server/discover` as a method it does not know).
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    }
+}
+
+/// Whether `peer` negotiated MCP 2026-07-28 or later.
+fn is_stateless_era(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.protocol_version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Hears a 2026-07-28 server's list changes: that revision sends them only
+/// on a `subscriptions/listen` stream, not to the session (there is none).
+/// Each change wakes `list_changed`, as the earlier revisions'
+/// notifications do through [`Events`]. Ends when the stream does; the
+/// supervisor reconnects a server whose transport closed.
+async fn listen_for_changes(name: String, peer: Peer<RoleClient>, list_changed: Arc<Notify>) {
+    let filter = SubscriptionFilter::builder()
+        .tools_list_changed()
+        .prompts_list_changed()
+        .resources_list_changed()
+        .build();
+    let mut subscription = match peer.listen(filter).await {
+        Ok(subscription) => subscription,
+        Err(e) => {
+            tracing::debug!(server = %name, "subscriptions/listen refused: {e}; its lists are relisted on reconnect only");
+            return;
+        }
+    };
+    while let Ok(Some(_change)) = subscription.next().await {
+        list_changed.notify_one();
+    }
+}
+
 async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
     let failed = |what: String| {
         Error::new(
@@ -192,7 +235,10 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                 }
                 let transport = crate::child::ChildStdio::spawn(&config.name, cmd)
                     .map_err(|e| failed(format!("cannot start {command:?}: {e}")))?;
-                events.serve(transport).await.map_err(|e| failed(e.to_string()))
+                events
+                    .serve_with_lifecycle(transport, lifecycle())
+                    .await
+                    .map_err(|e| failed(e.to_string()))
             }
             McpTransport::Http { url, headers } => {
                 let mut http_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -218,7 +264,10 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let transport =
                     StreamableHttpClientTransport::from_config(http_config.custom_headers(custom));
-                events.serve(transport).await.map_err(|e| failed(e.to_string()))
+                events
+                    .serve_with_lifecycle(transport, lifecycle())
+                    .await
+                    .map_err(|e| failed(e.to_string()))
             }
         }
     };
@@ -363,6 +412,13 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                 let peer = running.peer().clone();
                 let ct = running.cancellation_token();
                 let mut done = tokio::spawn(running.waiting());
+                let listening = is_stateless_era(&peer).then(|| {
+                    tokio::spawn(listen_for_changes(
+                        config.name.clone(),
+                        peer.clone(),
+                        Arc::clone(&list_changed),
+                    ))
+                });
                 peer_tx.send_replace(Some(peer.clone()));
                 let mut refresh = true;
                 loop {
@@ -399,6 +455,9 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                             break;
                         }
                     }
+                }
+                if let Some(listening) = listening {
+                    listening.abort();
                 }
                 peer_tx.send_replace(None);
                 let why = format!("MCP server {:?} disconnected", config.name);

@@ -55,6 +55,7 @@ pub mod config;
 pub mod framing;
 pub mod http;
 pub mod lazy;
+mod listen;
 mod logging;
 pub mod naming;
 pub mod origin;

@@ -35,14 +35,15 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ReadResourceResponse, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool as McpToolDef, ToolAnnotations, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool as McpToolDef,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -57,12 +58,19 @@ use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::logging::{LogLevel, LogRecord, LogSink};
 use toolhost_core::progress::{Progress, ProgressSink};
+use toolhost_core::registry::lazy::RegistryMode;
 use toolhost_core::registry::{ToolAudience, ToolSpec};
+use toolhost_core::trace::TraceContext;
 
 /// How long the first `tools/list` waits for bridged MCP servers to report
 /// their tools (connected, or failed) before answering without them; they
 /// arrive later with `list_changed`.
 const FIRST_LIST_WAIT: Duration = Duration::from_secs(5);
+
+/// How long a client on MCP 2026-07-28 may cache a list (`ttlMs`): changes
+/// reach it sooner on `subscriptions/listen`; a client that does not listen
+/// sees a reload within this time.
+pub const LIST_TTL: Duration = Duration::from_secs(60);
 
 /// An MCP server over a [`Dispatcher`], for one audience. Cheap to clone;
 /// clones share the session and the in-flight call count used for graceful
@@ -209,14 +217,44 @@ impl McpServer {
         }
     }
 
+    /// The caching hints of a list for a client on MCP 2026-07-28 (none
+    /// for the revisions before it, which have no such fields): a full
+    /// registry lists the same items to every caller of this server, so
+    /// any cache may keep them for [`LIST_TTL`] (a change is announced on
+    /// `subscriptions/listen` meanwhile); a lazy registry's lists depend on
+    /// the tools this caller activated, so they are private and stale at
+    /// once.
+    fn cache_hints(&self, context: &RequestContext<RoleServer>) -> (Option<u64>, Option<CacheScope>) {
+        let current = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if !current {
+            return (None, None);
+        }
+        match self.dispatcher.mode() {
+            RegistryMode::Full => (
+                Some(u64::try_from(LIST_TTL.as_millis()).unwrap_or(u64::MAX)),
+                Some(CacheScope::Public),
+            ),
+            _ => (Some(0), Some(CacheScope::Private)),
+        }
+    }
+
     /// The context of a request of this session that is not a tool call
     /// (a prompt, a resource, a completion): its cancellation, nothing else.
     fn request_ctx(&self, context: &RequestContext<RoleServer>) -> DispatchContext {
         DispatchContext {
             cancel: context.ct.clone(),
+            trace: trace_of(context),
             ..DispatchContext::new(Arc::clone(&self.session))
         }
     }
+}
+
+/// The W3C trace context of a request's `_meta`, if it has a valid one.
+fn trace_of(context: &RequestContext<RoleServer>) -> Option<Arc<TraceContext>> {
+    let parent = context.meta.get_traceparent()?;
+    TraceContext::parse(parent, context.meta.get_tracestate()).map(Arc::new)
 }
 
 /// A new MCP session's dispatch session: `mcp-` and 128 random bits, new in
@@ -453,16 +491,16 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.settle_bridges().await;
         let specs = self
             .dispatcher
             .tool_specs(&self.session)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(ListToolsResult::with_all_items(
-            specs.iter().map(mcp_tool).collect(),
-        ))
+        let mut result = ListToolsResult::with_all_items(specs.iter().map(mcp_tool).collect());
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        Ok(result)
     }
 
     async fn call_tool(
@@ -479,7 +517,13 @@ impl ServerHandler for McpServer {
             .meta
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
-        let log_level = *self.log_level.lock().unwrap_or_else(PoisonError::into_inner);
+        // MCP 2026-07-28 sets the level per request (`_meta`); the earlier
+        // revisions, per session (`logging/setLevel`). Neither: no records.
+        let log_level = context
+            .meta
+            .log_level()
+            .map(super::logging::level)
+            .or(*self.log_level.lock().unwrap_or_else(PoisonError::into_inner));
         let relay = (token.is_some() || log_level.is_some())
             .then(|| NoticeRelay::start(context.peer.clone(), token.clone()));
         let ctx = DispatchContext {
@@ -494,6 +538,7 @@ impl ServerHandler for McpServer {
                 .map(|(relay, level)| relay.log(level)),
             // Dispatch passes it on to trusted sessions' calls only.
             client: Some(ClientHandle(Arc::new(PeerClient::new(context.peer.clone())))),
+            trace: trace_of(&context),
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
@@ -535,10 +580,12 @@ impl ServerHandler for McpServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         self.settle_bridges().await;
-        catalog::list_prompts(&self.dispatcher, &self.session)
+        let mut result = catalog::list_prompts(&self.dispatcher, &self.session)?;
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        Ok(result)
     }
 
     async fn get_prompt(
@@ -554,19 +601,23 @@ impl ServerHandler for McpServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         self.settle_bridges().await;
-        catalog::list_resources(&self.dispatcher, &self.session)
+        let mut result = catalog::list_resources(&self.dispatcher, &self.session)?;
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        Ok(result)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.settle_bridges().await;
-        catalog::list_templates(&self.dispatcher, &self.session)
+        let mut result = catalog::list_templates(&self.dispatcher, &self.session)?;
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        Ok(result)
     }
 
     async fn read_resource(
@@ -605,6 +656,27 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         self.subscriptions.unsubscribe(&request.uri);
         Ok(())
+    }
+
+    /// The tool `name` for rmcp's HTTP layer, which checks a `tools/call`'s
+    /// `Mcp-Param-*` headers against the `x-mcp-header` annotations of its
+    /// input schema (SEP-2243). Whether the caller may call it is decided
+    /// by the call itself, as for every other request.
+    fn get_tool(&self, name: &str) -> Option<McpToolDef> {
+        let registry = self.dispatcher.registry();
+        registry.get(name).map(|entry| mcp_tool(entry.spec()))
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(super::listen::accepted_filter(
+            &self.dispatcher,
+            &self.session,
+            requested,
+        ))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        super::listen::listen(&self.dispatcher, &self.session, context).await
     }
 
     async fn complete(

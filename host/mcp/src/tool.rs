@@ -6,7 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool, ToolAnnotations};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, RequestParamsMeta, Tool as RemoteTool, ToolAnnotations,
+};
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 use tokio::sync::watch;
@@ -113,7 +115,15 @@ impl McpTool {
         if let Some(deadline) = ctx.deadline {
             timeout = timeout.min(deadline.saturating_duration_since(Instant::now()));
         }
-        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        // The caller's trace goes on to the bridged server, so its spans
+        // join the caller's trace (see `toolhost_core::trace`).
+        if let Some(trace) = &ctx.trace {
+            params.set_traceparent(trace.traceparent());
+            if let Some(state) = trace.tracestate() {
+                params.set_tracestate(state);
+            }
+        }
         // Dropping the request future (on timeout or cancellation) makes rmcp
         // send `notifications/cancelled` for it.
         let result = tokio::select! {

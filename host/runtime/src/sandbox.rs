@@ -134,6 +134,7 @@ pub(crate) struct CallOrigin {
     pub(crate) progress: Option<toolhost_core::progress::ProgressSink>,
     pub(crate) log: Option<toolhost_core::logging::LogSink>,
     pub(crate) client: Option<toolhost_core::client::ClientHandle>,
+    pub(crate) trace: Option<Arc<toolhost_core::trace::TraceContext>>,
 }
 
 impl From<CallContext> for CallOrigin {
@@ -152,6 +153,7 @@ impl From<CallContext> for CallOrigin {
             progress,
             log,
             client,
+            trace,
         } = ctx;
         CallOrigin {
             call_id,
@@ -164,6 +166,7 @@ impl From<CallContext> for CallOrigin {
             progress,
             log,
             client,
+            trace,
         }
     }
 }

@@ -204,6 +204,7 @@ impl Dispatcher {
             progress: None,
             log: ctx.log.clone(),
             client: None,
+            trace: ctx.trace.clone(),
         }
     }
 }

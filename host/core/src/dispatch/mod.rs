@@ -107,6 +107,9 @@ pub struct DispatchContext {
     /// The client the call may ask (elicitation, sampling), if any. Dispatch
     /// passes it on only to calls of a trusted session.
     pub client: Option<crate::client::ClientHandle>,
+    /// The caller's W3C trace context (see [`crate::trace`]), carried into
+    /// the call and every call it makes.
+    pub trace: Option<Arc<crate::trace::TraceContext>>,
 }
 
 impl DispatchContext {
@@ -123,6 +126,7 @@ impl DispatchContext {
             progress: None,
             log: None,
             client: None,
+            trace: None,
         }
     }
 }

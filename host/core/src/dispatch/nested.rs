@@ -56,6 +56,7 @@ impl ToolCaller for NestedCaller {
                 progress: ctx.progress,
                 log: ctx.log,
                 client: ctx.client,
+                trace: ctx.trace,
             };
             let result = self.dispatcher.dispatch(&name, arguments, &dispatch_ctx).await;
             let error = match (result.error, result.error_code) {

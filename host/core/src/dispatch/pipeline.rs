@@ -403,6 +403,7 @@ async fn execute(
             crate::registry::ToolAudience::Trusted => ctx.client.clone(),
             crate::registry::ToolAudience::Public => None,
         },
+        trace: ctx.trace.clone(),
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let mut call = std::pin::pin!(call);

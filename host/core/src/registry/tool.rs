@@ -156,6 +156,9 @@ pub struct CallContext {
     /// completion (see [`crate::client`]); `None` (headless, or a public
     /// audience) means it may not.
     pub client: Option<crate::client::ClientHandle>,
+    /// The caller's W3C trace context, passed on to the calls this one
+    /// makes (nested, bridged); see [`crate::trace`].
+    pub trace: Option<Arc<crate::trace::TraceContext>>,
 }
 
 /// Something that runs nested tool calls: the dispatch pipeline, so that a

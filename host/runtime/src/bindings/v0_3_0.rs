@@ -891,6 +891,7 @@ impl SandboxState {
             // clock too.
             waiting: self.waiting(),
             client: self.ctx.client.clone(),
+            trace: self.ctx.trace.clone(),
         };
         Ok(NestedCall {
             name,
