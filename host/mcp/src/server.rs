@@ -52,6 +52,7 @@ use super::approval::McpApprover;
 use super::asking::PeerClient;
 use super::bridge::McpDispatcher;
 use super::catalog::{self, Listed, Subscriptions};
+use super::round_trip::{self, Ending, RoundTrip, RoundTrips};
 use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -82,6 +83,8 @@ pub struct McpServer {
     log_level: Arc<std::sync::Mutex<Option<LogLevel>>>,
     /// The resources this session's client subscribed to.
     subscriptions: Arc<Subscriptions>,
+    /// How 2026-07-28 requests ask their client (see [`round_trip`]).
+    round_trips: RoundTrips,
 }
 
 struct Shared {
@@ -132,7 +135,19 @@ impl McpServer {
             approver: None,
             log_level: Arc::default(),
             subscriptions: Arc::default(),
+            round_trips: RoundTrips::new(super::request_state::StateSealer::new(
+                super::request_state::StateKey::random(),
+                Arc::new(super::store::MemoryStore::new()),
+            )),
         }
+    }
+
+    /// Seals the request states of 2026-07-28 clients with `round_trips`'
+    /// key and store (by default, a random key of this process and its
+    /// memory: replicas need a shared key and store).
+    pub fn with_round_trips(mut self, round_trips: RoundTrips) -> Self {
+        self.round_trips = round_trips;
+        self
     }
 
     /// Lets `approver` ask this server's clients (each in its own session)
@@ -482,7 +497,24 @@ impl ServerHandler for McpServer {
         let log_level = *self.log_level.lock().unwrap_or_else(PoisonError::into_inner);
         let relay = (token.is_some() || log_level.is_some())
             .then(|| NoticeRelay::start(context.peer.clone(), token.clone()));
-        let ctx = DispatchContext {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // A 2026-07-28 request asks by multi-round-trip results.
+        let trip = match round_trip::is_round_trip(&context) {
+            true => Some(
+                RoundTrip::begin(
+                    &self.round_trips,
+                    &context,
+                    "tools/call",
+                    &request.name,
+                    &arguments,
+                    request.input_responses,
+                    request.request_state.as_deref(),
+                )
+                .await?,
+            ),
+            false => None,
+        };
+        let mut ctx = DispatchContext {
             cancel: context.ct.clone(),
             progress: relay
                 .as_ref()
@@ -497,8 +529,14 @@ impl ServerHandler for McpServer {
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let result = self.dispatcher.dispatch(&request.name, arguments, &ctx).await;
+        let result = match &trip {
+            Some(trip) => {
+                trip.attach(&mut ctx);
+                trip.scope(self.dispatcher.dispatch(&request.name, arguments, &ctx))
+                    .await
+            }
+            None => self.dispatcher.dispatch(&request.name, arguments, &ctx).await,
+        };
         if let Some(relay) = relay {
             // Every notification goes out before the result: none may follow it.
             relay.finish().await;
@@ -506,6 +544,12 @@ impl ServerHandler for McpServer {
         if self.session.activated().len() != activated {
             // A lazy-mode tool_search activated a tool: this session's list grew.
             let _ = context.peer.notify_tool_list_changed().await;
+        }
+        if let Some(ending) = trip.as_ref().and_then(|trip| trip.ending()) {
+            return match ending {
+                Ending::Ask(questions) => Ok(questions.into()),
+                Ending::Error(e) => Err(e),
+            };
         }
         if result.is_unknown_tool() {
             // Every MCP revision answers a call of a tool the server does
@@ -547,8 +591,27 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let _guard = self.enter_request()?;
-        let ctx = self.request_ctx(&context);
-        Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into())
+        let mut ctx = self.request_ctx(&context);
+        if !round_trip::is_round_trip(&context) {
+            return Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into());
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let (responses, state) = (request.input_responses.clone(), request.request_state.clone());
+        let trip = RoundTrip::begin(
+            &self.round_trips,
+            &context,
+            "prompts/get",
+            &request.name,
+            &arguments,
+            responses,
+            state.as_deref(),
+        )
+        .await?;
+        trip.attach(&mut ctx);
+        let got = trip
+            .scope(catalog::get_prompt(&self.dispatcher, request, &ctx))
+            .await;
+        trip.conclude(|| Ok(got?.into()))
     }
 
     async fn list_resources(
@@ -575,10 +638,27 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _guard = self.enter_request()?;
-        let ctx = self.request_ctx(&context);
-        Ok(catalog::read_resource(&self.dispatcher, &request, &ctx)
-            .await?
-            .into())
+        let mut ctx = self.request_ctx(&context);
+        if !round_trip::is_round_trip(&context) {
+            return Ok(catalog::read_resource(&self.dispatcher, &request, &ctx)
+                .await?
+                .into());
+        }
+        let trip = RoundTrip::begin(
+            &self.round_trips,
+            &context,
+            "resources/read",
+            &request.uri,
+            &Value::Null,
+            request.input_responses.clone(),
+            request.request_state.as_deref(),
+        )
+        .await?;
+        trip.attach(&mut ctx);
+        let read = trip
+            .scope(catalog::read_resource(&self.dispatcher, &request, &ctx))
+            .await;
+        trip.conclude(|| Ok(read?.into()))
     }
 
     #[allow(
