@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::peers::{free_port, http_status, program, wait_until};
+use crate::peers::{free_port, http_request, http_status, program, wait_until};
 use crate::support;
 
 /// A `toolhost serve --http ADDR --stateless --no-token` whose log
@@ -196,7 +196,7 @@ fn approvals_by_input_required_results_across_two_replicas_behind_haproxy() {
     );
 
     // Tampered: a JSON-RPC -32602 naming why, and nothing ran.
-    assert_eq!(steps[2]["input_keys"], json!(["approval_1"]), "{}", steps[2]);
+    assert_eq!(steps[2]["input_keys"], json!(["approval"]), "{}", steps[2]);
     let refusal = &steps[2]["rounds"][0]["error"];
     assert_eq!(refusal["code"], -32602, "{}", steps[2]);
     assert!(
@@ -213,7 +213,10 @@ fn approvals_by_input_required_results_across_two_replicas_behind_haproxy() {
     assert_eq!(rounds[0]["is_error"], false, "{}", steps[3]);
     assert_eq!(rounds[1]["error"]["code"], -32602, "{}", steps[3]);
     assert_eq!(rounds[1]["error"]["data"]["reason"], "replayed", "{}", steps[3]);
-    assert!(replayed_ran.exists(), "the first retry ran it");
+    assert!(
+        replayed_ran.exists() && !replayed.exists(),
+        "the first retry ran it"
+    );
 
     // Replica a asked every question; replica b continued every retry.
     let (a_log, b_log) = (a.log(), b.log());
@@ -267,4 +270,30 @@ fn plugin_questions_by_input_required_results_and_undeclared_capabilities() {
         json!({"sampling": {}}),
         "{out}"
     );
+
+    // On the wire: HTTP 400, as the conformance suite wants.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "test_sampling", "arguments": {"prompt": "hi"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }});
+    let (status, answer) = http_request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "test_sampling"),
+        ],
+        &body.to_string(),
+    )
+    .expect("an answer");
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("-32021"), "{answer}");
 }

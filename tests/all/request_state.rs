@@ -28,7 +28,8 @@ fn binding() -> Binding {
 
 fn answers() -> Vec<Answer> {
     vec![Answer {
-        key: "approval_1".into(),
+        at: 0,
+        key: "approval".into(),
         fingerprint: "f1".into(),
         response: json!({"action": "accept", "content": {"decision": "once"}}),
     }]
@@ -38,7 +39,8 @@ fn answers() -> Vec<Answer> {
 async fn a_state_opens_with_what_it_carries() {
     let s = sealer(1, Arc::new(MemoryStore::new()));
     let pending = vec![Asked {
-        key: "approval_2".into(),
+        at: 1,
+        key: "approval".into(),
         fingerprint: "f2".into(),
     }];
     let state = s.seal(&binding(), &answers(), &pending);

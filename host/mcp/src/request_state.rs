@@ -126,12 +126,18 @@ impl StateKey {
         if secret.len() < MIN_SECRET_BYTES {
             return Err(StateKeyError::TooShort { len: secret.len() });
         }
+        Ok(StateKey::derived(secret))
+    }
+
+    /// The MAC key and the public identifier, each derived from `secret`
+    /// in its own context (the identifier tells nothing of the MAC key).
+    fn derived(secret: &[u8]) -> StateKey {
         let mac = blake3::derive_key("toolhost 2026 MCP request state MAC key", secret);
         let id = blake3::derive_key("toolhost 2026 MCP request state key id", secret);
-        Ok(StateKey {
+        StateKey {
             mac,
             id: URL_SAFE_NO_PAD.encode(&id[..9]),
-        })
+        }
     }
 
     /// The key made from the contents of `path`, less surrounding
@@ -159,8 +165,7 @@ impl StateKey {
             let seed = format!("{:?}{:p}", SystemTime::now(), &secret);
             secret = *blake3::hash(seed.as_bytes()).as_bytes();
         }
-        // Cannot fail: 32 bytes.
-        StateKey::from_secret(&secret).unwrap_or_else(|_| unreachable!("a 32-byte secret"))
+        StateKey::derived(&secret)
     }
 
     /// The key's public identifier, as carried in its states.
@@ -200,6 +205,8 @@ impl Binding {
 /// fingerprint, and what the client answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
+    /// The position of its question in the run (0 for the first asked).
+    pub at: usize,
     /// The key of the input request it answered.
     pub key: String,
     /// The fingerprint of the question (see [`fingerprint`]).
@@ -211,6 +218,8 @@ pub struct Answer {
 /// A question sent to the client and not answered yet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Asked {
+    /// The position of the question in the run.
+    pub at: usize,
     /// The key of its input request.
     pub key: String,
     /// Its fingerprint.
@@ -508,7 +517,8 @@ mod tests {
     async fn a_state_opens_once_with_its_answers() {
         let s = sealer(1);
         let answers = [Answer {
-            key: "approval_1".into(),
+            at: 0,
+            key: "approval".into(),
             fingerprint: "fp".into(),
             response: json!({"action": "accept"}),
         }];

@@ -13,12 +13,15 @@
 //! [`ClientRequests`] (and the approver finds it as the request's
 //! [`RoundTrip::current`]). A question is answered when
 //!
-//! - an earlier round answered it: the answer is in the state, under the
-//!   question's key (its kind and position: `elicitation_1`, `sampling_2`,
-//!   `approval_1`) and with the same fingerprint (a digest of the question);
+//! - an earlier round answered it: the state holds an answer at the
+//!   question's position in the run (the first question asked is 0), with
+//!   the same key (its `inputRequests` key: `elicitation`, `sampling`,
+//!   `approval` for a lone question) and the same fingerprint (a digest of
+//!   the question); a run that asks something else there drops that answer;
 //! - or this round's `inputResponses` has its key. An approval's answer is
-//!   taken only for a question the sealed state says was asked (its key and
-//!   fingerprint pending): an approval cannot be answered in advance.
+//!   taken only for a question the sealed state says was asked (its
+//!   position, key and fingerprint pending): an approval cannot be answered
+//!   in advance.
 //!
 //! Otherwise the call ends at once: the request's cancellation fires (the
 //! tool's instance is dropped where it stands; a guest cannot catch it and
@@ -166,6 +169,16 @@ pub enum Ending {
     Error(ErrorData),
 }
 
+/// A question as the client will see it.
+struct Posed {
+    /// Its `inputRequests` key.
+    key: String,
+    kind: Kind,
+    /// What its fingerprint is taken of.
+    question: Value,
+    request: InputRequest,
+}
+
 enum End {
     Ask(Vec<(Asked, InputRequest)>),
     Error(ErrorData),
@@ -179,8 +192,8 @@ struct Inner {
     responses: BTreeMap<String, Value>,
     /// The questions the state says the last round asked.
     pending: Vec<Asked>,
-    /// How many questions of each kind this run has asked.
-    asked: BTreeMap<&'static str, usize>,
+    /// The position of the run's next question.
+    next: usize,
     end: Option<End>,
 }
 
@@ -218,10 +231,6 @@ impl RoundTrip {
     /// # Errors
     ///
     /// The state's refusal ([`StateError`]) as a `-32602`.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one request's parts, as rmcp hands them over"
-    )]
     pub async fn begin(
         trips: &RoundTrips,
         context: &RequestContext<RoleServer>,
@@ -262,7 +271,7 @@ impl RoundTrip {
                 answers: opened.answers,
                 responses: responses.unwrap_or_default(),
                 pending: opened.pending,
-                asked: BTreeMap::new(),
+                next: 0,
                 end: None,
             }),
         }))
@@ -325,64 +334,95 @@ impl RoundTrip {
         );
     }
 
-    /// The answer to a question of `kind` (`request` is its input request,
-    /// `question` the JSON its fingerprint is taken of), or `None` when the
-    /// request has ended (asked, or refused).
-    fn ask(&self, kind: Kind, question: &Value, request: InputRequest) -> Option<Value> {
+    /// The answers to a round of questions, in order, or `None` when the
+    /// request has ended: some were not answered (they are all sent
+    /// together) or were refused. Each question is at the next position of
+    /// the run; an answer is taken from the state when the state's answer
+    /// at that position has the same key and fingerprint, else from this
+    /// round's responses under its key (see the module documentation).
+    fn round(&self, posed: Vec<Posed>) -> Option<Vec<Value>> {
         let mut inner = self.lock();
         if inner.end.is_some() {
             return None;
         }
-        let position = inner.asked.entry(kind.name()).or_default();
-        *position += 1;
-        let key = format!("{}_{position}", kind.name());
-        let fingerprint = fingerprint(kind.name(), question);
-        if let Some(known) = inner.answers.iter().position(|a| a.key == key) {
-            if inner.answers[known].fingerprint == fingerprint {
-                return Some(inner.answers[known].response.clone());
+        let mut answers = Vec::with_capacity(posed.len());
+        let mut unanswered = Vec::new();
+        for Posed {
+            key,
+            kind,
+            question,
+            request,
+        } in posed
+        {
+            let at = inner.next;
+            inner.next += 1;
+            let fingerprint = fingerprint(kind.name(), &question);
+            if let Some(known) = inner.answers.iter().position(|a| a.at == at) {
+                let a = &inner.answers[known];
+                if a.key == key && a.fingerprint == fingerprint {
+                    answers.push(a.response.clone());
+                    continue;
+                }
+                // This run asks something else here than the last one did:
+                // that answer was to another question.
+                inner.answers.remove(known);
             }
-            // The run asks something else than the last one did here: that
-            // answer was to another question.
-            inner.answers.remove(known);
+            if !self.declared(kind.capability()) {
+                drop(inner);
+                self.refuse_undeclared(kind.capability());
+                return None;
+            }
+            let asked = Asked { at, key, fingerprint };
+            let sent = inner.responses.get(&asked.key).cloned();
+            // An approval is taken only as the answer to a question asked.
+            let may_answer = kind != Kind::Approval || inner.pending.contains(&asked);
+            match (sent, may_answer) {
+                (Some(response), true) => {
+                    if let Err(e) = check_response(kind, &asked.key, &response) {
+                        self.end(&mut inner, End::Error(e));
+                        return None;
+                    }
+                    answers.push(response.clone());
+                    inner.answers.push(Answer {
+                        at,
+                        key: asked.key,
+                        fingerprint: asked.fingerprint,
+                        response,
+                    });
+                }
+                _ => unanswered.push((asked, request)),
+            }
         }
-        if !self.declared(kind.capability()) {
-            drop(inner);
-            self.refuse_undeclared(kind.capability());
+        if inner.next > MAX_QUESTIONS {
+            let e = ErrorData::invalid_request(
+                format!("the request asked more than {MAX_QUESTIONS} questions"),
+                None,
+            );
+            self.end(&mut inner, End::Error(e));
             return None;
         }
-        let asked = Asked {
-            key: key.clone(),
-            fingerprint: fingerprint.clone(),
-        };
-        let sent = inner.responses.get(&key).cloned();
-        // An approval is taken only as the answer to a question we asked.
-        let may_answer = kind != Kind::Approval || inner.pending.contains(&asked);
-        if let (Some(response), true) = (sent, may_answer) {
-            if let Err(e) = check_response(kind, &key, &response) {
-                self.end(&mut inner, End::Error(e));
-                return None;
-            }
-            if inner.answers.len() >= MAX_QUESTIONS {
-                let e = ErrorData::invalid_request(
-                    format!("the request asked more than {MAX_QUESTIONS} questions"),
-                    None,
-                );
-                self.end(&mut inner, End::Error(e));
-                return None;
-            }
-            inner.answers.push(Answer {
-                key,
-                fingerprint,
-                response: response.clone(),
-            });
-            return Some(response);
+        if unanswered.is_empty() {
+            return Some(answers);
         }
         match &mut inner.end {
-            // Questions asked together (several at once) are all sent.
-            Some(End::Ask(questions)) => questions.push((asked, request)),
-            _ => self.end(&mut inner, End::Ask(vec![(asked, request)])),
+            // Rounds asked concurrently (a script's parallel calls) go out
+            // together.
+            Some(End::Ask(questions)) => questions.extend(unanswered),
+            _ => self.end(&mut inner, End::Ask(unanswered)),
         }
         None
+    }
+
+    /// The answer to one question keyed `key`, or `None` (see
+    /// [`RoundTrip::round`]).
+    fn ask(&self, key: &str, kind: Kind, question: Value, request: InputRequest) -> Option<Value> {
+        let posed = Posed {
+            key: key.to_string(),
+            kind,
+            question,
+            request,
+        };
+        self.round(vec![posed])?.pop()
     }
 
     /// The user's answer to an approval form (`params`), or `None` when the
@@ -390,7 +430,7 @@ impl RoundTrip {
     pub fn ask_approval(&self, params: ElicitRequestParams) -> Option<Value> {
         let question = serde_json::to_value(&params).unwrap_or_default();
         let request = InputRequest::Elicitation(McpElicitRequest::new(params));
-        self.ask(Kind::Approval, &question, request)
+        self.ask("approval", Kind::Approval, question, request)
     }
 
     /// The store key of a session approval of `what` for this caller.
@@ -486,7 +526,8 @@ impl RoundTripClient {
     /// The answer to a question, or a future that never resolves: the
     /// request has ended and its cancellation drops the call.
     async fn answer(&self, kind: Kind, question: Value, request: InputRequest) -> Value {
-        match self.0.ask(kind, &question, request) {
+        // Keyed by kind, as `ClientHandle` keys a lone question.
+        match self.0.ask(kind.name(), kind, question, request) {
             Some(answer) => answer,
             None => std::future::pending().await,
         }
