@@ -236,7 +236,14 @@ fn approvals_by_input_required_results_across_two_replicas_behind_haproxy() {
 fn plugin_questions_by_input_required_results_and_undeclared_capabilities() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolhost.toml");
-    std::fs::write(&config, crate::mcp_conformance::fixture_config()).unwrap();
+    // Approving test_elicitation makes it a three-round call: the approval,
+    // then the plugin's own question (the approval's answer carried in the
+    // state), then the result.
+    let gated = format!(
+        "require_approval = [\"test_elicitation\"]\n{}",
+        crate::mcp_conformance::fixture_config()
+    );
+    std::fs::write(&config, gated).unwrap();
     let server = Replica::start(&config, dir.path().join("server.log"));
     let url = format!("http://{}/mcp", server.addr);
 
@@ -244,14 +251,25 @@ fn plugin_questions_by_input_required_results_and_undeclared_capabilities() {
     let out = python_2026(
         &url,
         json!([
-            {"call": "test_elicitation", "args": {"message": "Your name?"}, "answer": {"response": "Ada"}},
+            {"call": "test_elicitation", "args": {"message": "Your name?"},
+             "answer": {"decision": "once", "response": "Ada"}},
             {"call": "test_sampling", "args": {"prompt": "Capital of France?"}, "sample": "Paris"},
         ]),
     );
     let steps = out["steps"].as_array().unwrap();
-    assert_eq!(steps[0]["asked"], json!(["Your name?"]), "{out}");
+    let asked = steps[0]["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{out}");
+    assert!(
+        asked[0]
+            .as_str()
+            .unwrap()
+            .contains("`test_elicitation` needs approval"),
+        "{out}"
+    );
+    assert_eq!(asked[1], "Your name?", "{out}");
     assert_eq!(
-        steps[0]["text"], "User response: action=accept, content={\"response\":\"Ada\"}",
+        steps[0]["text"],
+        "User response: action=accept, content={\"decision\":\"once\",\"response\":\"Ada\"}",
         "{out}"
     );
     assert_eq!(steps[1]["text"], "LLM response: Paris", "{out}");

@@ -18,10 +18,11 @@
 //!   the same key (its `inputRequests` key: `elicitation`, `sampling`,
 //!   `approval` for a lone question) and the same fingerprint (a digest of
 //!   the question); a run that asks something else there drops that answer;
-//! - or this round's `inputResponses` has its key. An approval's answer is
-//!   taken only for a question the sealed state says was asked (its
-//!   position, key and fingerprint pending): an approval cannot be answered
-//!   in advance.
+//! - or this round's `inputResponses` has its key: with a state, only for a
+//!   question the state says was asked (its position, key and fingerprint
+//!   pending); without one (a first round), for any question but an
+//!   approval, which cannot be answered in advance. A response answers one
+//!   question.
 //!
 //! Otherwise the call ends at once: the request's cancellation fires (the
 //! tool's instance is dropped where it stands; a guest cannot catch it and
@@ -192,6 +193,8 @@ struct Inner {
     responses: BTreeMap<String, Value>,
     /// The questions the state says the last round asked.
     pending: Vec<Asked>,
+    /// Whether the request carried a state.
+    stated: bool,
     /// The position of the run's next question.
     next: usize,
     end: Option<End>,
@@ -271,6 +274,7 @@ impl RoundTrip {
                 answers: opened.answers,
                 responses: responses.unwrap_or_default(),
                 pending: opened.pending,
+                stated: state.is_some(),
                 next: 0,
                 end: None,
             }),
@@ -373,9 +377,15 @@ impl RoundTrip {
                 return None;
             }
             let asked = Asked { at, key, fingerprint };
-            let sent = inner.responses.get(&asked.key).cloned();
-            // An approval is taken only as the answer to a question asked.
-            let may_answer = kind != Kind::Approval || inner.pending.contains(&asked);
+            // With a state, a response answers only the question the state
+            // says it was sent for; without one (a first round), any but an
+            // approval, which is taken only as the answer to a question
+            // asked. A response answers one question, once.
+            let may_answer = match inner.stated {
+                true => inner.pending.contains(&asked),
+                false => kind != Kind::Approval,
+            };
+            let sent = may_answer.then(|| inner.responses.remove(&asked.key)).flatten();
             match (sent, may_answer) {
                 (Some(response), true) => {
                     if let Err(e) = check_response(kind, &asked.key, &response) {
