@@ -106,9 +106,15 @@ impl Drop for Balancer {
 
 /// Runs tests/peers/mrtr_client.py against `url` with `steps`.
 fn python_2026(url: &str, steps: Value) -> Value {
+    python_2026_as(url, "mrtr-test", steps)
+}
+
+/// As [`python_2026`], the client declaring the name `client`.
+fn python_2026_as(url: &str, client: &str, steps: Value) -> Value {
     let mut child = Command::new(support::peer_python())
         .arg(support::peer_script("mrtr_client.py"))
         .arg(url)
+        .arg(client)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -314,4 +320,51 @@ fn plugin_questions_by_input_required_results_and_undeclared_capabilities() {
     .expect("an answer");
     assert_eq!(status, 400, "{answer}");
     assert!(answer.contains("-32021"), "{answer}");
+}
+
+/// "Approve for this session" without sessions: the caller (bearer token
+/// and declared client name) is not asked again for the same category,
+/// in later requests of another client process; another caller is.
+#[test]
+fn a_session_approval_holds_for_the_same_caller_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, "[exec]\nbackend = \"local\"\n").unwrap();
+    let server = Replica::start(&config, dir.path().join("server.log"));
+    let url = format!("http://{}/mcp", server.addr);
+    let work = tempfile::tempdir().unwrap();
+    let rm = |name: &str| {
+        let folder = work.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        (
+            folder.clone(),
+            json!({"command": format!("rm -rf {}", folder.display())}),
+        )
+    };
+    let (first, first_args) = rm("first");
+    let (second, second_args) = rm("second");
+    let (third, third_args) = rm("third");
+    let out = python_2026_as(
+        &url,
+        "agent-a",
+        json!([{"call": "exec", "args": first_args, "answer": "session"}]),
+    );
+    assert_eq!(out["steps"][0]["asked"].as_array().unwrap().len(), 1, "{out}");
+    assert!(!first.exists(), "{out}");
+    // The same caller, a new client process: not asked, it runs.
+    let out = python_2026_as(
+        &url,
+        "agent-a",
+        json!([{"call": "exec", "args": second_args, "answer": "deny"}]),
+    );
+    assert_eq!(out["steps"][0]["asked"], json!([]), "{out}");
+    assert!(!second.exists(), "{out}");
+    // Another caller is asked (and denies).
+    let out = python_2026_as(
+        &url,
+        "agent-b",
+        json!([{"call": "exec", "args": third_args, "answer": "deny"}]),
+    );
+    assert_eq!(out["steps"][0]["asked"].as_array().unwrap().len(), 1, "{out}");
+    assert!(third.exists(), "{out}");
 }

@@ -3,7 +3,7 @@ default mode (it sends `server/discover` and speaks 2026-07-28, where a
 server asks by InputRequiredResult) and prints what it saw as one JSON
 object on stdout. Run by the Rust tests (tests/all/mrtr.rs).
 
-usage: mrtr_client.py URL
+usage: mrtr_client.py URL [CLIENT_NAME]   (the clientInfo name it declares)
 Then reads a JSON list of steps on stdin; each prints one entry of "steps":
   {"call": NAME, "args": {...}, "answer": A}
       calls the tool through the SDK's own InputRequiredResult driver; its
@@ -95,6 +95,8 @@ async def main():
                                          content=types.TextContent(type="text", text=answer["sample"]))
 
     callbacks = {"elicitation_callback": on_elicit}
+    if len(sys.argv) > 2:
+        callbacks["client_info"] = types.Implementation(name=sys.argv[2], version="1.0")
     if any("sample" in s for s in steps):
         callbacks["sampling_callback"] = on_sample
     out = {"steps": []}

@@ -20,7 +20,6 @@
 //! | approvals asked of the client (elicitation, or a 2026-07-28 client's input request) | [`approval`]: [`McpApprover`] |
 //! | a 2026-07-28 request's questions: multi-round-trip results | [`round_trip`]: [`RoundTrips`] |
 //! | the sealed `requestState` they carry | [`request_state`]: [`StateSealer`], [`StateKey`] |
-//! | what replicas share: one-time request states, tasks | [`store`]: [`Store`], [`MemoryStore`] |
 //! | a call's own questions to its client (elicitation, sampling) | [`asking`]: [`PeerClient`] |
 //! | prompts, resources, subscriptions and completions served | `catalog` (used by [`server`]) |
 //! | what replicas share: one-time request states, tasks | [`store`]: [`Store`], [`MemoryStore`] |
