@@ -155,6 +155,20 @@ impl StateKey {
         StateKey::from_secret(bytes.trim_ascii())
     }
 
+    /// The operator's key: from `file` (`[mcp] state_key_file`) if given,
+    /// else from [`STATE_KEY_ENV`]; `None` when neither is set.
+    ///
+    /// # Errors
+    ///
+    /// As [`StateKey::from_file`] and [`StateKey::from_secret`].
+    pub fn configured(file: Option<&Path>) -> Result<Option<StateKey>, StateKeyError> {
+        match (file, std::env::var_os(STATE_KEY_ENV)) {
+            (Some(file), _) => StateKey::from_file(file).map(Some),
+            (None, Some(secret)) => StateKey::from_secret(secret.as_encoded_bytes()).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// A key of this process only: its states are good on this replica and
     /// until it restarts.
     pub fn random() -> StateKey {

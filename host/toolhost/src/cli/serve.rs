@@ -244,12 +244,9 @@ fn stateless_checks(started: &Started) -> anyhow::Result<()> {
 /// each other's states).
 fn round_trips(live: &LivePlugins, stateless: bool) -> anyhow::Result<RoundTrips> {
     let file = live.config().mcp_config().state_key_file;
-    let key = match (file, std::env::var_os(STATE_KEY_ENV)) {
-        (Some(file), _) => StateKey::from_file(&file).with_context(|| "[mcp] state_key_file")?,
-        (None, Some(secret)) => {
-            StateKey::from_secret(secret.as_encoded_bytes()).with_context(|| STATE_KEY_ENV)?
-        }
-        (None, None) => {
+    let key = match StateKey::configured(file.as_deref()).context("the request-state key")? {
+        Some(key) => key,
+        None => {
             if stateless {
                 errln!(
                     "toolhost: warning: --stateless without [mcp] state_key_file or {STATE_KEY_ENV}: request states are sealed with a random key of this process, so a replica refuses the retries another one asked for. Give every replica the same key file"
