@@ -45,7 +45,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest as McpElicitRequest,
-    ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
+    ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -226,10 +227,53 @@ tokio::task_local! {
     static CURRENT: Arc<RoundTrip>;
 }
 
+/// What a request that may ask says of itself: what its state is bound to,
+/// and what it carries back.
+#[derive(Debug, Clone)]
+pub struct Retry<'a> {
+    /// `tools/call`, `prompts/get` or `resources/read`.
+    pub method: &'static str,
+    /// The tool's or prompt's name, or the resource's URI.
+    pub name: &'a str,
+    /// Its arguments (`null` for a resource).
+    pub arguments: &'a Value,
+    /// Its `inputResponses`.
+    pub responses: Option<InputResponses>,
+    /// Its `requestState`.
+    pub state: Option<&'a str>,
+}
+
+/// Runs `work` (given the context to run in) for a 2026-07-28 request of
+/// `context` as a round trip: its state opened, `ctx` made its own
+/// ([`RoundTrip::attach`]), and its answer its questions or refusal if it
+/// ended so ([`RoundTrip::conclude`]).
+///
+/// # Errors
+///
+/// The state's refusal, the request's own refusal (`-32021`, `-32602`), or
+/// `work`'s error.
+pub async fn run<R, F, Fut>(
+    trips: &RoundTrips,
+    context: &RequestContext<RoleServer>,
+    retry: Retry<'_>,
+    mut ctx: DispatchContext,
+    work: F,
+) -> std::result::Result<R, ErrorData>
+where
+    R: From<InputRequiredResult>,
+    F: FnOnce(DispatchContext) -> Fut,
+    Fut: Future<Output = std::result::Result<R, ErrorData>>,
+{
+    let trip = RoundTrip::begin(trips, context, retry).await?;
+    trip.attach(&mut ctx);
+    let done = trip.scope(work(ctx)).await;
+    trip.conclude(|| done)
+}
+
 impl RoundTrip {
-    /// The round trip of a `method` request for `name` with `arguments`:
-    /// opens the request's `requestState` (if any) and takes its
-    /// `inputResponses`. Its cancellation is a child of the request's.
+    /// The round trip of the request `retry` describes: opens its
+    /// `requestState` (if any) and takes its `inputResponses`. Its
+    /// cancellation is a child of the request's.
     ///
     /// # Errors
     ///
@@ -237,12 +281,15 @@ impl RoundTrip {
     pub async fn begin(
         trips: &RoundTrips,
         context: &RequestContext<RoleServer>,
-        method: &str,
-        name: &str,
-        arguments: &Value,
-        responses: Option<BTreeMap<String, Value>>,
-        state: Option<&str>,
+        retry: Retry<'_>,
     ) -> std::result::Result<Arc<RoundTrip>, ErrorData> {
+        let Retry {
+            method,
+            name,
+            arguments,
+            responses,
+            state,
+        } = retry;
         let caller = caller(context);
         let binding = Binding::new(method, name, arguments, &caller);
         let opened = match state {

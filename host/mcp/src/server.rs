@@ -52,7 +52,7 @@ use super::approval::McpApprover;
 use super::asking::PeerClient;
 use super::bridge::McpDispatcher;
 use super::catalog::{self, Listed, Subscriptions};
-use super::round_trip::{self, Ending, RoundTrip, RoundTrips};
+use super::round_trip::{self, Ending, Retry, RoundTrip, RoundTrips};
 use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -504,11 +504,13 @@ impl ServerHandler for McpServer {
                 RoundTrip::begin(
                     &self.round_trips,
                     &context,
-                    "tools/call",
-                    &request.name,
-                    &arguments,
-                    request.input_responses,
-                    request.request_state.as_deref(),
+                    Retry {
+                        method: "tools/call",
+                        name: &request.name,
+                        arguments: &arguments,
+                        responses: request.input_responses,
+                        state: request.request_state.as_deref(),
+                    },
                 )
                 .await?,
             ),
@@ -591,27 +593,25 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let _guard = self.enter_request()?;
-        let mut ctx = self.request_ctx(&context);
+        let ctx = self.request_ctx(&context);
         if !round_trip::is_round_trip(&context) {
             return Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into());
         }
+        // The request itself goes to the prompt: what the state is bound
+        // to is taken first.
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let (responses, state) = (request.input_responses.clone(), request.request_state.clone());
-        let trip = RoundTrip::begin(
-            &self.round_trips,
-            &context,
-            "prompts/get",
-            &request.name,
-            &arguments,
-            responses,
-            state.as_deref(),
-        )
-        .await?;
-        trip.attach(&mut ctx);
-        let got = trip
-            .scope(catalog::get_prompt(&self.dispatcher, request, &ctx))
-            .await;
-        trip.conclude(|| Ok(got?.into()))
+        let (name, state) = (request.name.clone(), request.request_state.clone());
+        let retry = Retry {
+            method: "prompts/get",
+            name: &name,
+            arguments: &arguments,
+            responses: request.input_responses.clone(),
+            state: state.as_deref(),
+        };
+        round_trip::run(&self.round_trips, &context, retry, ctx, |ctx| async move {
+            Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into())
+        })
+        .await
     }
 
     async fn list_resources(
@@ -638,27 +638,26 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _guard = self.enter_request()?;
-        let mut ctx = self.request_ctx(&context);
+        let ctx = self.request_ctx(&context);
         if !round_trip::is_round_trip(&context) {
             return Ok(catalog::read_resource(&self.dispatcher, &request, &ctx)
                 .await?
                 .into());
         }
-        let trip = RoundTrip::begin(
-            &self.round_trips,
-            &context,
-            "resources/read",
-            &request.uri,
-            &Value::Null,
-            request.input_responses.clone(),
-            request.request_state.as_deref(),
-        )
-        .await?;
-        trip.attach(&mut ctx);
-        let read = trip
-            .scope(catalog::read_resource(&self.dispatcher, &request, &ctx))
-            .await;
-        trip.conclude(|| Ok(read?.into()))
+        let request = &request;
+        let retry = Retry {
+            method: "resources/read",
+            name: &request.uri,
+            arguments: &Value::Null,
+            responses: request.input_responses.clone(),
+            state: request.request_state.as_deref(),
+        };
+        round_trip::run(&self.round_trips, &context, retry, ctx, |ctx| async move {
+            Ok(catalog::read_resource(&self.dispatcher, request, &ctx)
+                .await?
+                .into())
+        })
+        .await
     }
 
     #[allow(
