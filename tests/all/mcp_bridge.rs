@@ -171,6 +171,7 @@ async fn bridged_toolhost(dir: &std::path::Path) -> (Dispatcher, std::path::Path
     let dispatcher = Dispatcher::builder(Registry::new()).build().unwrap();
     let config = McpConfig {
         servers: vec![server],
+        ..McpConfig::default()
     };
     dispatcher.connect_mcp(&config).unwrap();
     assert!(dispatcher.mcp_settled(SETTLE).await);

@@ -53,7 +53,7 @@ fn steps() -> Value {
     ])
 }
 
-fn fixture_config() -> String {
+pub(crate) fn fixture_config() -> String {
     let plugin = support::plugin_path("mcp-conformance");
     let template =
         std::fs::read_to_string(support::workspace_root().join("examples/mcp-conformance/toolhost.toml"))

@@ -151,6 +151,15 @@ pub trait ClientRequests: Send + Sync + 'static {
     /// As [`ClientRequests::elicit`], for sampling; `blocked` when the
     /// client's user refused the request.
     fn sample(&self, request: SampleRequest) -> BoxFuture<'_, Result<SampleResponse>>;
+
+    /// What asking for `what` (`elicitation`, `sampling`) gives when the
+    /// client did not declare it: by default at once an `unavailable`
+    /// error the tool sees. A client for which asking anyway is a protocol
+    /// error (an MCP 2026-07-28 request: `-32021`) ends the call instead,
+    /// and its future never resolves.
+    fn undeclared(&self, what: &'static str) -> BoxFuture<'_, Error> {
+        Box::pin(async move { no_capability(what) })
+    }
 }
 
 /// A shared [`ClientRequests`], as carried in a call's context.
@@ -174,7 +183,7 @@ impl ClientHandle {
     /// As [`ClientRequests::elicit`].
     pub async fn elicit(&self, request: ElicitRequest) -> Result<ElicitResponse> {
         if !self.0.can_elicit() {
-            return Err(no_capability("elicitation"));
+            return Err(self.0.undeclared("elicitation").await);
         }
         self.0.elicit(request).await
     }
@@ -186,7 +195,7 @@ impl ClientHandle {
     /// As [`ClientRequests::sample`].
     pub async fn sample(&self, request: SampleRequest) -> Result<SampleResponse> {
         if !self.0.can_sample() {
-            return Err(no_capability("sampling"));
+            return Err(self.0.undeclared("sampling").await);
         }
         self.0.sample(request).await
     }

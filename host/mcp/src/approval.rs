@@ -15,6 +15,20 @@
 //! the `fallback` callback is asked instead if there is one, and otherwise the
 //! answer is [`ApprovalOutcome::Unavailable`], a denial. The gate's timeout
 //! bounds how long the client may take.
+//!
+//! ## MCP 2026-07-28: approvals by multi-round-trip results
+//!
+//! A 2026-07-28 request has no session to ask on. When the call comes from
+//! one (its [`RoundTrip`] is current), the same form goes out as an
+//! elicitation input request of an `InputRequiredResult` (the call ends
+//! there, its outcome [`ApprovalOutcome::Pending`]), and the client's retry
+//! brings the answer back under the sealed request state. The scopes:
+//! `once` is this call; `always` the allowlist, as for any client;
+//! `session` the caller's identity for as long as it keeps calling (see
+//! [`RoundTrips`](super::round_trip::RoundTrips)), kept in the shared store
+//! so that every replica honours it. A client that did not declare
+//! elicitation is not asked: the `fallback` is, if there is one, and
+//! otherwise the request fails with `-32021`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,7 +37,11 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, Enu
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
 
-use toolhost_exec::approval::{ApprovalCallback, ApprovalOutcome, ApprovalRequest, BoxFuture, Choice};
+use toolhost_exec::approval::{
+    ApprovalCallback, ApprovalOutcome, ApprovalRequest, BoxFuture, Choice, Subject,
+};
+
+use super::round_trip::RoundTrip;
 
 /// The values of the form's `decision` field, in the order offered.
 const DECISIONS: [(&str, Choice, &str); 4] = [
@@ -42,6 +60,9 @@ const DECISIONS: [(&str, Choice, &str); 4] = [
 pub struct McpApprover {
     peers: Mutex<HashMap<String, Peer<RoleServer>>>,
     fallback: Option<Arc<dyn ApprovalCallback>>,
+    /// Whether sessions' clients are asked (server-initiated elicitation);
+    /// a stateless server asks only by multi-round-trip results.
+    sessions: bool,
 }
 
 impl std::fmt::Debug for McpApprover {
@@ -61,6 +82,19 @@ impl McpApprover {
         Arc::new(McpApprover {
             peers: Mutex::default(),
             fallback,
+            sessions: true,
+        })
+    }
+
+    /// An approver for a stateless server: 2026-07-28 clients are asked by
+    /// multi-round-trip results; the clients of earlier revisions cannot
+    /// be asked (a server-initiated request has no session to come back
+    /// on), so `fallback` is asked for them, or the call is denied.
+    pub fn without_sessions(fallback: Option<Arc<dyn ApprovalCallback>>) -> Arc<McpApprover> {
+        Arc::new(McpApprover {
+            peers: Mutex::default(),
+            fallback,
+            sessions: false,
         })
     }
 
@@ -70,9 +104,10 @@ impl McpApprover {
     pub fn register(&self, session: &str, peer: Peer<RoleServer>) -> bool {
         let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
         peers.retain(|_, p| !p.is_transport_closed());
-        if !peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
+        if !self.sessions
+            || !peer
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
         {
             return false;
         }
@@ -97,18 +132,70 @@ impl McpApprover {
         let Ok(result) = peer.create_elicitation(params).await else {
             return ApprovalOutcome::Unavailable;
         };
-        let decision = match result.action {
-            ElicitationAction::Accept => result
-                .content
-                .as_ref()
-                .and_then(|c| c.get("decision"))
-                .and_then(|d| d.as_str())
-                .and_then(|d| DECISIONS.iter().find(|(value, ..)| *value == d))
-                .map_or(Choice::Deny, |(_, choice, _)| *choice),
-            // Decline, cancel, and any action a later protocol adds.
-            _ => Choice::Deny,
+        ApprovalOutcome::Decided(decision(result.action, result.content.as_ref()))
+    }
+
+    /// Asks a 2026-07-28 client by a multi-round-trip result; see the
+    /// module documentation.
+    async fn ask_round_trip(&self, trip: Arc<RoundTrip>, request: &ApprovalRequest) -> ApprovalOutcome {
+        let subjects = session_subjects(request);
+        if trip.session_approved(&subjects).await {
+            return ApprovalOutcome::Decided(Choice::Session);
+        }
+        if !trip.can_ask_approval() {
+            if let Some(fallback) = &self.fallback {
+                return fallback.request(request).await;
+            }
+            trip.refuse_undeclared("elicitation");
+            return ApprovalOutcome::Unavailable;
+        }
+        let Some(form) = form() else {
+            return ApprovalOutcome::Unavailable;
         };
-        ApprovalOutcome::Decided(decision)
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: request.display_text(),
+            requested_schema: form,
+        };
+        let Some(answer) = trip.ask_approval(params) else {
+            // The question goes out with the request's InputRequiredResult.
+            return ApprovalOutcome::Pending {
+                ticket: "input_required".to_string(),
+            };
+        };
+        let choice = serde_json::from_value::<rmcp::model::ElicitResult>(answer)
+            .map_or(Choice::Deny, |r| decision(r.action, r.content.as_ref()));
+        if choice == Choice::Session {
+            trip.approve_for_session(&subjects).await;
+        }
+        ApprovalOutcome::Decided(choice)
+    }
+}
+
+/// What an answered form decided: an accepted form's `decision`, one of
+/// [`DECISIONS`]; anything else denies.
+fn decision(action: ElicitationAction, content: Option<&serde_json::Value>) -> Choice {
+    match action {
+        ElicitationAction::Accept => content
+            .and_then(|c| c.get("decision"))
+            .and_then(|d| d.as_str())
+            .and_then(|d| DECISIONS.iter().find(|(value, ..)| *value == d))
+            .map_or(Choice::Deny, |(_, choice, _)| *choice),
+        // Decline, cancel, and any action a later protocol adds.
+        _ => Choice::Deny,
+    }
+}
+
+/// What an approval "for this session" of `request` covers, as the gate
+/// keeps it for a session: a command's flagged categories, or the tool.
+fn session_subjects(request: &ApprovalRequest) -> Vec<String> {
+    match &request.subject {
+        Subject::Command { verdict, .. } => verdict
+            .categories
+            .iter()
+            .map(|c| format!("category:{}", c.as_str()))
+            .collect(),
+        Subject::ToolCall { tool, .. } => vec![format!("tool:{tool}")],
     }
 }
 
@@ -131,6 +218,9 @@ fn form() -> Option<ElicitationSchema> {
 impl ApprovalCallback for McpApprover {
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
         Box::pin(async move {
+            if let Some(trip) = RoundTrip::current() {
+                return self.ask_round_trip(trip, request).await;
+            }
             match (self.peer(&request.session_id), &self.fallback) {
                 (Some(peer), _) => self.ask(peer, request).await,
                 (None, Some(fallback)) => fallback.request(request).await,

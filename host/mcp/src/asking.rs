@@ -82,19 +82,7 @@ impl ClientRequests for PeerClient {
 
     fn elicit(&self, request: ElicitRequest) -> BoxFuture<'_, Result<ElicitResponse>> {
         Box::pin(async move {
-            let schema: ElicitationSchema = serde_json::from_value(request.requested_schema).map_err(|e| {
-                Error::new(
-                    ErrorCode::InvalidArguments,
-                    format!(
-                        "the requested schema is not one MCP allows for elicitation (an object of string, number, integer, boolean or enum properties): {e}"
-                    ),
-                )
-            })?;
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: request.message,
-                requested_schema: schema,
-            };
+            let params = elicit_params(request)?;
             let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.create_elicitation(params))
                 .await
                 .map_err(|_| {
@@ -104,41 +92,13 @@ impl ClientRequests for PeerClient {
                     )
                 })?
                 .map_err(|e| unavailable("elicitation", e))?;
-            let action = match answer.action {
-                ElicitationAction::Accept => ElicitAction::Accept,
-                ElicitationAction::Decline => ElicitAction::Decline,
-                // Cancel, and whatever a later revision adds: not an answer.
-                _ => ElicitAction::Cancel,
-            };
-            let content = match (action, answer.content) {
-                (ElicitAction::Accept, Some(Value::Object(map))) => Some(map),
-                (ElicitAction::Accept, Some(other)) => {
-                    let mut shown = other.to_string();
-                    toolhost_core::text::truncate_utf8(&mut shown, 200);
-                    return Err(Error::new(
-                        ErrorCode::ToolFailed,
-                        format!(
-                            "the client accepted the elicitation with content that is not a JSON object: {shown}"
-                        ),
-                    ));
-                }
-                (ElicitAction::Accept, None) => Some(serde_json::Map::new()),
-                (_, _) => None,
-            };
-            Ok(ElicitResponse { action, content })
+            elicit_response(answer.action, answer.content)
         })
     }
 
     fn sample(&self, request: SampleRequest) -> BoxFuture<'_, Result<SampleResponse>> {
         Box::pin(async move {
-            let params: CreateMessageRequestParams = serde_json::to_value(&request)
-                .and_then(serde_json::from_value)
-                .map_err(|e| {
-                    Error::new(
-                        ErrorCode::InvalidArguments,
-                        format!("the sampling request is not one MCP allows: {e}"),
-                    )
-                })?;
+            let params = sample_params(&request)?;
             let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.create_message(params))
                 .await
                 .map_err(|_| {
@@ -148,24 +108,103 @@ impl ClientRequests for PeerClient {
                     )
                 })?
                 .map_err(|e| unavailable("sampling", e))?;
-            let mut answer = serde_json::to_value(&answer)
+            let answer = serde_json::to_value(&answer)
                 .map_err(|e| unavailable("sampling", format!("its answer cannot be read: {e}")))?;
-            // A revision that allows several blocks: one is what a tool gets.
-            if let Some(Value::Array(blocks)) = answer.get_mut("content") {
-                if blocks.len() != 1 {
-                    return Err(Error::new(
-                        ErrorCode::ToolFailed,
-                        format!(
-                            "the client's model answered with {} content blocks; a tool gets one",
-                            blocks.len()
-                        ),
-                    ));
-                }
-                let block = blocks.remove(0);
-                answer["content"] = block;
-            }
-            serde_json::from_value(answer)
-                .map_err(|e| unavailable("sampling", format!("its answer is not a sampling result: {e}")))
+            sample_response(answer)
         })
     }
+}
+
+/// A tool's elicitation as MCP's form-mode parameters.
+///
+/// # Errors
+///
+/// `invalid_arguments` when the schema is not one MCP allows.
+pub(crate) fn elicit_params(request: ElicitRequest) -> Result<ElicitRequestParams> {
+    let schema: ElicitationSchema = serde_json::from_value(request.requested_schema).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "the requested schema is not one MCP allows for elicitation (an object of string, number, integer, boolean or enum properties): {e}"
+            ),
+        )
+    })?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: request.message,
+        requested_schema: schema,
+    })
+}
+
+/// A tool's sampling request as MCP's parameters.
+///
+/// # Errors
+///
+/// `invalid_arguments` when MCP would not carry it.
+pub(crate) fn sample_params(request: &SampleRequest) -> Result<CreateMessageRequestParams> {
+    serde_json::to_value(request)
+        .and_then(serde_json::from_value)
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidArguments,
+                format!("the sampling request is not one MCP allows: {e}"),
+            )
+        })
+}
+
+/// The client's elicitation answer as the tool gets it: an accepted form's
+/// content must be a JSON object.
+///
+/// # Errors
+///
+/// `tool_failed` for accepted content that is not an object.
+pub(crate) fn elicit_response(action: ElicitationAction, content: Option<Value>) -> Result<ElicitResponse> {
+    let action = match action {
+        ElicitationAction::Accept => ElicitAction::Accept,
+        ElicitationAction::Decline => ElicitAction::Decline,
+        // Cancel, and whatever a later revision adds: not an answer.
+        _ => ElicitAction::Cancel,
+    };
+    let content = match (action, content) {
+        (ElicitAction::Accept, Some(Value::Object(map))) => Some(map),
+        (ElicitAction::Accept, Some(other)) => {
+            let mut shown = other.to_string();
+            toolhost_core::text::truncate_utf8(&mut shown, 200);
+            return Err(Error::new(
+                ErrorCode::ToolFailed,
+                format!(
+                    "the client accepted the elicitation with content that is not a JSON object: {shown}"
+                ),
+            ));
+        }
+        (ElicitAction::Accept, None) => Some(serde_json::Map::new()),
+        (_, _) => None,
+    };
+    Ok(ElicitResponse { action, content })
+}
+
+/// The client model's answer (a `CreateMessageResult` as JSON) as the tool
+/// gets it: one content block.
+///
+/// # Errors
+///
+/// `tool_failed` for several blocks; `unavailable` for JSON that is not a
+/// sampling result.
+pub(crate) fn sample_response(mut answer: Value) -> Result<SampleResponse> {
+    // A revision that allows several blocks: one is what a tool gets.
+    if let Some(Value::Array(blocks)) = answer.get_mut("content") {
+        if blocks.len() != 1 {
+            return Err(Error::new(
+                ErrorCode::ToolFailed,
+                format!(
+                    "the client's model answered with {} content blocks; a tool gets one",
+                    blocks.len()
+                ),
+            ));
+        }
+        let block = blocks.remove(0);
+        answer["content"] = block;
+    }
+    serde_json::from_value(answer)
+        .map_err(|e| unavailable("sampling", format!("its answer is not a sampling result: {e}")))
 }

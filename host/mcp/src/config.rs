@@ -50,6 +50,13 @@ pub struct McpConfig {
     /// The MCP servers whose tools are bridged in (`[[mcp.servers]]`).
     #[serde(default)]
     pub servers: Vec<McpServerConfig>,
+    /// The file holding the secret (at least 32 bytes) that seals MCP
+    /// 2026-07-28 request states (`[mcp] state_key_file`, relative to the
+    /// config file): replicas that continue each other's requests must
+    /// share it. Without it (and without `TOOLHOST_MCP_STATE_KEY`), each
+    /// process makes a random key of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_key_file: Option<PathBuf>,
 }
 
 impl McpConfig {

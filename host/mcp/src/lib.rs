@@ -17,7 +17,9 @@
 //! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
 //! | every malformed request answered; the one bounded line reader | [`framing`] |
 //! | browser origins | [`origin`] |
-//! | approvals asked of the client (elicitation) | [`approval`]: [`McpApprover`] |
+//! | approvals asked of the client (elicitation, or a 2026-07-28 client's input request) | [`approval`]: [`McpApprover`] |
+//! | a 2026-07-28 request's questions: multi-round-trip results | [`round_trip`]: [`RoundTrips`] |
+//! | the sealed `requestState` they carry | [`request_state`]: [`StateSealer`], [`StateKey`] |
 //! | a call's own questions to its client (elicitation, sampling) | [`asking`]: [`PeerClient`] |
 //! | prompts, resources, subscriptions and completions served | `catalog` (used by [`server`]) |
 //! | what replicas share: one-time request states, tasks | [`store`]: [`Store`], [`MemoryStore`] |
@@ -60,6 +62,8 @@ mod logging;
 pub mod naming;
 pub mod origin;
 pub mod remote_catalog;
+pub mod request_state;
+pub mod round_trip;
 pub mod server;
 pub mod store;
 mod tool;
@@ -70,5 +74,7 @@ pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};
 pub use http::{HttpOptions, serve_http};
+pub use request_state::{StateKey, StateSealer};
+pub use round_trip::RoundTrips;
 pub use server::{McpServer, serve_stdio};
 pub use store::{MemoryStore, Store, StoreError};

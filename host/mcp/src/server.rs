@@ -53,6 +53,7 @@ use super::approval::McpApprover;
 use super::asking::PeerClient;
 use super::bridge::McpDispatcher;
 use super::catalog::{self, Listed, Subscriptions};
+use super::round_trip::{self, Ending, Retry, RoundTrip, RoundTrips};
 use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -90,6 +91,8 @@ pub struct McpServer {
     log_level: Arc<std::sync::Mutex<Option<LogLevel>>>,
     /// The resources this session's client subscribed to.
     subscriptions: Arc<Subscriptions>,
+    /// How 2026-07-28 requests ask their client (see [`round_trip`]).
+    round_trips: RoundTrips,
 }
 
 struct Shared {
@@ -140,7 +143,19 @@ impl McpServer {
             approver: None,
             log_level: Arc::default(),
             subscriptions: Arc::default(),
+            round_trips: RoundTrips::new(super::request_state::StateSealer::new(
+                super::request_state::StateKey::random(),
+                Arc::new(super::store::MemoryStore::new()),
+            )),
         }
+    }
+
+    /// Seals the request states of 2026-07-28 clients with `round_trips`'
+    /// key and store (by default, a random key of this process and its
+    /// memory: replicas need a shared key and store).
+    pub fn with_round_trips(mut self, round_trips: RoundTrips) -> Self {
+        self.round_trips = round_trips;
+        self
     }
 
     /// Lets `approver` ask this server's clients (each in its own session)
@@ -526,7 +541,26 @@ impl ServerHandler for McpServer {
             .or(*self.log_level.lock().unwrap_or_else(PoisonError::into_inner));
         let relay = (token.is_some() || log_level.is_some())
             .then(|| NoticeRelay::start(context.peer.clone(), token.clone()));
-        let ctx = DispatchContext {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // A 2026-07-28 request asks by multi-round-trip results.
+        let trip = match round_trip::is_round_trip(&context) {
+            true => Some(
+                RoundTrip::begin(
+                    &self.round_trips,
+                    &context,
+                    Retry {
+                        method: "tools/call",
+                        name: &request.name,
+                        arguments: &arguments,
+                        responses: request.input_responses,
+                        state: request.request_state.as_deref(),
+                    },
+                )
+                .await?,
+            ),
+            false => None,
+        };
+        let mut ctx = DispatchContext {
             cancel: context.ct.clone(),
             progress: relay
                 .as_ref()
@@ -542,8 +576,14 @@ impl ServerHandler for McpServer {
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let result = self.dispatcher.dispatch(&request.name, arguments, &ctx).await;
+        let result = match &trip {
+            Some(trip) => {
+                trip.attach(&mut ctx);
+                trip.scope(self.dispatcher.dispatch(&request.name, arguments, &ctx))
+                    .await
+            }
+            None => self.dispatcher.dispatch(&request.name, arguments, &ctx).await,
+        };
         if let Some(relay) = relay {
             // Every notification goes out before the result: none may follow it.
             relay.finish().await;
@@ -551,6 +591,12 @@ impl ServerHandler for McpServer {
         if self.session.activated().len() != activated {
             // A lazy-mode tool_search activated a tool: this session's list grew.
             let _ = context.peer.notify_tool_list_changed().await;
+        }
+        if let Some(ending) = trip.as_ref().and_then(|trip| trip.ending()) {
+            return match ending {
+                Ending::Ask(questions) => Ok(questions.into()),
+                Ending::Error(e) => Err(e),
+            };
         }
         if result.is_unknown_tool() {
             // Every MCP revision answers a call of a tool the server does
@@ -595,7 +641,24 @@ impl ServerHandler for McpServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let _guard = self.enter_request()?;
         let ctx = self.request_ctx(&context);
-        Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into())
+        if !round_trip::is_round_trip(&context) {
+            return Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into());
+        }
+        // The request itself goes to the prompt: what the state is bound
+        // to is taken first.
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let (name, state) = (request.name.clone(), request.request_state.clone());
+        let retry = Retry {
+            method: "prompts/get",
+            name: &name,
+            arguments: &arguments,
+            responses: request.input_responses.clone(),
+            state: state.as_deref(),
+        };
+        round_trip::run(&self.round_trips, &context, retry, ctx, |ctx| async move {
+            Ok(catalog::get_prompt(&self.dispatcher, request, &ctx).await?.into())
+        })
+        .await
     }
 
     async fn list_resources(
@@ -627,9 +690,25 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _guard = self.enter_request()?;
         let ctx = self.request_ctx(&context);
-        Ok(catalog::read_resource(&self.dispatcher, &request, &ctx)
-            .await?
-            .into())
+        if !round_trip::is_round_trip(&context) {
+            return Ok(catalog::read_resource(&self.dispatcher, &request, &ctx)
+                .await?
+                .into());
+        }
+        let request = &request;
+        let retry = Retry {
+            method: "resources/read",
+            name: &request.uri,
+            arguments: &Value::Null,
+            responses: request.input_responses.clone(),
+            state: request.request_state.as_deref(),
+        };
+        round_trip::run(&self.round_trips, &context, retry, ctx, |ctx| async move {
+            Ok(catalog::read_resource(&self.dispatcher, request, &ctx)
+                .await?
+                .into())
+        })
+        .await
     }
 
     #[allow(

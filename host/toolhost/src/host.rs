@@ -49,10 +49,10 @@ use crate::component::LoadedComponent;
 use crate::config::{Config, Started};
 use crate::dispatch::{DispatchContext, Dispatcher, McpDispatcher, Session, ToolCallEvent, ToolResult};
 use crate::engine::{Engine, EngineConfig};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::live::LivePlugins;
-use crate::mcp::{HttpOptions, McpApprover, McpServer, McpServerConfig};
+use crate::mcp::{HttpOptions, McpApprover, McpServer, McpServerConfig, RoundTrips, StateKey, StateSealer};
 use crate::registry::{Registration, Registry, Tool, ToolAudience, ToolSpec};
 
 /// How long calls in flight may run once serving is told to stop.
@@ -185,10 +185,13 @@ impl HostBuilder {
     /// # Errors
     ///
     /// `duplicate_tool` for two tools of one name; the config's errors (see
-    /// [`Config::start`]); a refusal of a [`HostBuilder::plugin`].
+    /// [`Config::start`]; `config` for an unreadable or short
+    /// `[mcp] state_key_file`); a refusal of a [`HostBuilder::plugin`].
     pub async fn build(self) -> Result<Host> {
         let mut config = self.config.unwrap_or_default();
         config.mcp.servers.extend(self.mcp_servers);
+        let state_key = StateKey::configured(config.mcp_config().state_key_file.as_deref())
+            .map_err(|e| Error::new(ErrorCode::Config, e.to_string()))?;
         let engine = Engine::new(EngineConfig {
             max_component_bytes: config.admission.max_component_bytes,
             ..self.engine
@@ -212,7 +215,11 @@ impl HostBuilder {
         for request in self.plugins {
             started.live.load(request).await?;
         }
-        Ok(Host { started, elicit })
+        Ok(Host {
+            started,
+            elicit,
+            state_key,
+        })
     }
 }
 
@@ -222,6 +229,8 @@ impl HostBuilder {
 pub struct Host {
     started: Started,
     elicit: Option<Arc<McpApprover>>,
+    /// What seals MCP 2026-07-28 request states, when configured.
+    state_key: Option<StateKey>,
 }
 
 impl Host {
@@ -385,7 +394,13 @@ impl Host {
     }
 
     fn mcp_server(self, audience: ToolAudience) -> McpServer {
-        let server = McpServer::new(self.started.dispatcher, audience);
+        let mut server = McpServer::new(self.started.dispatcher, audience);
+        // `[mcp] state_key_file` (or the environment's key), read when the
+        // host was built; without one the server's own random key.
+        if let Some(key) = self.state_key {
+            let store: Arc<dyn crate::mcp::Store> = Arc::new(crate::mcp::MemoryStore::new());
+            server = server.with_round_trips(RoundTrips::new(StateSealer::new(key, store)));
+        }
         match self.elicit {
             Some(elicit) => server.with_approver(elicit),
             None => server,

@@ -6,8 +6,10 @@
 //! as for tools. What a session does not see does not exist for it: getting,
 //! reading or completing it is `not_found`, the same answer as for a name
 //! no source offers. A prompt's or resource's source runs with the call's
-//! deadline, cancellation and log sink, and with no tool caller (a prompt
-//! does not call tools) and no client (it cannot ask one).
+//! deadline, cancellation and log sink, with no tool caller (a prompt
+//! does not call tools), and with the request's client when its session is
+//! trusted (an MCP 2026-07-28 `prompts/get` or `resources/read` may ask by
+//! a multi-round-trip result; the MCP server gives no client otherwise).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -203,7 +205,11 @@ impl Dispatcher {
             waiting: ctx.waiting.clone(),
             progress: None,
             log: ctx.log.clone(),
-            client: None,
+            // As for tool calls: a public session's sources may not ask.
+            client: match ctx.session.audience() {
+                crate::registry::ToolAudience::Trusted => ctx.client.clone(),
+                crate::registry::ToolAudience::Public => None,
+            },
             trace: ctx.trace.clone(),
         }
     }

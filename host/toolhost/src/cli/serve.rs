@@ -17,7 +17,11 @@ use toolhost::admission::{PluginRequest, Via};
 use toolhost::config::{PluginsDirConfig, Started};
 use toolhost::internal::admin;
 use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
-use toolhost::internal::mcp::{HttpOptions, McpApprover, McpServer, serve_http, serve_stdio};
+use toolhost::internal::mcp::request_state::STATE_KEY_ENV;
+use toolhost::internal::mcp::{
+    HttpOptions, McpApprover, McpServer, MemoryStore, RoundTrips, StateKey, StateSealer, Store, serve_http,
+    serve_stdio,
+};
 use toolhost::internal::registry::Registry;
 use toolhost::internal::registry::lazy::RegistryMode;
 use toolhost::live::LivePlugins;
@@ -72,9 +76,10 @@ pub(crate) struct ServeArgs {
     #[arg(long = "plugins", value_name = "DIR")]
     plugins_dir: Option<PathBuf>,
     /// Over HTTP, keep no MCP session between requests, so that replicas
-    /// behind an ordinary load balancer answer any request. Lazy mode and
-    /// approvals asked of the client need sessions: with --stateless, lazy
-    /// mode is refused and approvals are never asked by elicitation.
+    /// behind an ordinary load balancer answer any request. Lazy mode needs
+    /// sessions and is refused. Clients on MCP 2026-07-28 are asked for
+    /// approvals by multi-round-trip results (replicas need one shared
+    /// `[mcp] state_key_file`); earlier clients cannot be asked.
     #[arg(long, conflicts_with = "stdio")]
     stateless: bool,
     /// Over HTTP, the most MCP sessions open at once; an `initialize` past
@@ -107,9 +112,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     // Clients that can answer a form are asked (elicitation); the terminal,
     // if allowed, for the others; otherwise the call is denied. A stateless
-    // server cannot ask: the client's answer would reach another request
-    // (or another replica).
-    let elicit = (!args.no_elicit && !args.stateless).then(|| McpApprover::new(tty.clone()));
+    // server asks 2026-07-28 clients only (multi-round-trip results): a
+    // server-initiated request's answer would reach another request (or
+    // another replica).
+    let elicit = (!args.no_elicit).then(|| match args.stateless {
+        true => McpApprover::without_sessions(tty.clone()),
+        false => McpApprover::new(tty.clone()),
+    });
     let approver = match &elicit {
         Some(elicit) => Some(Arc::clone(elicit) as Arc<dyn ApprovalCallback>),
         None => tty,
@@ -157,7 +166,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    let mut server = McpServer::new(dispatcher, args.config.audience());
+    let round_trips = round_trips(&started.live, args.stateless)?;
+    let mut server = McpServer::new(dispatcher, args.config.audience()).with_round_trips(round_trips);
     if let Some(elicit) = elicit {
         server = server.with_approver(elicit);
     }
@@ -222,10 +232,31 @@ fn stateless_checks(started: &Started) -> anyhow::Result<()> {
     let asks = started.live.config().exec.is_some() || !started.live.config().require_approval.is_empty();
     if asks {
         errln!(
-            "toolhost: warning: --stateless: approvals cannot be asked of MCP clients (elicitation needs a session), and an approval \"for this session\" lasts one request; calls that need approval are denied unless --approve-on-tty. Serve statefully with sticky sessions to keep session approvals"
+            "toolhost: note: --stateless: clients on MCP 2026-07-28 are asked for approvals by multi-round-trip results; clients of earlier revisions cannot be asked (elicitation needs a session), so their calls that need approval are denied unless --approve-on-tty"
         );
     }
     Ok(())
+}
+
+/// How 2026-07-28 requests' states are sealed: the key from `[mcp]
+/// state_key_file`, else `TOOLHOST_MCP_STATE_KEY`, else a random one of
+/// this process (which `--stateless` warns about: replicas would refuse
+/// each other's states).
+fn round_trips(live: &LivePlugins, stateless: bool) -> anyhow::Result<RoundTrips> {
+    let file = live.config().mcp_config().state_key_file;
+    let key = match StateKey::configured(file.as_deref()).context("the request-state key")? {
+        Some(key) => key,
+        None => {
+            if stateless {
+                errln!(
+                    "toolhost: warning: --stateless without [mcp] state_key_file or {STATE_KEY_ENV}: request states are sealed with a random key of this process, so a replica refuses the retries another one asked for. Give every replica the same key file"
+                );
+            }
+            StateKey::random()
+        }
+    };
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Ok(RoundTrips::new(StateSealer::new(key, store)))
 }
 
 /// Reloads the `[[plugins]]` entries on every SIGHUP and, with `[oci]

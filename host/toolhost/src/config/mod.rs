@@ -351,8 +351,8 @@ impl Config {
         Ok(toolsets)
     }
 
-    /// The `[[mcp.servers]]` entries with relative paths (a stdio server's
-    /// `cwd`, and a `command` containing a slash) resolved against the
+    /// The `[mcp]` table with relative paths (a stdio server's `cwd`, a
+    /// `command` containing a slash, `state_key_file`) resolved against the
     /// config file's folder.
     pub fn mcp_config(&self) -> McpConfig {
         let mut mcp = self.mcp.clone();
@@ -365,6 +365,9 @@ impl Config {
                     *cwd = self.base_dir.join(&*cwd);
                 }
             }
+        }
+        if let Some(file) = &mut mcp.state_key_file {
+            *file = self.base_dir.join(&*file);
         }
         mcp
     }
