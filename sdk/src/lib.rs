@@ -26,7 +26,7 @@
 //!
 //! Build with `cargo build --target wasm32-wasip2 --release`: the `.wasm` in
 //! `target/wasm32-wasip2/release/` is the component toolhost loads. It
-//! implements the `toolhost:plugin@0.3.0` world (`plugin`, or `server` when
+//! implements the `toolhost:plugin@0.3.1` world (`plugin`, or `server` when
 //! it offers prompts and resources); `sdk/docs/rust.md` walks through a
 //! plugin from an empty folder.
 //!
@@ -41,7 +41,8 @@
 //! | report progress | [`progress`] |
 //! | log at MCP's levels | [`log`] |
 //! | call other tools | [`tools`] |
-//! | ask the user, or the client's model | [`client::elicit`], [`client::sample`] |
+//! | ask the user, the client's model, its roots | [`client::elicit`], [`client::sample`], [`client::list_roots`] |
+//! | ask several questions in one round | [`client::ask`] |
 //! | offer prompts, resources, templates, completions | [`server`] |
 //!
 //! ## What a tool can do
@@ -56,8 +57,8 @@
 //! - log at MCP's eight levels ([`log`]), to the host's log and the client
 //!   that asked for it;
 //! - call other tools, one at a time or many at once ([`tools`]);
-//! - ask the client's user a question or its model for a completion
-//!   ([`client`]);
+//! - ask the client's user a question, its model for a completion, or
+//!   for its roots, one at a time or several in one round ([`client`]);
 //! - use what it declared with [`capabilities!`] and was granted: files
 //!   and environment variables through `std`, HTTP through `wasi:http`.
 //!
@@ -142,13 +143,13 @@ pub mod __private {
     pub use crate::export::*;
     pub use crate::schema::{invoke, spec_of};
 
-    /// The generated bindings of the `toolhost:plugin@0.3.0` `server`
+    /// The generated bindings of the `toolhost:plugin@0.3.1` `server`
     /// world: every import, and the `tool`, `prompts` and `resources`
     /// exports. Its types are the ones the SDK converts to and from.
     #[allow(missing_docs, reason = "generated code")]
     pub mod server {
         wit_bindgen::generate!({
-            path: "wit/0.3.0",
+            path: "wit/0.3.1",
             world: "toolhost:plugin/server",
             pub_export_macro: true,
             export_macro_name: "__export_server",
@@ -157,7 +158,7 @@ pub mod __private {
         });
     }
 
-    /// The `toolhost:plugin@0.3.0` `plugin` world (tools only), for its
+    /// The `toolhost:plugin@0.3.1` `plugin` world (tools only), for its
     /// description alone: a component of it exports `tool` through the
     /// `server` bindings' `tool` export (one set of types and traits), and
     /// [`PLUGIN_WORLD`] puts this world's description (imports and the
@@ -165,15 +166,15 @@ pub mod __private {
     #[allow(missing_docs, unused_macros, reason = "generated code")]
     pub mod plugin {
         wit_bindgen::generate!({
-            path: "wit/0.3.0",
+            path: "wit/0.3.1",
             world: "toolhost:plugin/plugin",
             runtime_path: "::toolhost_sdk::__private::wit_bindgen::rt",
             with: {
-                "toolhost:plugin/types@0.3.0": crate::__private::server::toolhost::plugin::types,
-                "toolhost:plugin/host@0.3.0": crate::__private::server::toolhost::plugin::host,
-                "toolhost:plugin/progress@0.3.0": crate::__private::server::toolhost::plugin::progress,
-                "toolhost:plugin/tools@0.3.0": crate::__private::server::toolhost::plugin::tools,
-                "toolhost:plugin/client@0.3.0": crate::__private::server::toolhost::plugin::client,
+                "toolhost:plugin/types@0.3.1": crate::__private::server::toolhost::plugin::types,
+                "toolhost:plugin/host@0.3.1": crate::__private::server::toolhost::plugin::host,
+                "toolhost:plugin/progress@0.3.1": crate::__private::server::toolhost::plugin::progress,
+                "toolhost:plugin/tools@0.3.1": crate::__private::server::toolhost::plugin::tools,
+                "toolhost:plugin/client@0.3.1": crate::__private::server::toolhost::plugin::client,
             },
         });
     }
@@ -224,6 +225,9 @@ pub mod __private {
                     caps.sampling = true;
                     continue;
                 }
+                // `declare()`'s record has no field for it: the custom
+                // section carries `client roots` alone.
+                ("client", "roots") => continue,
                 ("dir", _) => &mut caps.dirs,
                 ("env", _) => &mut caps.env,
                 ("http", _) => &mut caps.http,
@@ -318,6 +322,7 @@ pub mod __private {
 ///     tools: ["calculate_expression"], // tools to call with `tools::call`
 ///     elicitation: true,          // questions to the user: `client::elicit`
 ///     sampling: true,             // completions from the client's model: `client::sample`
+///     roots: true,                // the client's roots: `client::list_roots`
 /// }
 /// ```
 ///
@@ -369,6 +374,12 @@ macro_rules! __capability_lines {
     (sampling false) => {
         ""
     };
+    (roots true) => {
+        "client roots\n"
+    };
+    (roots false) => {
+        ""
+    };
     ($kind:ident [$($value:literal),* $(,)?]) => {
         concat!($($crate::__capability_line!($kind), $value, "\n",)*)
     };
@@ -378,7 +389,7 @@ macro_rules! __capability_lines {
             stringify!($kind),
             ": ",
             stringify!($other),
-            "`: use a list of names for dirs, env, http, secrets and tools, and `true` or `false` for elicitation and sampling"
+            "`: use a list of names for dirs, env, http, secrets and tools, and `true` or `false` for elicitation, sampling and roots"
         ))
     };
 }
@@ -406,7 +417,7 @@ macro_rules! __capability_line {
         compile_error!(concat!(
             "unknown capability `",
             stringify!($other),
-            "`: use dirs, env, http, secrets, tools, elicitation or sampling"
+            "`: use dirs, env, http, secrets, tools, elicitation, sampling or roots"
         ))
     };
 }
@@ -506,7 +517,7 @@ macro_rules! plugin {
 #[macro_export]
 macro_rules! __plugin_world {
     () => {
-        $crate::__private::server::exports::toolhost::plugin::tool::__export_toolhost_plugin_tool_0_3_0_cabi!(
+        $crate::__private::server::exports::toolhost::plugin::tool::__export_toolhost_plugin_tool_0_3_1_cabi!(
             __ToolhostPlugin with_types_in $crate::__private::server::exports::toolhost::plugin::tool
         );
         #[cfg(target_arch = "wasm32")]

@@ -570,7 +570,7 @@ async fn the_json_report_lists_every_check_in_order() {
     assert_eq!(json["passed"], true);
     let report = &json["components"][0];
     assert_eq!(report["tools"], serde_json::json!(["greet"]));
-    assert_eq!(report["world"], "toolhost:plugin/plugin@0.3.0");
+    assert_eq!(report["world"], "toolhost:plugin/plugin@0.3.1");
     let names: Vec<&str> = report["checks"]
         .as_array()
         .unwrap()

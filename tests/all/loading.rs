@@ -32,7 +32,7 @@ async fn a_component_is_identified_by_the_blake3_of_its_bytes() {
     assert_eq!(loaded.hash(), hash);
     let info = loaded.describe();
     assert_eq!(info["hash"], hash.to_string());
-    assert_eq!(info["world"]["version"], "0.3.0");
+    assert_eq!(info["world"]["version"], "0.3.1");
     assert_eq!(info["tools"][0]["name"], "greet");
     assert_eq!(info["tools"][0]["description"], "Greets someone by name.");
     assert_eq!(

@@ -10,6 +10,7 @@ mod call_many;
 mod capabilities;
 mod claims;
 mod cli;
+mod client_rounds;
 mod codemode;
 mod concurrency;
 mod config;

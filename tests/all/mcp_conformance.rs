@@ -283,6 +283,7 @@ fn check(sdk: Sdk, out: &Value) {
     assert_eq!(
         prompts,
         [
+            "test_input_required_result_prompt",
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
             "test_prompt_with_image",
@@ -396,7 +397,7 @@ fn the_catalog_listing_says_where_each_item_comes_from() {
         .iter()
         .flat_map(|kind| catalog[kind].as_array().unwrap())
         .collect();
-    assert_eq!(items.len(), 4 + 3 + 1, "{catalog}");
+    assert_eq!(items.len(), 5 + 3 + 1, "{catalog}");
     for item in items {
         assert_eq!(item["source"], "wasm", "{item}");
         assert_eq!(item["componentHash"], hash, "{item}");

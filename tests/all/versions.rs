@@ -24,7 +24,15 @@ const FROZEN_CALLER_2: &str = "caller-0.2.0.wasm";
 #[test]
 fn frozen_components_are_the_recorded_bytes() {
     let readme = std::fs::read_to_string(support::frozen("README.md")).unwrap();
-    for file in [FROZEN_HELLO, FROZEN_CALLER, FROZEN_HELLO_2, FROZEN_CALLER_2] {
+    for file in [
+        FROZEN_HELLO,
+        FROZEN_CALLER,
+        FROZEN_HELLO_2,
+        FROZEN_CALLER_2,
+        "hello-0.3.0.wasm",
+        "caller-0.3.0.wasm",
+        "showcase-0.3.0.wasm",
+    ] {
         let bytes = std::fs::read(support::frozen(file)).unwrap();
         let hash = toolhost::ComponentHash::of(&bytes).to_string();
         let row = readme
@@ -64,7 +72,7 @@ async fn mixed_dispatcher() -> Dispatcher {
     let handmade = crate::load("handmade").await;
     assert_eq!(
         [hello.world(), caller.world(), sleepy.world(), handmade.world()].map(|w| w.version()),
-        ["0.1.0", "0.1.0", "0.3.0", "0.2.0"]
+        ["0.1.0", "0.1.0", "0.3.1", "0.2.0"]
     );
     let mut registry = Registry::new();
     for c in [&hello, &caller, &sleepy, &handmade] {
@@ -203,7 +211,7 @@ async fn dispatcher_0_2_0() -> Dispatcher {
             showcase.world()
         ]
         .map(|w| w.version()),
-        ["0.2.0", "0.2.0", "0.2.0", "0.3.0", "0.3.0"]
+        ["0.2.0", "0.2.0", "0.2.0", "0.3.1", "0.3.1"]
     );
     let mut registry = Registry::new();
     for c in [&hello, &caller, &handmade, &sleepy, &showcase] {

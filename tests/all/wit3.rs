@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use toolhost::internal::capabilities::{Grants, SamplingGrant};
 use toolhost::internal::client::{
-    ClientHandle, ClientRequests, ElicitAction, ElicitRequest, ElicitResponse, SampleRequest, SampleResponse,
+    Answer, AskKind, ClientHandle, ClientRequests, ElicitAction, ElicitResponse, Question, Request, Root,
+    Round, SampleResponse,
 };
 use toolhost::internal::content::{Content, ContentBlock, ResourceContents, Role};
 use toolhost::internal::dispatch::{CompletionRef, DispatchContext, Dispatcher, Session};
@@ -31,6 +32,7 @@ use crate::{engine, support};
 struct TestClient {
     elicit: bool,
     sample: bool,
+    roots: bool,
     answer: ElicitResponse,
     delay: Duration,
     asked: Mutex<Vec<Value>>,
@@ -41,6 +43,7 @@ impl TestClient {
         Arc::new(TestClient {
             elicit: true,
             sample: true,
+            roots: true,
             answer,
             delay: Duration::ZERO,
             asked: Mutex::new(Vec::new()),
@@ -62,38 +65,50 @@ impl TestClient {
 }
 
 impl ClientRequests for TestClient {
-    fn can_elicit(&self) -> bool {
-        self.elicit
+    fn can_answer(&self, kind: AskKind) -> bool {
+        match kind {
+            AskKind::Elicitation => self.elicit,
+            AskKind::Sampling => self.sample,
+            _ => self.roots,
+        }
     }
 
-    fn can_sample(&self) -> bool {
-        self.sample
-    }
-
-    fn elicit(&self, request: ElicitRequest) -> BoxFuture<'_, toolhost::Result<ElicitResponse>> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push(serde_json::to_value(&request).unwrap());
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Round> {
         Box::pin(async move {
             tokio::time::sleep(self.delay).await;
-            Ok(self.answer.clone())
-        })
-    }
-
-    fn sample(&self, request: SampleRequest) -> BoxFuture<'_, toolhost::Result<SampleResponse>> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push(serde_json::to_value(&request).unwrap());
-        Box::pin(async move {
-            tokio::time::sleep(self.delay).await;
-            Ok(SampleResponse {
-                role: Role::Assistant,
-                content: ContentBlock::text("four"),
-                model: "test-model".into(),
-                stop_reason: Some("endTurn".into()),
-            })
+            let mut answers = Vec::new();
+            for question in questions {
+                let kind = question.request.kind();
+                if !self.can_answer(kind) {
+                    answers.push(Err(toolhost::internal::client::not_declared(kind)));
+                    continue;
+                }
+                let (asked, answer) = match question.request {
+                    Request::Elicit(r) => (
+                        serde_json::to_value(&r).unwrap(),
+                        Answer::Elicit(self.answer.clone()),
+                    ),
+                    Request::Sample(r) => (
+                        serde_json::to_value(&r).unwrap(),
+                        Answer::Sample(SampleResponse {
+                            role: Role::Assistant,
+                            content: ContentBlock::text("four"),
+                            model: "test-model".into(),
+                            stop_reason: Some("endTurn".into()),
+                        }),
+                    ),
+                    _ => (
+                        json!({"roots": {}}),
+                        Answer::Roots(vec![Root {
+                            uri: "file:///work".into(),
+                            name: Some("work".into()),
+                        }]),
+                    ),
+                };
+                self.asked.lock().unwrap().push(asked);
+                answers.push(Ok(answer));
+            }
+            Ok(answers)
         })
     }
 }
@@ -146,7 +161,7 @@ fn with_client(client: Option<Arc<TestClient>>) -> DispatchContext {
 #[tokio::test]
 async fn a_result_is_content_blocks_beside_structured_json() {
     let showcase = load_with("showcase", Grants::default(), LimitsOverride::default()).await;
-    assert_eq!(showcase.world().version(), "0.3.0");
+    assert_eq!(showcase.world().version(), "0.3.1");
     let media = showcase.tools().iter().find(|t| t.name == "media").unwrap();
     assert_eq!(media.title.as_deref(), Some("Media"));
     let d = dispatcher(&[&showcase]);

@@ -21,11 +21,12 @@ const types = await sdk('types.js');
 
 const steps = JSON.parse(readFileSync(0, 'utf8') || '[]');
 const [mode, ...rest] = process.argv.slice(2);
-const state = { answer: null, sample: null, asked: [], sampled: [], logs: [], listChanged: 0 };
+const state = { answer: null, sample: null, roots: [], rootsListed: 0, asked: [], sampled: [], logs: [], listChanged: 0 };
 
 const capabilities = {};
 if (steps.some((s) => 'elicit' in s)) capabilities.elicitation = {};
 if (steps.some((s) => 'sample' in s)) capabilities.sampling = {};
+if (steps.some((s) => 'roots' in s)) capabilities.roots = {};
 const client = new Client({ name: 'toolhost-tests-ts', version: '1.0.0' }, { capabilities });
 
 client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => {
@@ -51,6 +52,13 @@ if (capabilities.sampling) {
       stopReason: 'endTurn',
       content: { type: 'text', text: state.sample },
     };
+  });
+}
+
+if (capabilities.roots) {
+  client.setRequestHandler(types.ListRootsRequestSchema, async () => {
+    state.rootsListed += 1;
+    return { roots: state.roots };
   });
 }
 
@@ -82,6 +90,10 @@ async function oneStep(step) {
   }
   if ('sample' in step) {
     state.sample = step.sample;
+    return {};
+  }
+  if ('roots' in step) {
+    state.roots = step.roots;
     return {};
   }
   if ('set_level' in step) {
@@ -163,6 +175,6 @@ for (const step of steps) {
     out.steps.push({ error: { code: e.code, message: e.message.replace(/^MCP error -?\d+: /, ''), data: e.data ?? null } });
   }
 }
-Object.assign(out, { elicitations: state.asked, samplings: state.sampled, logs: state.logs });
+Object.assign(out, { elicitations: state.asked, samplings: state.sampled, logs: state.logs, roots_listed: state.rootsListed });
 await client.close();
 process.stdout.write(JSON.stringify(out) + '\n');

@@ -22,6 +22,9 @@ asked are printed as "elicitations".
 A step {"sample": "TEXT"} makes the client declare the sampling capability
 and answer sampling requests with TEXT (model "test-model"); the requests are
 printed as "samplings".
+A step {"roots": [{"uri": ..., "name": ...}]} makes the client declare the
+roots capability and answer roots/list with those roots; how many times it
+was asked is printed as "roots_listed".
 Catalog steps: {"prompts": true}, {"get_prompt": NAME, "args": {...}},
 {"resources": true} (resources and templates), {"read": URI},
 {"complete": {"ref": {...}, "argument": {"name": ..., "value": ...}}},
@@ -93,9 +96,11 @@ async def run(session, steps, notes, elicit, logs):
     out = {"server_name": server_name, "steps": [], "elicitations": elicit["asked"], "logs": logs,
            "samplings": elicit["sampled"], "capabilities": dump(init.capabilities),
            "protocol_version": session.protocol_version}
+    out["roots_listed"] = elicit["roots_listed"]
     for step in steps:
         try:
             out["steps"].append(await one_step(session, step, notes, elicit))
+            out["roots_listed"] = elicit["roots_listed"]
         except MCPError as e:
             # A JSON-RPC error answer, as the server sent it.
             out["steps"].append({"error": {"code": e.error.code, "message": e.error.message, "data": e.error.data}})
@@ -108,6 +113,9 @@ async def one_step(session, step, notes, elicit):
         return caught
     if "sample" in step:
         elicit["sample"] = step["sample"]
+        return {}
+    if "roots" in step:
+        elicit["roots"] = step["roots"]
         return {}
     if "set_level" in step:
         await session.set_logging_level(step["set_level"])
@@ -161,7 +169,7 @@ async def main():
     mode = sys.argv[1]
     steps = json.loads(sys.stdin.read() or "[]")
     notes = []
-    elicit = {"answer": None, "asked": [], "sample": None, "sampled": []}
+    elicit = {"answer": None, "asked": [], "sample": None, "sampled": [], "roots": [], "roots_listed": 0}
 
     async def on_elicit(context, params):
         elicit["asked"].append({"message": params.message, "schema": params.requested_schema})
@@ -179,6 +187,13 @@ async def main():
     callbacks = {"elicitation_callback": on_elicit} if any("elicit" in s for s in steps) else {}
     if any("sample" in s for s in steps):
         callbacks["sampling_callback"] = on_sample
+
+    async def on_list_roots(context):
+        elicit["roots_listed"] += 1
+        return types.ListRootsResult(roots=[types.Root(**r) for r in elicit["roots"]])
+
+    if any("roots" in s for s in steps):
+        callbacks["list_roots_callback"] = on_list_roots
     logs = []
 
     async def on_log(params):

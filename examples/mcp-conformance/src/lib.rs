@@ -21,6 +21,8 @@ mod headers;
 mod stateless;
 use headers::test_header_echo;
 use stateless::{test_logging_tool, test_streaming_elicitation};
+mod input_required;
+use input_required::*;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
@@ -457,6 +459,7 @@ fn server() -> Server {
             .title("Prompt With Embedded Resource"),
         )
         .prompt(Prompt::new("test_prompt_with_image", prompt_with_image).title("Prompt With Image"))
+        .prompt(input_required::prompt())
         .resource(
             Resource::new("test://static-text", "static-text", static_text)
                 .title("Static Text Resource")
@@ -486,6 +489,7 @@ fn server() -> Server {
 toolhost_sdk::capabilities! {
     elicitation: true,
     sampling: true,
+    roots: true,
 }
 
 toolhost_sdk::plugin! {
@@ -507,6 +511,10 @@ toolhost_sdk::plugin! {
         test_header_echo,
         test_streaming_elicitation,
         test_logging_tool,
+        test_missing_capability, test_input_required_result_elicitation, test_input_required_result_sampling,
+        test_input_required_result_list_roots, test_input_required_result_request_state,
+        test_input_required_result_multiple_inputs, test_input_required_result_multi_round,
+        test_input_required_result_tampered_state, test_input_required_result_capabilities,
     ],
     server: server,
 }

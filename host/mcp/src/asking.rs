@@ -2,8 +2,11 @@
 //!
 //! [`PeerClient`] is the [`ClientRequests`] of one MCP session: a tool's
 //! elicitation goes to the client as `elicitation/create` (form mode), its
-//! sampling as `sampling/createMessage`, each only when the client declared
-//! the capability at `initialize`. The server gives it to the calls of its
+//! sampling as `sampling/createMessage`, its roots question as
+//! `roots/list`, each only when the client declared the capability at
+//! `initialize`. The questions of one round are asked concurrently, each
+//! answered or refused on its own (a refused one does not hold up the
+//! others). The server gives it to the calls of its
 //! session (dispatch passes it on to trusted sessions only; the runtime to
 //! plugins that declared and were granted the capability).
 //!
@@ -20,13 +23,15 @@
 
 use std::time::Duration;
 
+use futures_util::future::join_all;
 use rmcp::model::{CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::ElicitationMode;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
 use toolhost_core::client::{
-    ClientRequests, ElicitAction, ElicitRequest, ElicitResponse, SampleRequest, SampleResponse,
+    Answer, AskKind, ClientRequests, ElicitAction, ElicitRequest, ElicitResponse, Question, Request, Root,
+    Round, SampleRequest, SampleResponse,
 };
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::BoxFuture;
@@ -43,8 +48,9 @@ pub struct PeerClient {
 impl std::fmt::Debug for PeerClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PeerClient")
-            .field("elicit", &self.can_elicit())
-            .field("sample", &self.can_sample())
+            .field("elicit", &self.can_answer(AskKind::Elicitation))
+            .field("sample", &self.can_answer(AskKind::Sampling))
+            .field("roots", &self.can_answer(AskKind::Roots))
             .finish()
     }
 }
@@ -64,54 +70,95 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 impl ClientRequests for PeerClient {
-    fn can_elicit(&self) -> bool {
-        !self.peer.is_transport_closed()
-            && self
+    fn can_answer(&self, kind: AskKind) -> bool {
+        if self.peer.is_transport_closed() {
+            return false;
+        }
+        match kind {
+            AskKind::Elicitation => self
                 .peer
                 .supported_elicitation_modes()
-                .contains(&ElicitationMode::Form)
-    }
-
-    fn can_sample(&self) -> bool {
-        !self.peer.is_transport_closed()
-            && self
+                .contains(&ElicitationMode::Form),
+            AskKind::Sampling => self
                 .peer
                 .peer_info()
-                .is_some_and(|info| info.capabilities.sampling.is_some())
+                .is_some_and(|info| info.capabilities.sampling.is_some()),
+            AskKind::Roots => self
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.roots.is_some()),
+            // A kind a later core adds: not one this session knows to ask.
+            _ => false,
+        }
     }
 
-    fn elicit(&self, request: ElicitRequest) -> BoxFuture<'_, Result<ElicitResponse>> {
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Round> {
         Box::pin(async move {
-            let params = elicit_params(request)?;
-            let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.create_elicitation(params))
-                .await
-                .map_err(|_| {
-                    unavailable(
-                        "elicitation",
-                        format!("no answer within {} s", ASK_TIMEOUT.as_secs()),
-                    )
-                })?
-                .map_err(|e| unavailable("elicitation", e))?;
-            elicit_response(answer.action, answer.content)
+            // Concurrently: a person may answer the questions in any order,
+            // and a model's answer need not wait for them.
+            Ok(join_all(questions.into_iter().map(|q| self.ask_one(q.request))).await)
         })
     }
+}
 
-    fn sample(&self, request: SampleRequest) -> BoxFuture<'_, Result<SampleResponse>> {
-        Box::pin(async move {
-            let params = sample_params(&request)?;
-            let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.create_message(params))
-                .await
-                .map_err(|_| {
-                    unavailable(
-                        "sampling",
-                        format!("no answer within {} s", ASK_TIMEOUT.as_secs()),
-                    )
-                })?
-                .map_err(|e| unavailable("sampling", e))?;
-            let answer = serde_json::to_value(&answer)
-                .map_err(|e| unavailable("sampling", format!("its answer cannot be read: {e}")))?;
-            sample_response(answer)
-        })
+impl PeerClient {
+    /// One question, answered or refused.
+    async fn ask_one(&self, request: Request) -> Result<Answer> {
+        let kind = request.kind();
+        if !self.can_answer(kind) {
+            return Err(toolhost_core::client::not_declared(kind));
+        }
+        match request {
+            Request::Elicit(r) => self.elicit(r).await.map(Answer::Elicit),
+            Request::Sample(r) => self.sample(r).await.map(Answer::Sample),
+            Request::ListRoots => self.list_roots().await.map(Answer::Roots),
+            _ => Err(toolhost_core::client::not_declared(kind)),
+        }
+    }
+
+    async fn list_roots(&self) -> Result<Vec<Root>> {
+        let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.list_roots())
+            .await
+            .map_err(|_| unavailable("roots", format!("no answer within {} s", ASK_TIMEOUT.as_secs())))?
+            .map_err(|e| unavailable("roots", e))?;
+        Ok(answer
+            .roots
+            .into_iter()
+            .map(|r| Root {
+                uri: r.uri,
+                name: r.name,
+            })
+            .collect())
+    }
+
+    async fn elicit(&self, request: ElicitRequest) -> Result<ElicitResponse> {
+        let params = elicit_params(request)?;
+        let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.create_elicitation(params))
+            .await
+            .map_err(|_| {
+                unavailable(
+                    "elicitation",
+                    format!("no answer within {} s", ASK_TIMEOUT.as_secs()),
+                )
+            })?
+            .map_err(|e| unavailable("elicitation", e))?;
+        elicit_response(answer.action, answer.content)
+    }
+
+    async fn sample(&self, request: SampleRequest) -> Result<SampleResponse> {
+        let params = sample_params(&request)?;
+        let answer = tokio::time::timeout(ASK_TIMEOUT, self.peer.create_message(params))
+            .await
+            .map_err(|_| {
+                unavailable(
+                    "sampling",
+                    format!("no answer within {} s", ASK_TIMEOUT.as_secs()),
+                )
+            })?
+            .map_err(|e| unavailable("sampling", e))?;
+        let answer = serde_json::to_value(&answer)
+            .map_err(|e| unavailable("sampling", format!("its answer cannot be read: {e}")))?;
+        sample_response(answer)
     }
 }
 

@@ -46,7 +46,7 @@ use std::time::Duration;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest as McpElicitRequest,
     ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion,
+    ListRootsRequest, ListRootsResult, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -56,7 +56,7 @@ use tokio_util::sync::CancellationToken;
 use super::asking;
 use super::request_state::{Answer, Asked, Binding, StateError, StateSealer, fingerprint};
 use toolhost_core::client::{
-    ClientHandle, ClientRequests, ElicitRequest, ElicitResponse, SampleRequest, SampleResponse,
+    Answer as ClientAnswer, AskKind, ClientHandle, ClientRequests, Question, Request, Root, Round,
 };
 use toolhost_core::dispatch::DispatchContext;
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -140,6 +140,7 @@ pub fn caller(context: &RequestContext<RoleServer>) -> String {
 enum Kind {
     Elicitation,
     Sampling,
+    Roots,
     Approval,
 }
 
@@ -148,6 +149,7 @@ impl Kind {
         match self {
             Kind::Elicitation => "elicitation",
             Kind::Sampling => "sampling",
+            Kind::Roots => "roots",
             Kind::Approval => "approval",
         }
     }
@@ -156,6 +158,7 @@ impl Kind {
     fn capability(self) -> &'static str {
         match self {
             Kind::Sampling => "sampling",
+            Kind::Roots => "roots",
             Kind::Elicitation | Kind::Approval => "elicitation",
         }
     }
@@ -352,6 +355,7 @@ impl RoundTrip {
     fn declared(&self, capability: &str) -> bool {
         match capability {
             "sampling" => self.capabilities.sampling.is_some(),
+            "roots" => self.capabilities.roots.is_some(),
             // Form mode: `{}` (form by default) or `{"form": ...}`.
             _ => self
                 .capabilities
@@ -572,6 +576,9 @@ fn check_response(kind: Kind, key: &str, response: &Value) -> std::result::Resul
         Kind::Sampling => serde_json::from_value::<CreateMessageResult>(response.clone())
             .map(drop)
             .map_err(|e| wrong("a sampling result", e)),
+        Kind::Roots => serde_json::from_value::<ListRootsResult>(response.clone())
+            .map(drop)
+            .map_err(|e| wrong("a roots result", e)),
     }
 }
 
@@ -580,57 +587,128 @@ fn check_response(kind: Kind, key: &str, response: &Value) -> std::result::Resul
 pub struct RoundTripClient(pub Arc<RoundTrip>);
 
 impl RoundTripClient {
-    /// The answer to a question, or a future that never resolves: the
-    /// request has ended and its cancellation drops the call.
-    async fn answer(&self, kind: Kind, question: Value, request: InputRequest) -> Value {
-        // Keyed by kind, as `ClientHandle` keys a lone question.
-        match self.0.ask(kind.name(), kind, question, request) {
-            Some(answer) => answer,
-            None => std::future::pending().await,
-        }
+    /// `question` as the client will see it, or why it cannot be asked.
+    fn pose(question: Question) -> Result<Posed> {
+        let Question { key, request } = question;
+        let (kind, request) = match request {
+            Request::Elicit(r) => {
+                let params = asking::elicit_params(r)?;
+                (
+                    Kind::Elicitation,
+                    InputRequest::Elicitation(McpElicitRequest::new(params)),
+                )
+            }
+            Request::Sample(r) => {
+                let params = asking::sample_params(&r)?;
+                (
+                    Kind::Sampling,
+                    InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+                )
+            }
+            Request::ListRoots => (Kind::Roots, InputRequest::ListRoots(ListRootsRequest::default())),
+            other => {
+                return Err(Error::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "a {} question cannot be sent in an InputRequiredResult",
+                        other.kind()
+                    ),
+                ));
+            }
+        };
+        // What its fingerprint is taken of: the request's parameters.
+        let question = serde_json::to_value(&request)
+            .ok()
+            .and_then(|v| v.get("params").cloned())
+            .unwrap_or_default();
+        Ok(Posed {
+            key,
+            kind,
+            question,
+            request,
+        })
+    }
+
+    /// A checked response as the tool gets it.
+    fn answer(kind: Kind, response: Value) -> Result<ClientAnswer> {
+        // Checked when it came in (`check_response`): it reads.
+        let unread = |e: serde_json::Error| {
+            Error::new(
+                ErrorCode::Internal,
+                format!("a checked {} answer did not read: {e}", kind.name()),
+            )
+        };
+        Ok(match kind {
+            Kind::Sampling => ClientAnswer::Sample(asking::sample_response(response)?),
+            Kind::Roots => {
+                let result: ListRootsResult = serde_json::from_value(response).map_err(unread)?;
+                ClientAnswer::Roots(
+                    result
+                        .roots
+                        .into_iter()
+                        .map(|r| Root {
+                            uri: r.uri,
+                            name: r.name,
+                        })
+                        .collect(),
+                )
+            }
+            Kind::Elicitation | Kind::Approval => {
+                let result: ElicitResult = serde_json::from_value(response).map_err(unread)?;
+                ClientAnswer::Elicit(asking::elicit_response(result.action, result.content)?)
+            }
+        })
     }
 }
 
 impl ClientRequests for RoundTripClient {
-    fn can_elicit(&self) -> bool {
-        self.0.declared("elicitation")
+    fn can_answer(&self, kind: AskKind) -> bool {
+        self.0.declared(kind.as_str())
     }
 
-    fn can_sample(&self) -> bool {
-        self.0.declared("sampling")
-    }
-
-    fn elicit(&self, request: ElicitRequest) -> BoxFuture<'_, Result<ElicitResponse>> {
+    /// A round: the questions that can be posed go to [`RoundTrip::round`]
+    /// together; when it ends the request (some are unanswered, or one
+    /// needs a capability the client did not declare), the round's outer
+    /// error ends the call, whose instance is dropped where it stands.
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Round> {
         Box::pin(async move {
-            let params = asking::elicit_params(request)?;
-            let question = serde_json::to_value(&params).unwrap_or_default();
-            let request = InputRequest::Elicitation(McpElicitRequest::new(params));
-            let answer = self.answer(Kind::Elicitation, question, request).await;
-            // Checked when it came in: it reads.
-            let answer: ElicitResult = serde_json::from_value(answer).map_err(|e| {
-                Error::new(
-                    ErrorCode::Internal,
-                    format!("a checked elicitation answer did not read: {e}"),
-                )
-            })?;
-            asking::elicit_response(answer.action, answer.content)
-        })
-    }
-
-    fn sample(&self, request: SampleRequest) -> BoxFuture<'_, Result<SampleResponse>> {
-        Box::pin(async move {
-            let params = asking::sample_params(&request)?;
-            let question = serde_json::to_value(&params).unwrap_or_default();
-            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-            let answer = self.answer(Kind::Sampling, question, request).await;
-            asking::sample_response(answer)
-        })
-    }
-
-    fn undeclared(&self, what: &'static str) -> BoxFuture<'_, Error> {
-        Box::pin(async move {
-            self.0.refuse_undeclared(what);
-            std::future::pending().await
+            let mut answers: Vec<Option<Result<ClientAnswer>>> = Vec::with_capacity(questions.len());
+            let mut posed = Vec::new();
+            for question in questions {
+                match RoundTripClient::pose(question) {
+                    Ok(p) => {
+                        posed.push(p);
+                        answers.push(None);
+                    }
+                    Err(e) => answers.push(Some(Err(e))),
+                }
+            }
+            let kinds: Vec<Kind> = posed.iter().map(|p| p.kind).collect();
+            if !posed.is_empty() {
+                let Some(responses) = self.0.round(posed) else {
+                    return Err(Error::new(
+                        ErrorCode::Cancelled,
+                        "the request ended to ask its client (an InputRequiredResult) or was refused",
+                    ));
+                };
+                let mut responses = kinds.into_iter().zip(responses);
+                for slot in answers.iter_mut().filter(|a| a.is_none()) {
+                    *slot = responses
+                        .next()
+                        .map(|(kind, response)| RoundTripClient::answer(kind, response));
+                }
+            }
+            Ok(answers
+                .into_iter()
+                .map(|a| {
+                    a.unwrap_or_else(|| {
+                        Err(Error::new(
+                            ErrorCode::Unavailable,
+                            "the client gave no answer to this question",
+                        ))
+                    })
+                })
+                .collect())
         })
     }
 }

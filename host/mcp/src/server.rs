@@ -256,11 +256,14 @@ impl McpServer {
     }
 
     /// The context of a request of this session that is not a tool call
-    /// (a prompt, a resource, a completion): its cancellation, nothing else.
+    /// (a prompt, a resource, a completion): its cancellation, and the
+    /// client a prompt or resource may ask (dispatch passes it on to
+    /// trusted sessions' prompts and resources only).
     fn request_ctx(&self, context: &RequestContext<RoleServer>) -> DispatchContext {
         DispatchContext {
             cancel: context.ct.clone(),
             trace: trace_of(context),
+            client: Some(ClientHandle(Arc::new(PeerClient::new(context.peer.clone())))),
             ..DispatchContext::new(Arc::clone(&self.session))
         }
     }

@@ -20,6 +20,7 @@
 //! | a secret | `secret NAME` | a [`SecretGrant`] in [`Grants::secrets`] | a request header the host adds for the granted hosts; the guest never sees the value |
 //! | asking the user (elicitation) | `client elicitation` | [`Grants::elicitation`] | `toolhost:plugin/client.elicit` reaches the call's MCP client, when it has one that can answer |
 //! | asking the client's model (sampling) | `client sampling` | a [`SamplingGrant`] in [`Grants::sampling`]: a budget of requests and tokens per call | `toolhost:plugin/client.sample` reaches the call's MCP client, within the budget |
+//! | listing the client's roots | `client roots` (the section only: 0.3.x's `declare()` record has no field for it) | [`Grants::roots`] | `toolhost:plugin/client.list-roots` (0.3.1) reaches the call's MCP client, when it has one that can answer |
 //!
 //! What a component declares but is not granted is simply absent (the guest
 //! sees no such directory or variable); what is granted but not declared is
@@ -63,11 +64,15 @@ pub struct Declared {
     /// sampling`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sampling: bool,
+    /// Whether it lists the client's roots (`client roots`; declared in the
+    /// custom section only, since `declare()`'s record has no such field).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub roots: bool,
 }
 
 /// The values of a `client` declaration line: what a plugin may ask the
 /// client of a call.
-const CLIENT_CAPABILITIES: [&str; 2] = ["elicitation", "sampling"];
+const CLIENT_CAPABILITIES: [&str; 3] = ["elicitation", "sampling", "roots"];
 
 impl Declared {
     /// Reads the declarations from a component's bytes: every
@@ -94,7 +99,7 @@ impl Declared {
 
     /// Adds the declarations of one `toolhost:capabilities` section: one
     /// `KIND VALUE` line each (`dir`, `env`, `http`, `secret`, `tool`, and
-    /// `client elicitation` or `client sampling`).
+    /// `client elicitation`, `client sampling` or `client roots`).
     ///
     /// # Errors
     ///
@@ -121,7 +126,11 @@ impl Declared {
                 out.push('\n');
             }
         }
-        for (wanted, name) in [(self.elicitation, "elicitation"), (self.sampling, "sampling")] {
+        for (wanted, name) in [
+            (self.elicitation, "elicitation"),
+            (self.sampling, "sampling"),
+            (self.roots, "roots"),
+        ] {
             if wanted {
                 out.push_str("client ");
                 out.push_str(name);
@@ -150,6 +159,7 @@ impl Declared {
         self.secrets.extend(other.secrets);
         self.elicitation |= other.elicitation;
         self.sampling |= other.sampling;
+        self.roots |= other.roots;
         self.dedup();
     }
 
@@ -208,6 +218,7 @@ impl Declared {
                 "secret" if !value.is_empty() => self.secrets.push(value),
                 "client" if value == CLIENT_CAPABILITIES[0] => self.elicitation = true,
                 "client" if value == CLIENT_CAPABILITIES[1] => self.sampling = true,
+                "client" if value == CLIENT_CAPABILITIES[2] => self.roots = true,
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -228,6 +239,7 @@ impl Declared {
             && self.secrets.is_empty()
             && !self.elicitation
             && !self.sampling
+            && !self.roots
     }
 }
 
@@ -283,6 +295,7 @@ pub fn declare(bytes: &[u8], more: &Declared) -> Result<(Vec<u8>, Declared)> {
         secrets: new(&more.secrets, &present.secrets),
         elicitation: more.elicitation && !present.elicitation,
         sampling: more.sampling && !present.sampling,
+        roots: more.roots && !present.roots,
     };
     if added.is_empty() {
         return Ok((bytes.to_vec(), added));
@@ -348,6 +361,10 @@ pub struct Grants {
     /// completions from its model (sampling).
     #[serde(default)]
     pub sampling: Option<SamplingGrant>,
+    /// Whether the plugin may list the roots of a call's MCP client (the
+    /// directories and files it exposes).
+    #[serde(default)]
+    pub roots: bool,
 }
 
 /// The budget of a sampling grant, per call: how many requests a call may
@@ -406,6 +423,9 @@ pub struct Effective {
     /// Its sampling budget, when it may ask the client's model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingGrant>,
+    /// Whether it may list the client's roots.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub roots: bool,
     /// Declared capabilities that were not granted (for the load log).
     pub not_granted: Vec<String>,
     /// Granted capabilities the component does not declare, which it
@@ -503,6 +523,12 @@ impl Effective {
             (false, Some(_)) => effective.not_declared.push("client sampling".into()),
             (false, None) => {}
         }
+        match (declared.roots, grants.roots) {
+            (true, true) => effective.roots = true,
+            (true, false) => effective.not_granted.push("client roots".into()),
+            (false, true) => effective.not_declared.push("client roots".into()),
+            (false, false) => {}
+        }
         let (http, not_granted) =
             HttpAccess::resolve(&declared.http, &declared.secrets, &grants.http, &grants.secrets)?;
         let undeclared = |kind: &str, granted: Vec<&String>, declared: &[String]| -> Vec<String> {
@@ -581,6 +607,7 @@ mod tests {
         let both = Declared {
             elicitation: true,
             sampling: true,
+            roots: true,
             ..Default::default()
         };
         let budget = SamplingGrant {
@@ -590,18 +617,27 @@ mod tests {
         let granted = Grants {
             elicitation: true,
             sampling: Some(budget),
+            roots: true,
             ..Default::default()
         };
         let eff = Effective::resolve(&both, &granted).unwrap();
-        assert!(eff.elicitation);
+        assert!(eff.elicitation && eff.roots);
         assert_eq!(eff.sampling, Some(budget));
         let ungranted = Effective::resolve(&both, &Grants::default()).unwrap();
-        assert!(!ungranted.elicitation && ungranted.sampling.is_none());
-        assert_eq!(ungranted.not_granted, ["client elicitation", "client sampling"]);
+        assert!(!ungranted.elicitation && ungranted.sampling.is_none() && !ungranted.roots);
+        assert_eq!(
+            ungranted.not_granted,
+            ["client elicitation", "client sampling", "client roots"]
+        );
         let undeclared = Effective::resolve(&Declared::default(), &granted).unwrap();
-        assert!(!undeclared.elicitation && undeclared.sampling.is_none());
-        assert_eq!(undeclared.not_declared, ["client elicitation", "client sampling"]);
-        let parsed: Grants = toml::from_str("elicitation = true\nsampling = { requests = 3 }").unwrap();
+        assert!(!undeclared.elicitation && undeclared.sampling.is_none() && !undeclared.roots);
+        assert_eq!(
+            undeclared.not_declared,
+            ["client elicitation", "client sampling", "client roots"]
+        );
+        let parsed: Grants =
+            toml::from_str("elicitation = true\nsampling = { requests = 3 }\nroots = true").unwrap();
+        assert!(parsed.roots);
         assert_eq!(
             parsed.sampling,
             Some(SamplingGrant {
@@ -614,7 +650,7 @@ mod tests {
     #[test]
     fn declarations_parse_strictly() {
         let mut d = Declared::default();
-        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet\nclient sampling")
+        d.parse("dir /a\nenv X\n\nhttp *\nsecret TOKEN\ntool greet\nclient sampling\nclient roots")
             .unwrap();
         assert_eq!(
             d,
@@ -626,9 +662,13 @@ mod tests {
                 secrets: vec!["TOKEN".into()],
                 elicitation: false,
                 sampling: true,
+                roots: true,
             }
         );
-        assert!(d.to_section().ends_with("tool greet\nclient sampling\n"));
+        assert!(
+            d.to_section()
+                .ends_with("tool greet\nclient sampling\nclient roots\n")
+        );
         assert!(d.parse("client everything").is_err());
         assert!(d.parse("net everything").is_err());
         assert!(d.parse("dirs").is_err());

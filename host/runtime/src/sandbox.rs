@@ -91,6 +91,9 @@ pub struct SandboxState {
     pub(crate) samples_made: u32,
     /// How many tokens its sampling requests have asked for, in all.
     pub(crate) tokens_asked: u32,
+    /// How many questions it has put to its client, in all (numbering the
+    /// keys of 0.3.0's single questions: the same on every run of a call).
+    pub(crate) questions_asked: u32,
     /// The call's output limit, which also caps a request to the client.
     pub(crate) output_bytes: u64,
     pub(crate) logs_left: u32,
@@ -109,13 +112,15 @@ pub struct SandboxState {
 }
 
 /// What a component may ask the client of a call: its effective
-/// elicitation and sampling capabilities.
+/// elicitation, sampling and roots capabilities.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ClientGrants {
     /// It may ask the user questions.
     pub(crate) elicitation: bool,
     /// It may ask the client's model, within this budget per call.
     pub(crate) sampling: Option<crate::capabilities::SamplingGrant>,
+    /// It may list the client's roots.
+    pub(crate) roots: bool,
 }
 
 /// What a call's store keeps of its [`CallContext`]: all but the limit
@@ -237,9 +242,11 @@ impl SandboxState {
             client: ClientGrants {
                 elicitation: capabilities.elicitation,
                 sampling: capabilities.sampling,
+                roots: capabilities.roots,
             },
             samples_made: 0,
             tokens_asked: 0,
+            questions_asked: 0,
             output_bytes: limits.output_bytes,
             logs_left: limits.log_records,
             logs_dropped: 0,
@@ -702,6 +709,11 @@ pub(crate) fn classify(err: &wasmtime::Error, state: &SandboxState, limits: &Lim
             ErrorCode::Cancelled,
             "the call was stopped: its caller cancelled it",
         );
+    }
+    // A host function ended the call on purpose, naming why (a round of
+    // questions its client ended as a whole): that reason, unchanged.
+    if let Some(cause) = err.downcast_ref::<Error>() {
+        return cause.clone();
     }
     if state.timed_out || matches!(err.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return timeout_error(limits);

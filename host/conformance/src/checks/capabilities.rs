@@ -14,7 +14,8 @@ use crate::report::{CheckReport, Problem, count};
 const HTTP: &str = "wasi:http/outgoing-handler";
 /// The interface nested tool calls go through.
 const TOOLS: &str = "toolhost:plugin/tools";
-/// The interface elicitation and sampling go through (0.3.0).
+/// The interface elicitation and sampling (0.3.0) and roots (0.3.1) go
+/// through.
 const CLIENT: &str = "toolhost:plugin/client";
 /// The interface granted directories are reached through.
 const PREOPENS: &str = "wasi:filesystem/preopens";
@@ -85,6 +86,7 @@ fn describe(declared: &Declared) -> String {
     for (wanted, what) in [
         (declared.elicitation, "client elicitation"),
         (declared.sampling, "client sampling"),
+        (declared.roots, "client roots"),
     ] {
         if wanted {
             parts.push(what.to_string());
@@ -114,12 +116,12 @@ fn notes(declared: &Declared, artifact: &Artifact) -> Vec<String> {
              any language on 0.2.0: return them from declare(), or `toolhost declare --tool NAME`)"
         ));
     }
-    if artifact.imports_interface(CLIENT) && !declared.elicitation && !declared.sampling {
+    if artifact.imports_interface(CLIENT) && !declared.elicitation && !declared.sampling && !declared.roots {
         notes.push(format!(
-            "it imports {CLIENT} but declares neither elicitation nor sampling, so every question to the user \
-             and request to the client's model it makes is refused (to ask, declare them: Rust \
-             toolhost_sdk::capabilities! {{ elicitation: true, sampling: true }}, any language: return them \
-             from declare(), or `toolhost declare --elicitation --sampling`)"
+            "it imports {CLIENT} but declares neither elicitation, sampling nor roots, so every question to the user, \
+             request to the client's model and roots request it makes is refused (to ask, declare them: Rust \
+             toolhost_sdk::capabilities! {{ elicitation: true, sampling: true, roots: true }}, any language: return \
+             the first two from declare(), or `toolhost declare --elicitation --sampling --roots`)"
         ));
     }
     notes
@@ -166,6 +168,7 @@ fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
     let asks: Vec<&str> = [
         (declared.elicitation, "elicitation"),
         (declared.sampling, "sampling"),
+        (declared.roots, "roots"),
     ]
     .into_iter()
     .filter_map(|(wanted, what)| wanted.then_some(what))
@@ -176,7 +179,7 @@ fn mismatches(declared: &Declared, artifact: &Artifact) -> Vec<Problem> {
                 "it declares `client {}` but does not import {CLIENT}, so it can never ask",
                 asks.join("`, `client ")
             ),
-            "remove the declaration, or ask the client (Rust: toolhost_sdk::client::elicit or sample)",
+            "remove the declaration, or ask the client (Rust: toolhost_sdk::client::elicit, sample or list_roots)",
         ));
     }
     if !declared.dirs.is_empty() && !artifact.imports_interface(PREOPENS) {

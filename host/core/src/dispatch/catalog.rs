@@ -6,10 +6,10 @@
 //! as for tools. What a session does not see does not exist for it: getting,
 //! reading or completing it is `not_found`, the same answer as for a name
 //! no source offers. A prompt's or resource's source runs with the call's
-//! deadline, cancellation and log sink, with no tool caller (a prompt
-//! does not call tools), and with the request's client when its session is
-//! trusted (an MCP 2026-07-28 `prompts/get` or `resources/read` may ask by
-//! a multi-round-trip result; the MCP server gives no client otherwise).
+//! deadline, cancellation and log sink, and with no tool caller (a prompt
+//! does not call tools). A prompt or resource of a trusted session may ask
+//! the session's client (elicitation, sampling, roots) as a tool may; a
+//! completion never does (it answers as the user types).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -99,7 +99,7 @@ impl Dispatcher {
             .ok_or_else(|| not_found("prompt", name))?;
         entry.spec().check_arguments(&arguments)?;
         let prompt = Arc::clone(entry.prompt());
-        let call = self.catalog_call(ctx);
+        let call = self.catalog_call(ctx, true);
         bounded(ctx, prompt.get(arguments, call)).await
     }
 
@@ -116,7 +116,7 @@ impl Dispatcher {
             Some((reader, provenance)) if seen.sees(provenance) => Arc::clone(reader),
             _ => return Err(not_found("resource", uri)),
         };
-        let call = self.catalog_call(ctx);
+        let call = self.catalog_call(ctx, true);
         bounded(ctx, reader.read(uri, call)).await
     }
 
@@ -138,7 +138,7 @@ impl Dispatcher {
         ctx: &DispatchContext,
     ) -> Result<Completion> {
         let (registry, seen) = self.catalog_view(&ctx.session)?;
-        let call = self.catalog_call(ctx);
+        let call = self.catalog_call(ctx, false);
         let completion = match reference {
             CompletionRef::Prompt(name) => {
                 let entry = registry
@@ -190,8 +190,10 @@ impl Dispatcher {
         ))
     }
 
-    /// The context a prompt's or resource's source runs in.
-    fn catalog_call(&self, ctx: &DispatchContext) -> CallContext {
+    /// The context a prompt's or resource's source runs in: with the
+    /// session's client when it `may_ask` and the session is trusted
+    /// (fail-closed, as for tools: a public turn never asks).
+    fn catalog_call(&self, ctx: &DispatchContext, may_ask: bool) -> CallContext {
         CallContext {
             call_id: self.inner.next_call_id.fetch_add(1, Ordering::Relaxed),
             parent_call_id: ctx.parent_call_id,
@@ -205,10 +207,9 @@ impl Dispatcher {
             waiting: ctx.waiting.clone(),
             progress: None,
             log: ctx.log.clone(),
-            // As for tool calls: a public session's sources may not ask.
             client: match ctx.session.audience() {
-                crate::registry::ToolAudience::Trusted => ctx.client.clone(),
-                crate::registry::ToolAudience::Public => None,
+                crate::registry::ToolAudience::Trusted if may_ask => ctx.client.clone(),
+                _ => None,
             },
             trace: ctx.trace.clone(),
         }

@@ -8,12 +8,21 @@
 //! |---|---|---|
 //! | `0.1.0` | [`v0_1_0`] | frozen bindings; its host functions adapt into 0.3.0's |
 //! | `0.2.0` | [`v0_2_0`] | frozen bindings; its host functions adapt into 0.3.0's |
-//! | `0.3.0` | [`v0_3_0`] (= [`latest`]) | the host functions' logic |
+//! | `0.3.0`, `0.3.1` | [`v0_3`] (= [`latest`]), generated from `wit/0.3.1` | the host functions' logic |
 //!
 //! Released versions are frozen. Only the newest holds logic: an older
 //! version's imports call the newest's implementation and convert the
 //! answer, and its exports' results are converted into the newest's types
 //! by [`Plugin`], so the rest of the runtime sees one world.
+//!
+//! A patch release only adds (0.3.1 adds functions and types to `client`),
+//! so one binding serves the whole 0.3 line: wasmtime matches names
+//! semver-compatibly, both ways. The linker defines the `@0.3.1` interfaces,
+//! and a 0.3.0 component's `toolhost:plugin/client@0.3.0` import is satisfied
+//! by them (it uses fewer functions; the types are structurally equal); its
+//! `toolhost:plugin/tool@0.3.0` export is found under the `@0.3.1` name the
+//! bindings look for. The frozen 0.3.0 components in `tests/data/frozen`
+//! hold that to account.
 //!
 //! A component is of the version whose `toolhost:plugin/tool` interface it
 //! exports ([`WorldVersion::from_export`]); a component of a version this host
@@ -22,10 +31,10 @@
 
 pub mod v0_1_0;
 pub mod v0_2_0;
-pub mod v0_3_0;
+pub mod v0_3;
 
 /// The newest world version's bindings, whose types the runtime uses.
-pub use v0_3_0 as latest;
+pub use v0_3 as latest;
 
 use wasmtime::Store;
 use wasmtime::component::{ComponentExportIndex, InstancePre, TypedFunc};
@@ -45,15 +54,22 @@ pub enum WorldVersion {
     /// MCP content, MCP log levels, elicitation and sampling, prompts and
     /// resources, tool titles.
     V0_3_0,
+    /// `toolhost:plugin@0.3.1`: 0.3.0 and the client's roots, several
+    /// questions in one round, what the client can be asked.
+    V0_3_1,
 }
 
 impl WorldVersion {
     /// Every served version, newest last.
-    pub const ALL: &'static [WorldVersion] =
-        &[WorldVersion::V0_1_0, WorldVersion::V0_2_0, WorldVersion::V0_3_0];
+    pub const ALL: &'static [WorldVersion] = &[
+        WorldVersion::V0_1_0,
+        WorldVersion::V0_2_0,
+        WorldVersion::V0_3_0,
+        WorldVersion::V0_3_1,
+    ];
 
     /// The newest served version (what the SDK targets).
-    pub const LATEST: WorldVersion = WorldVersion::V0_3_0;
+    pub const LATEST: WorldVersion = WorldVersion::V0_3_1;
 
     /// The version number, e.g. `0.1.0`.
     pub fn version(self) -> &'static str {
@@ -61,6 +77,7 @@ impl WorldVersion {
             WorldVersion::V0_1_0 => "0.1.0",
             WorldVersion::V0_2_0 => "0.2.0",
             WorldVersion::V0_3_0 => "0.3.0",
+            WorldVersion::V0_3_1 => "0.3.1",
         }
     }
 
@@ -71,6 +88,7 @@ impl WorldVersion {
             WorldVersion::V0_1_0 => "toolhost:plugin/tool@0.1.0",
             WorldVersion::V0_2_0 => "toolhost:plugin/tool@0.2.0",
             WorldVersion::V0_3_0 => "toolhost:plugin/tool@0.3.0",
+            WorldVersion::V0_3_1 => "toolhost:plugin/tool@0.3.1",
         }
     }
 
@@ -81,6 +99,7 @@ impl WorldVersion {
             WorldVersion::V0_1_0 => "toolhost:plugin/plugin@0.1.0",
             WorldVersion::V0_2_0 => "toolhost:plugin/plugin@0.2.0",
             WorldVersion::V0_3_0 => "toolhost:plugin/plugin@0.3.0",
+            WorldVersion::V0_3_1 => "toolhost:plugin/plugin@0.3.1",
         }
     }
 
@@ -90,7 +109,7 @@ impl WorldVersion {
         match self {
             WorldVersion::V0_1_0 => &["host", "tools", "types"],
             WorldVersion::V0_2_0 => &["host", "progress", "tools", "types"],
-            WorldVersion::V0_3_0 => &["client", "host", "progress", "tools", "types"],
+            WorldVersion::V0_3_0 | WorldVersion::V0_3_1 => &["client", "host", "progress", "tools", "types"],
         }
     }
 
@@ -103,7 +122,8 @@ impl WorldVersion {
             .find(|v| v.tool_export() == name)
     }
 
-    /// Every served version's number, for messages: `0.1.0, 0.2.0, 0.3.0`.
+    /// Every served version's number, for messages: `0.1.0, 0.2.0, 0.3.0,
+    /// 0.3.1`.
     pub fn served() -> String {
         WorldVersion::ALL
             .iter()
@@ -132,7 +152,8 @@ pub(crate) struct PluginPre {
 enum Bindings {
     V0_1_0(v0_1_0::PluginPre<SandboxState>),
     V0_2_0(v0_2_0::PluginPre<SandboxState>),
-    V0_3_0(v0_3_0::Exports),
+    /// 0.3.0 and 0.3.1 alike (see the module documentation).
+    V0_3(v0_3::Exports),
 }
 
 /// A component's `call-tool`: where it is among the component's exports
@@ -198,7 +219,7 @@ impl CallTool {
                 let (result,) = call.call_async(&mut *store, (name, arguments)).await?;
                 result.map(Into::into).map_err(Into::into)
             }
-            WorldVersion::V0_3_0 => {
+            WorldVersion::V0_3_0 | WorldVersion::V0_3_1 => {
                 type Call<'a> =
                     TypedFunc<(&'a str, &'a str), (Result<latest::ToolOutput, latest::ToolError>,)>;
                 let call: Call<'_> = func.typed(&*store)?;
@@ -217,7 +238,7 @@ impl PluginPre {
         let bindings = match version {
             WorldVersion::V0_1_0 => Bindings::V0_1_0(v0_1_0::PluginPre::new(pre)?),
             WorldVersion::V0_2_0 => Bindings::V0_2_0(v0_2_0::PluginPre::new(pre)?),
-            WorldVersion::V0_3_0 => Bindings::V0_3_0(v0_3_0::Exports::new(pre)?),
+            WorldVersion::V0_3_0 | WorldVersion::V0_3_1 => Bindings::V0_3(v0_3::Exports::new(pre)?),
         };
         Ok(PluginPre {
             bindings,
@@ -230,7 +251,7 @@ impl PluginPre {
         match &self.bindings {
             Bindings::V0_1_0(pre) => pre.instance_pre(),
             Bindings::V0_2_0(pre) => pre.instance_pre(),
-            Bindings::V0_3_0(exports) => exports.instance_pre(),
+            Bindings::V0_3(exports) => exports.instance_pre(),
         }
     }
 
@@ -242,7 +263,7 @@ impl PluginPre {
         Ok(match &self.bindings {
             Bindings::V0_1_0(pre) => Plugin::V0_1_0(pre.instantiate_async(store).await?),
             Bindings::V0_2_0(pre) => Plugin::V0_2_0(pre.instantiate_async(store).await?),
-            Bindings::V0_3_0(exports) => Plugin::V0_3_0(exports.instantiate_async(store).await?),
+            Bindings::V0_3(exports) => Plugin::V0_3(exports.instantiate_async(store).await?),
         })
     }
 
@@ -264,7 +285,7 @@ impl PluginPre {
 pub(crate) enum Plugin {
     V0_1_0(v0_1_0::Plugin),
     V0_2_0(v0_2_0::Plugin),
-    V0_3_0(v0_3_0::Instance),
+    V0_3(v0_3::Instance),
 }
 
 impl Plugin {
@@ -282,7 +303,7 @@ impl Plugin {
                 let specs = p.toolhost_plugin_tool().call_list_tools(store).await?;
                 specs.into_iter().map(Into::into).collect()
             }
-            Plugin::V0_3_0(p) => p.tool.call_list_tools(store).await?,
+            Plugin::V0_3(p) => p.tool.call_list_tools(store).await?,
         })
     }
 
@@ -295,7 +316,7 @@ impl Plugin {
         Ok(match self {
             Plugin::V0_1_0(_) => None,
             Plugin::V0_2_0(p) => Some(p.toolhost_plugin_tool().call_declare(store).await?.into()),
-            Plugin::V0_3_0(p) => Some(p.tool.call_declare(store).await?),
+            Plugin::V0_3(p) => Some(p.tool.call_declare(store).await?),
         })
     }
 
@@ -307,23 +328,23 @@ impl Plugin {
     ) -> wasmtime::Result<latest::CatalogListing> {
         match self {
             Plugin::V0_1_0(_) | Plugin::V0_2_0(_) => Ok(latest::CatalogListing::default()),
-            Plugin::V0_3_0(p) => p.list_catalog(store).await,
+            Plugin::V0_3(p) => p.list_catalog(store).await,
         }
     }
 
     /// Its `prompts` export, or the error of asking a component without one.
-    fn prompts(&self) -> wasmtime::Result<&v0_3_0::exports::toolhost::plugin::prompts::Guest> {
+    fn prompts(&self) -> wasmtime::Result<&v0_3::exports::toolhost::plugin::prompts::Guest> {
         match self {
-            Plugin::V0_3_0(v0_3_0::Instance { prompts: Some(p), .. }) => Ok(p),
+            Plugin::V0_3(v0_3::Instance { prompts: Some(p), .. }) => Ok(p),
             _ => Err(wasmtime::format_err!("the component exports no prompts")),
         }
     }
 
     /// Its `resources` export, or the error of asking a component without
     /// one.
-    fn resources(&self) -> wasmtime::Result<&v0_3_0::exports::toolhost::plugin::resources::Guest> {
+    fn resources(&self) -> wasmtime::Result<&v0_3::exports::toolhost::plugin::resources::Guest> {
         match self {
-            Plugin::V0_3_0(v0_3_0::Instance {
+            Plugin::V0_3(v0_3::Instance {
                 resources: Some(r), ..
             }) => Ok(r),
             _ => Err(wasmtime::format_err!("the component exports no resources")),
@@ -383,7 +404,8 @@ pub(crate) fn add_to_linker(linker: &mut wasmtime::component::Linker<SandboxStat
     use wasmtime::component::HasSelf;
     v0_1_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
     v0_2_0::Plugin::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
-    v0_3_0::Server::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
+    // The 0.3.1 names, which 0.3.0 components' imports match by semver.
+    v0_3::Server::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |s| s)?;
     Ok(())
 }
 
@@ -405,14 +427,19 @@ mod tests {
             WorldVersion::from_export("toolhost:plugin/tool@0.3.0"),
             Some(WorldVersion::V0_3_0)
         );
+        assert_eq!(
+            WorldVersion::from_export("toolhost:plugin/tool@0.3.1"),
+            Some(WorldVersion::V0_3_1)
+        );
         for unknown in [
             "toolhost:plugin/tool@0.1.1",
+            "toolhost:plugin/tool@0.3.2",
             "toolhost:plugin/tool@0.4.0",
             "toolhost:plugin/tool",
         ] {
             assert_eq!(WorldVersion::from_export(unknown), None, "{unknown}");
         }
-        assert_eq!(WorldVersion::served(), "0.1.0, 0.2.0, 0.3.0");
+        assert_eq!(WorldVersion::served(), "0.1.0, 0.2.0, 0.3.0, 0.3.1");
         assert_eq!(*WorldVersion::ALL.last().unwrap(), WorldVersion::LATEST);
     }
 }

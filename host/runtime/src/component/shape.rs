@@ -199,7 +199,11 @@ mod tests {
             let e = world_of(&[export.to_string()]).unwrap_err();
             assert_eq!(e.code(), ErrorCode::UnsupportedWorld);
             assert!(e.message().contains(export), "{}", e.message());
-            assert!(e.message().contains("0.1.0, 0.2.0, 0.3.0"), "{}", e.message());
+            assert!(
+                e.message().contains("0.1.0, 0.2.0, 0.3.0, 0.3.1"),
+                "{}",
+                e.message()
+            );
         }
         let e = world_of(&["wasi:cli/run@0.2.0".to_string()]).unwrap_err();
         assert!(e.message().contains("wasi:cli/run@0.2.0"), "{}", e.message());

@@ -1,5 +1,5 @@
 //! `toolhost declare IN OUT [--env NAME]... [--dir PATH]... [--http HOST]...
-//! [--secret NAME]... [--tool NAME]... [--elicitation] [--sampling]`: adds capability declarations to
+//! [--secret NAME]... [--tool NAME]... [--elicitation] [--sampling] [--roots]`: adds capability declarations to
 //! any component (one a toolchain other than the Rust SDK built: jco,
 //! componentize-py, wit-bindgen by hand), as a `toolhost:capabilities`
 //! custom section, and prints the new hash.
@@ -44,6 +44,10 @@ pub(crate) struct DeclareArgs {
     /// from its model (`toolhost:plugin/client.sample`, 0.3.0).
     #[arg(long)]
     sampling: bool,
+    /// Declare that the component lists the roots of a call's MCP client
+    /// (`toolhost:plugin/client.list-roots`, 0.3.1).
+    #[arg(long)]
+    roots: bool,
 }
 
 /// Prints the new component's hash on stdout (what to pin), and what was
@@ -58,6 +62,7 @@ pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
         secrets: args.secrets,
         elicitation: args.elicitation,
         sampling: args.sampling,
+        roots: args.roots,
     };
     let (out, added) = match toolhost::internal::capabilities::declare(&bytes, &more) {
         Ok(done) => done,

@@ -1,7 +1,13 @@
-//! Bindings of `toolhost:plugin@0.3.0`, the newest world, and the logic of
-//! its host functions: `host.log`, `progress.report`, `tools.call`,
-//! `tools.call-many`, `client.elicit` and `client.sample`. Older versions'
-//! host functions call these.
+//! Bindings of the `toolhost:plugin@0.3` line (0.3.0 and 0.3.1, generated
+//! from 0.3.1, the newest world), and the logic of its host functions:
+//! `host.log`, `progress.report`, `tools.call`, `tools.call-many`, and the
+//! `client` interface ([`client`]). Older versions' host functions call
+//! these.
+//!
+//! A 0.3.0 component links against these bindings by semver: its imports
+//! name `@0.3.0` and are served by the `@0.3.1` interfaces (which only add
+//! to them), and its exports are found under the `@0.3.1` names (see the
+//! [parent module](super)).
 //!
 //! The bindings are generated from the `server` world, which holds every
 //! import and export of the package: a component of `plugin` (or
@@ -19,7 +25,6 @@ use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
 use crate::sandbox::{MAX_LOG_MESSAGE, SandboxState};
-use toolhost_core::client::{ElicitRequest, SampleRequest, SamplingMessage as CoreSamplingMessage};
 use toolhost_core::content::{
     Annotations as CoreAnnotations, Content as CoreContent, ContentBlock as CoreBlock,
     ResourceContents as CoreResourceContents, Role as CoreRole,
@@ -30,10 +35,22 @@ use toolhost_core::progress::Progress;
 use toolhost_core::registry::{CallContext, ToolCallerHandle, ToolOutput as CoreToolOutput};
 use toolhost_core::text::truncate_utf8;
 
+mod client;
+
 wasmtime::component::bindgen!({
-    path: "wit/0.3.0",
+    path: "wit/0.3.1",
     world: "toolhost:plugin/server",
-    imports: { default: async },
+    imports: {
+        // A question's round may end the call as a whole (an MCP
+        // 2026-07-28 client that must be sent the questions): these trap,
+        // with the host's error as the cause, rather than return it to a
+        // plugin that could carry on.
+        "toolhost:plugin/client.elicit": async | trappable,
+        "toolhost:plugin/client.sample": async | trappable,
+        "toolhost:plugin/client.list-roots": async | trappable,
+        "toolhost:plugin/client.ask": async | trappable,
+        default: async,
+    },
     exports: { default: async },
     // What a component lists is compared between instances (the
     // conformance suite's `deterministic`).
@@ -43,7 +60,8 @@ wasmtime::component::bindgen!({
 pub use self::exports::toolhost::plugin::prompts::{PromptArgument, PromptMessage, PromptResult, PromptSpec};
 pub use self::exports::toolhost::plugin::resources::{ReadError, ResourceSpec, ResourceTemplate};
 pub use self::toolhost::plugin::client::{
-    ElicitAction, ElicitResponse, SamplingMessage, SamplingRequest, SamplingResponse,
+    Answer, AvailableQuestions, ElicitAction, ElicitRequest, ElicitResponse, Question, Request, Root,
+    SamplingMessage, SamplingRequest, SamplingResponse,
 };
 pub use self::toolhost::plugin::host::Level;
 pub use self::toolhost::plugin::tools::ToolCall;
@@ -54,11 +72,12 @@ pub use self::toolhost::plugin::types::{
 
 use self::exports::toolhost::plugin::{prompts, resources, tool};
 
-/// The name of the `prompts` interface a 0.3.0 component may export.
-pub(crate) const PROMPTS_EXPORT: &str = "toolhost:plugin/prompts@0.3.0";
+/// The name of the `prompts` interface a 0.3 component may export (a
+/// 0.3.0 component's `@0.3.0` export is found under it by semver).
+pub(crate) const PROMPTS_EXPORT: &str = "toolhost:plugin/prompts@0.3.1";
 
-/// The name of the `resources` interface a 0.3.0 component may export.
-pub(crate) const RESOURCES_EXPORT: &str = "toolhost:plugin/resources@0.3.0";
+/// The name of the `resources` interface a 0.3 component may export.
+pub(crate) const RESOURCES_EXPORT: &str = "toolhost:plugin/resources@0.3.1";
 
 /// Where a 0.3.0 component's exports are, found once at load: `tool`
 /// always, `prompts` and `resources` when it exports them.
@@ -604,192 +623,6 @@ impl self::toolhost::plugin::tools::Host for SandboxState {
     }
 }
 
-/// The longest question, system prompt or stop sequence a plugin may send a
-/// client, in bytes.
-const MAX_CLIENT_TEXT: usize = 64 * 1024;
-
-impl self::toolhost::plugin::client::Host for SandboxState {
-    async fn elicit(
-        &mut self,
-        message: String,
-        requested_schema: String,
-    ) -> Result<ElicitResponse, HostError> {
-        if !self.client.elicitation {
-            return Err(not_granted("elicitation", "ask the user questions"));
-        }
-        let client = self
-            .ctx
-            .client
-            .clone()
-            .ok_or_else(|| toolhost_core::client::no_client("elicitation"))?;
-        if message.len() > MAX_CLIENT_TEXT || requested_schema.len() > MAX_CLIENT_TEXT {
-            return Err(host_error(
-                ErrorCode::InvalidArguments,
-                format!("a question and its form may be at most {MAX_CLIENT_TEXT} bytes each"),
-            ));
-        }
-        let schema = match toolhost_json::from_str::<serde_json::Value>(&requested_schema) {
-            Ok(schema @ serde_json::Value::Object(_)) => schema,
-            _ => {
-                return Err(host_error(
-                    ErrorCode::InvalidArguments,
-                    "the requested schema must be a JSON Schema object (an object of primitive properties)",
-                ));
-            }
-        };
-        let request = ElicitRequest {
-            message,
-            requested_schema: schema,
-        };
-        let answer = {
-            // The user's time is not the call's: its deadline stands still
-            // while the question is open (and so do those of the calls
-            // around it).
-            let _asking = self.waiting().person();
-            client.elicit(request).await?
-        };
-        self.extend_deadline();
-        Ok(ElicitResponse {
-            action: match answer.action {
-                toolhost_core::client::ElicitAction::Accept => ElicitAction::Accept,
-                toolhost_core::client::ElicitAction::Decline => ElicitAction::Decline,
-                toolhost_core::client::ElicitAction::Cancel => ElicitAction::Cancel,
-            },
-            content: answer
-                .content
-                .map(|map| serde_json::Value::Object(map).to_string()),
-        })
-    }
-
-    async fn sample(&mut self, request: SamplingRequest) -> Result<SamplingResponse, HostError> {
-        let Some(grant) = self.client.sampling else {
-            return Err(not_granted("sampling", "ask the client's model for completions"));
-        };
-        let client = self
-            .ctx
-            .client
-            .clone()
-            .ok_or_else(|| toolhost_core::client::no_client("sampling"))?;
-        if self.samples_made >= grant.requests {
-            return Err(host_error(
-                ErrorCode::Blocked,
-                format!(
-                    "this call has made {} sampling request(s), all its grant allows (`requests` in its [plugins.grants] sampling)",
-                    grant.requests
-                ),
-            ));
-        }
-        let tokens_left = grant.max_tokens.saturating_sub(self.tokens_asked);
-        if request.max_tokens > tokens_left {
-            return Err(host_error(
-                ErrorCode::Blocked,
-                format!(
-                    "this request asks for up to {} tokens, but the call has {tokens_left} left of its grant's {} (`max_tokens` in its [plugins.grants] sampling); ask for fewer",
-                    request.max_tokens, grant.max_tokens
-                ),
-            ));
-        }
-        let request = self.sample_request(request)?;
-        self.samples_made += 1;
-        self.tokens_asked = self.tokens_asked.saturating_add(request.max_tokens);
-        let answer = {
-            // As for a question: waiting for the model (and the user, who
-            // may review the request) does not count against the deadline.
-            let _asking = self.waiting().person();
-            client.sample(request).await?
-        };
-        self.extend_deadline();
-        let content = wit_block(answer.content).map_err(|why| {
-            host_error(
-                ErrorCode::Unavailable,
-                format!("the client's answer cannot be passed on: {why}"),
-            )
-        })?;
-        Ok(SamplingResponse {
-            role: answer.role.into(),
-            content,
-            model: answer.model,
-            stop_reason: answer.stop_reason,
-        })
-    }
-}
-
-/// The refusal of a client request the plugin may not make.
-fn not_granted(capability: &str, what: &str) -> HostError {
-    let declare = match capability {
-        "elicitation" => "toolhost_sdk::capabilities! { elicitation: true }",
-        _ => "toolhost_sdk::capabilities! { sampling: true }",
-    };
-    let grant = match capability {
-        "elicitation" => "elicitation = true",
-        _ => "sampling = { requests = 1, max_tokens = 1024 }",
-    };
-    host_error(
-        ErrorCode::CapabilityNotGranted,
-        format!(
-            "this plugin may not {what}: it must declare `client {capability}` ({declare}, or `{capability}: true` from declare()) and be granted it ({grant} in its [plugins.grants])"
-        ),
-    )
-}
-
-impl SandboxState {
-    /// `request` as the host's, checked: within the size cap, its model
-    /// preferences JSON.
-    fn sample_request(&self, request: SamplingRequest) -> Result<SampleRequest, HostError> {
-        let invalid = |m: String| host_error(ErrorCode::InvalidArguments, m);
-        let SamplingRequest {
-            messages,
-            system_prompt,
-            max_tokens,
-            temperature,
-            stop_sequences,
-            model_preferences,
-        } = request;
-        let size: usize = messages.iter().map(|m| block_size(&m.content)).sum::<usize>()
-            + system_prompt.as_ref().map_or(0, String::len)
-            + stop_sequences.iter().map(String::len).sum::<usize>()
-            + model_preferences.as_ref().map_or(0, String::len);
-        let cap = usize::try_from(self.output_bytes).unwrap_or(usize::MAX);
-        if size > cap {
-            return Err(invalid(format!(
-                "the sampling request is {size} bytes, more than the call's {cap} byte output limit"
-            )));
-        }
-        if messages.is_empty() {
-            return Err(invalid("a sampling request needs at least one message".into()));
-        }
-        let model_preferences = match model_preferences {
-            None => None,
-            Some(text) => match toolhost_json::from_str::<serde_json::Value>(&text) {
-                Ok(value @ serde_json::Value::Object(_)) => Some(value),
-                _ => return Err(invalid("the model preferences must be a JSON object".into())),
-            },
-        };
-        Ok(SampleRequest {
-            messages: messages
-                .into_iter()
-                .map(|m| CoreSamplingMessage {
-                    role: m.role.into(),
-                    content: m.content.into(),
-                })
-                .collect(),
-            system_prompt,
-            max_tokens,
-            temperature,
-            stop_sequences,
-            model_preferences,
-        })
-    }
-
-    /// After a wait for a person: the deadline nested calls get moves out
-    /// by the time the wait took.
-    fn extend_deadline(&mut self) {
-        if let Some(clock) = &self.clock {
-            self.deadline = Instant::now() + clock.remaining();
-        }
-    }
-}
-
 /// A nested call that passed the sandbox's checks, ready to run.
 pub(crate) struct NestedCall {
     name: String,
@@ -912,6 +745,9 @@ impl From<Capabilities> for crate::capabilities::Declared {
             secrets: c.secrets,
             elicitation: c.elicitation,
             sampling: c.sampling,
+            // The record has no field for it: `client roots` is declared
+            // in the custom section.
+            roots: false,
         }
     }
 }
