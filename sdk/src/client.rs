@@ -408,6 +408,10 @@ impl Question {
 /// The answer to one [`Question`], of its kind.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "an answer is made once per question and moved to the tool whole; a box would be one more allocation for nothing"
+)]
 pub enum Answer {
     /// What the user did, with the form's values when they accepted.
     Elicit(Elicitation<Map<String, Value>>),

@@ -225,6 +225,10 @@ impl Question {
 /// The answer to one [`Question`], of its kind.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "an answer is made once per question and moved to the tool whole; a box would be one more allocation for nothing"
+)]
 pub enum Answer {
     /// What the user did with a [`Request::Elicit`].
     Elicit(ElicitResponse),
