@@ -37,8 +37,8 @@ fn suite() -> Suite {
 }
 
 /// Plugins that must pass, with the grants they need to load: every
-/// plugin that is not adversarial (0.2.0 components), and the frozen 0.1.0
-/// components.
+/// plugin that is not adversarial (0.2.0 components), and the frozen 0.1.0,
+/// 0.2.0 and 0.3.0 components.
 fn first_party() -> Vec<(PathBuf, Grants)> {
     let http = Grants {
         http: vec![HttpGrant::Url("https://api.example.com".into())],
@@ -58,6 +58,9 @@ fn first_party() -> Vec<(PathBuf, Grants)> {
         "caller-0.1.0.wasm",
         "hello-0.2.0.wasm",
         "caller-0.2.0.wasm",
+        "hello-0.3.0.wasm",
+        "caller-0.3.0.wasm",
+        "showcase-0.3.0.wasm",
     ] {
         let path = support::workspace_root().join("tests/data/frozen").join(frozen);
         plugins.push((path, Grants::default()));
@@ -89,7 +92,7 @@ async fn every_first_party_plugin_passes() {
         }
         assert!(!report.tools.is_empty(), "{name}");
     }
-    // Both served versions were checked.
+    // Every served version was checked.
     let served: BTreeSet<String> = toolhost::internal::bindings::WorldVersion::ALL
         .iter()
         .map(|v| v.world_name().to_string())
