@@ -42,7 +42,7 @@ fn inspect_prints_json() {
         assert!(info.get(key).is_some(), "missing {key}: {info}");
     }
     assert_eq!(info["size_bytes"], support::plugin_bytes("hello").len());
-    assert_eq!(info["world"]["name"], "toolhost:plugin/plugin@0.3.0");
+    assert_eq!(info["world"]["name"], "toolhost:plugin/plugin@0.3.1");
 }
 
 #[test]
