@@ -320,15 +320,21 @@ fn plugin_questions_by_input_required_results_and_undeclared_capabilities() {
     assert!(answer.contains("-32021"), "{answer}");
 }
 
+/// One stateless server with `exec` on the local backend, and its folder.
+fn exec_server() -> (tempfile::TempDir, Replica) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, "[exec]\nbackend = \"local\"\n").unwrap();
+    let server = Replica::start(&config, dir.path().join("server.log"));
+    (dir, server)
+}
+
 /// "Approve for this session" without sessions: the caller (bearer token
 /// and declared client name) is not asked again for the same category,
 /// in later requests of another client process; another caller is.
 #[test]
 fn a_session_approval_holds_for_the_same_caller_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("toolhost.toml");
-    std::fs::write(&config, "[exec]\nbackend = \"local\"\n").unwrap();
-    let server = Replica::start(&config, dir.path().join("server.log"));
+    let (_dir, server) = exec_server();
     let url = format!("http://{}/mcp", server.addr);
     let work = tempfile::tempdir().unwrap();
     let rm = |name: &str| {
@@ -372,10 +378,7 @@ fn a_session_approval_holds_for_the_same_caller_only() {
 /// sent, and it does not run.
 #[test]
 fn a_2025_client_on_a_stateless_server_is_not_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("toolhost.toml");
-    std::fs::write(&config, "[exec]\nbackend = \"local\"\n").unwrap();
-    let server = Replica::start(&config, dir.path().join("server.log"));
+    let (_dir, server) = exec_server();
     let work = tempfile::tempdir().unwrap();
     let out = python_client(
         &["http".into(), format!("http://{}/mcp", server.addr)],
