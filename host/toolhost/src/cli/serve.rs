@@ -19,8 +19,7 @@ use toolhost::internal::admin;
 use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
 use toolhost::internal::mcp::request_state::STATE_KEY_ENV;
 use toolhost::internal::mcp::{
-    HttpOptions, McpApprover, McpServer, RoundTrips, StateKey, StateSealer, Store, serve_http,
-    serve_stdio,
+    HttpOptions, McpApprover, McpServer, RoundTrips, StateKey, StateSealer, Store, serve_http, serve_stdio,
 };
 use toolhost::internal::registry::Registry;
 use toolhost::internal::registry::lazy::RegistryMode;
