@@ -29,6 +29,9 @@ use toolhost_sdk::client::{self, Elicitation, SampleRequest};
 use toolhost_sdk::server::{PromptMessage, ReadError, Resource, ResourceTemplate, Server};
 use toolhost_sdk::{ContentBlock, Output, ResourceContents, ToolError, log, progress};
 
+mod tasks;
+use tasks::*;
+
 /// The reference's 1x1 PNG (`TEST_IMAGE_BASE64`), as bytes: the host
 /// base64-encodes them for MCP.
 const PNG: &[u8] = &[
@@ -486,6 +489,8 @@ fn server() -> Server {
 toolhost_sdk::capabilities! {
     elicitation: true,
     sampling: true,
+    tasks: ["slow_compute", "protocol_error_job", "confirm_delete"],
+    tasks_required: ["failing_job", "test_tool_with_task"],
 }
 
 toolhost_sdk::plugin! {
@@ -507,6 +512,7 @@ toolhost_sdk::plugin! {
         test_header_echo,
         test_streaming_elicitation,
         test_logging_tool,
+        greet, slow_compute, failing_job, protocol_error_job, confirm_delete, test_tool_with_task,
     ],
     server: server,
 }

@@ -912,6 +912,8 @@ impl From<Capabilities> for crate::capabilities::Declared {
             secrets: c.secrets,
             elicitation: c.elicitation,
             sampling: c.sampling,
+            // Said in the custom section only (WIT records cannot gain fields).
+            tasks: Vec::new(),
         }
     }
 }
