@@ -323,8 +323,15 @@ pub mod __private {
 ///     elicitation: true,          // questions to the user: `client::elicit`
 ///     sampling: true,             // completions from the client's model: `client::sample`
 ///     roots: true,                // the client's roots: `client::list_roots`
+///     tasks: ["build_site"],      // calls that may run as MCP tasks (long work)
+///     tasks_required: ["train"],  // calls that run only as MCP tasks
 /// }
 /// ```
+///
+/// `tasks` and `tasks_required` are not capabilities (no grant is needed):
+/// they tell an MCP server that a client supporting the tasks extension may
+/// get a task handle for these tools' calls and fetch the result later;
+/// `tasks_required` tools refuse clients that do not support it.
 ///
 /// Every section is optional. Use it once, in the module that calls
 /// [`plugin!`] (the crate root, usually).
@@ -380,6 +387,12 @@ macro_rules! __capability_lines {
     (roots false) => {
         ""
     };
+    (tasks [$($value:literal),* $(,)?]) => {
+        concat!($("task ", $value, " optional\n",)*)
+    };
+    (tasks_required [$($value:literal),* $(,)?]) => {
+        concat!($("task ", $value, " required\n",)*)
+    };
     ($kind:ident [$($value:literal),* $(,)?]) => {
         concat!($($crate::__capability_line!($kind), $value, "\n",)*)
     };
@@ -389,7 +402,7 @@ macro_rules! __capability_lines {
             stringify!($kind),
             ": ",
             stringify!($other),
-            "`: use a list of names for dirs, env, http, secrets and tools, and `true` or `false` for elicitation, sampling and roots"
+            "`: use a list of names for dirs, env, http, secrets, tools, tasks and tasks_required, and `true` or `false` for elicitation, sampling and roots"
         ))
     };
 }

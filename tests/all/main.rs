@@ -58,6 +58,7 @@ mod request_state;
 mod sessions;
 mod signatures;
 mod soak;
+mod tasks;
 mod tool_approval;
 mod toolsets;
 mod versions;

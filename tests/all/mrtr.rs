@@ -15,6 +15,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::mcp_server::{error_code, python_client};
 use crate::peers::{free_port, http_request, http_status, program, wait_until};
 use crate::support;
 
@@ -131,14 +132,6 @@ fn python_2026_as(url: &str, client: &str, steps: Value) -> Value {
     })
 }
 
-fn error_code(step: &Value) -> &str {
-    let text = step["text"].as_str().unwrap_or_default();
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|v| v["error_code"].as_str().map(str::to_string))
-        .map_or("", |code| if code == "blocked" { "blocked" } else { "other" })
-}
-
 #[test]
 fn approvals_by_input_required_results_across_two_replicas_behind_haproxy() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,6 +189,11 @@ fn approvals_by_input_required_results_across_two_replicas_behind_haproxy() {
 
     // Declined: a blocked result, and nothing ran.
     assert_eq!(error_code(&steps[1]), "blocked", "{}", steps[1]);
+    assert!(
+        steps[1]["text"].as_str().unwrap().contains("the user denied it"),
+        "{}",
+        steps[1]
+    );
     assert!(
         !declined_ran.exists() && declined.exists(),
         "declined: it never ran"
@@ -322,15 +320,21 @@ fn plugin_questions_by_input_required_results_and_undeclared_capabilities() {
     assert!(answer.contains("-32021"), "{answer}");
 }
 
+/// One stateless server with `exec` on the local backend, and its folder.
+fn exec_server() -> (tempfile::TempDir, Replica) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, "[exec]\nbackend = \"local\"\n").unwrap();
+    let server = Replica::start(&config, dir.path().join("server.log"));
+    (dir, server)
+}
+
 /// "Approve for this session" without sessions: the caller (bearer token
 /// and declared client name) is not asked again for the same category,
 /// in later requests of another client process; another caller is.
 #[test]
 fn a_session_approval_holds_for_the_same_caller_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("toolhost.toml");
-    std::fs::write(&config, "[exec]\nbackend = \"local\"\n").unwrap();
-    let server = Replica::start(&config, dir.path().join("server.log"));
+    let (_dir, server) = exec_server();
     let url = format!("http://{}/mcp", server.addr);
     let work = tempfile::tempdir().unwrap();
     let rm = |name: &str| {
@@ -367,4 +371,23 @@ fn a_session_approval_holds_for_the_same_caller_only() {
     );
     assert_eq!(out["steps"][0]["asked"].as_array().unwrap().len(), 1, "{out}");
     assert!(third.exists(), "{out}");
+}
+
+/// A client of an earlier revision (the 2025 handshake) on a stateless
+/// server cannot be asked: its flagged command is blocked, no question is
+/// sent, and it does not run.
+#[test]
+fn a_2025_client_on_a_stateless_server_is_not_asked() {
+    let (_dir, server) = exec_server();
+    let work = tempfile::tempdir().unwrap();
+    let out = python_client(
+        &["http".into(), format!("http://{}/mcp", server.addr)],
+        json!([
+            {"elicit": "once"},
+            {"call": "exec", "args": {"command": format!("rm -rf {}", work.path().display())}},
+        ]),
+    );
+    assert_eq!(error_code(&out["steps"][1]), "blocked", "{out}");
+    assert!(out["elicitations"].as_array().unwrap().is_empty(), "{out}");
+    assert!(work.path().exists());
 }

@@ -7,7 +7,8 @@ usage: catalog_server.py [N]   (N more tools, filler_000 ..., each answering
 Tools: echo(message), delete_item(id), fail(reason) (reports an error, as
 isError), lists() (how many tools/list requests it has answered), and
 grow(name, notify) which adds a tool NAME (answering "I am NAME") and, with
-notify, sends notifications/tools/list_changed; without, it changes its
+notify, sends notifications/tools/list_changed (on the client's
+subscriptions/listen stream on MCP 2026-07-28); without, it changes its
 catalog silently.
 """
 import sys
@@ -58,7 +59,13 @@ async def grow(name: str, ctx: Context, notify: bool = False) -> str:
     """Adds a tool NAME; with notify, says the tool list changed."""
     server.add_tool(lambda: "I am " + name, name=name, description="Added by grow.")
     if notify:
-        await ctx.session.send_tool_list_changed()
+        # MCP 2026-07-28 (what toolhost's bridge opens when offered) sends
+        # list changes on `subscriptions/listen` streams; the earlier
+        # revisions, to the session.
+        if ctx.request_context.protocol_version >= "2026-07-28":
+            await ctx.notify_tools_changed()
+        else:
+            await ctx.session.send_tool_list_changed()
     return "grown " + name
 
 

@@ -31,6 +31,9 @@ use toolhost_sdk::client::{self, Elicitation, SampleRequest};
 use toolhost_sdk::server::{PromptMessage, ReadError, Resource, ResourceTemplate, Server};
 use toolhost_sdk::{ContentBlock, Output, ResourceContents, ToolError, log, progress};
 
+mod tasks;
+use tasks::*;
+
 /// The reference's 1x1 PNG (`TEST_IMAGE_BASE64`), as bytes: the host
 /// base64-encodes them for MCP.
 const PNG: &[u8] = &[
@@ -490,6 +493,8 @@ toolhost_sdk::capabilities! {
     elicitation: true,
     sampling: true,
     roots: true,
+    tasks: ["slow_compute", "protocol_error_job", "confirm_delete"],
+    tasks_required: ["failing_job", "test_tool_with_task"],
 }
 
 toolhost_sdk::plugin! {
@@ -515,6 +520,7 @@ toolhost_sdk::plugin! {
         test_input_required_result_list_roots, test_input_required_result_request_state,
         test_input_required_result_multiple_inputs, test_input_required_result_multi_round,
         test_input_required_result_tampered_state, test_input_required_result_capabilities,
+        greet, slow_compute, failing_job, protocol_error_job, confirm_delete, test_tool_with_task,
     ],
     server: server,
 }

@@ -10,7 +10,8 @@ use toolhost_core::dispatch::PausingClock;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::LimitsOverride;
 use toolhost_core::registry::{
-    BoxFuture, CallContext, Registration, Tool, ToolCallerHandle, ToolHints, ToolOutput, ToolSpec,
+    BoxFuture, CallContext, Registration, TaskSupport, Tool, ToolCallerHandle, ToolHints, ToolOutput,
+    ToolSpec,
 };
 use toolhost_core::text::glob_match;
 use toolhost_runtime::{Engine, LoadOptions, LoadedComponent, ToolCalls};
@@ -124,7 +125,11 @@ impl RunToolsScript {
             ..ToolHints::default()
         };
         Ok(RunToolsScript {
-            spec: ToolSpec::new(NAME, DESCRIPTION, parameters).with_hints(hints),
+            // A script can run long: a client that supports tasks may get a
+            // task handle and fetch its end later.
+            spec: ToolSpec::new(NAME, DESCRIPTION, parameters)
+                .with_hints(hints)
+                .with_task_support(TaskSupport::Optional),
             component,
             config,
         })

@@ -19,7 +19,7 @@ use crate::approval::{ApprovalGate, Decision};
 use crate::{Backend, BackgroundManager, Caller, ExecError, ExecRequest};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::redact::Redactor;
-use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
+use toolhost_core::registry::{BoxFuture, CallContext, TaskSupport, Tool, ToolHints, ToolOutput, ToolSpec};
 
 /// How `exec` runs commands (`[exec]` in the config).
 #[derive(Debug, Clone)]
@@ -117,7 +117,10 @@ impl ExecTool {
                 &["command"],
             ),
         )
-        .with_hints(ToolHints { destructive: Some(true), open_world: Some(true), ..Default::default() });
+        .with_hints(ToolHints { destructive: Some(true), open_world: Some(true), ..Default::default() })
+        // A command can run long: a client that supports tasks may get a task
+        // handle, disconnect, and fetch the end later; a cancel kills it.
+        .with_task_support(TaskSupport::Optional);
         let redactor = settings
             .redact_output
             .then(|| Redactor::with_env_secrets(&settings.env_passthrough));

@@ -23,6 +23,8 @@
 //! | a call's own questions to its client (elicitation, sampling) | [`asking`]: [`PeerClient`] |
 //! | prompts, resources, subscriptions and completions served | `catalog` (used by [`server`]) |
 //! | what replicas share: one-time request states, tasks | [`store`]: [`Store`], [`MemoryStore`] |
+//! | long calls as tasks (MCP's tasks extension), shared by replicas | [`tasks`]: [`Tasks`], [`TaskOptions`] |
+//! | the store in Redis or Valkey, for replicas | [`redis_store`]: [`RedisStore`] |
 //!
 //! ```no_run
 //! # async fn demo() -> toolhost_core::Result<()> {
@@ -61,11 +63,13 @@ mod listen;
 mod logging;
 pub mod naming;
 pub mod origin;
+pub mod redis_store;
 pub mod remote_catalog;
 pub mod request_state;
 pub mod round_trip;
 pub mod server;
 pub mod store;
+pub mod tasks;
 mod tool;
 
 pub use approval::McpApprover;
@@ -74,7 +78,9 @@ pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};
 pub use http::{HttpOptions, serve_http};
+pub use redis_store::{RedisOptions, RedisStore};
 pub use request_state::{StateKey, StateSealer};
 pub use round_trip::RoundTrips;
 pub use server::{McpServer, serve_stdio};
 pub use store::{MemoryStore, Store, StoreError};
+pub use tasks::{TaskError, TaskOptions, Tasks};

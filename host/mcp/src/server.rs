@@ -63,6 +63,8 @@ use toolhost_core::registry::lazy::RegistryMode;
 use toolhost_core::registry::{ToolAudience, ToolSpec};
 use toolhost_core::trace::TraceContext;
 
+mod task_calls;
+
 /// How long the first `tools/list` waits for bridged MCP servers to report
 /// their tools (connected, or failed) before answering without them; they
 /// arrive later with `list_changed`.
@@ -93,6 +95,8 @@ pub struct McpServer {
     subscriptions: Arc<Subscriptions>,
     /// How 2026-07-28 requests ask their client (see [`round_trip`]).
     round_trips: RoundTrips,
+    /// Where calls run as tasks are kept, when tasks are served.
+    tasks: Option<Arc<crate::tasks::Tasks>>,
 }
 
 struct Shared {
@@ -147,6 +151,7 @@ impl McpServer {
                 super::request_state::StateKey::random(),
                 Arc::new(super::store::MemoryStore::new()),
             )),
+            tasks: None,
         }
     }
 
@@ -311,7 +316,7 @@ pub fn mcp_tool(spec: &ToolSpec) -> McpToolDef {
 /// block is the string itself, which a client reads back exactly (the
 /// bridge does), so the string crosses the wire once, not twice. A failure
 /// is an `isError` result whose text is the pipeline's error JSON.
-fn call_result(mut result: ToolResult) -> CallToolResult {
+pub(crate) fn call_result(mut result: ToolResult) -> CallToolResult {
     if result.is_error() {
         return CallToolResult::error(vec![ContentBlock::text(result.content)]);
     }
@@ -474,20 +479,20 @@ impl NoticeRelay {
 impl ServerHandler for McpServer {
     #[allow(deprecated, reason = "MCP logging: see `super::logging`")]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_logging()
-                .enable_completions()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_resources()
-                .enable_resources_list_changed()
-                .enable_resources_subscribe()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        self.advertise_tasks(&mut capabilities);
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
     }
 
     /// Records the client (and its elicitation capability) for approvals
@@ -526,10 +531,14 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(_guard) = self.enter() else {
+        let Some(guard) = self.enter() else {
             let e = Error::new(ErrorCode::Unavailable, "the server is shutting down");
             let text = e.to_json().to_string();
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+        };
+        let _guard = match self.call_as_task(&request, &context, guard).await? {
+            task_calls::Called::Task(created) => return Ok(created.into()),
+            task_calls::Called::Now(guard) => guard,
         };
         let token = context
             .meta
@@ -611,6 +620,30 @@ impl ServerHandler for McpServer {
             ));
         }
         Ok(call_result(result).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_get(request).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_update(request).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(request).await
     }
 
     /// Keeps the level: from the next call on, tools' log records at or

@@ -22,6 +22,12 @@
 //! | asking the client's model (sampling) | `client sampling` | a [`SamplingGrant`] in [`Grants::sampling`]: a budget of requests and tokens per call | `toolhost:plugin/client.sample` reaches the call's MCP client, within the budget |
 //! | listing the client's roots | `client roots` (the section only: 0.3.x's `declare()` record has no field for it) | [`Grants::roots`] | `toolhost:plugin/client.list-roots` (0.3.1) reaches the call's MCP client, when it has one that can answer |
 //!
+//! A section may also say how the component's tools run, which is not a
+//! capability and needs no grant: `task TOOL optional` or `task TOOL
+//! required` lets the MCP server run that tool's calls as tasks (MCP's tasks
+//! extension; see [`Declared::tasks`]). WIT records cannot gain fields
+//! compatibly, so the section is where a released world's component says it.
+//!
 //! What a component declares but is not granted is simply absent (the guest
 //! sees no such directory or variable); what is granted but not declared is
 //! not given either. [`Effective`] is the intersection, computed at load and
@@ -30,6 +36,7 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use toolhost_core::registry::TaskSupport;
 
 use crate::http::{HttpAccess, HttpGrant, SecretGrant};
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -68,6 +75,11 @@ pub struct Declared {
     /// custom section only, since `declare()`'s record has no such field).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub roots: bool,
+    /// Tools whose calls may run as MCP tasks, and how (`task TOOL
+    /// optional|required` lines; not a capability: no grant needed). A name
+    /// the component does not list fails its load.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<(String, TaskSupport)>,
 }
 
 /// The values of a `client` declaration line: what a plugin may ask the
@@ -137,6 +149,9 @@ impl Declared {
                 out.push('\n');
             }
         }
+        for (tool, support) in &self.tasks {
+            out.push_str(&format!("task {tool} {}\n", support.as_str()));
+        }
         out
     }
 
@@ -160,6 +175,7 @@ impl Declared {
         self.elicitation |= other.elicitation;
         self.sampling |= other.sampling;
         self.roots |= other.roots;
+        self.tasks.extend(other.tasks);
         self.dedup();
     }
 
@@ -174,6 +190,9 @@ impl Declared {
         dedup(&mut self.tools);
         dedup(&mut self.http);
         dedup(&mut self.secrets);
+        // The first declaration of a tool's task support counts.
+        let mut seen = std::collections::HashSet::new();
+        self.tasks.retain(|(tool, _)| seen.insert(tool.clone()));
     }
 
     /// Checks what a component's `declare()` returned, as it checks a
@@ -219,6 +238,7 @@ impl Declared {
                 "client" if value == CLIENT_CAPABILITIES[0] => self.elicitation = true,
                 "client" if value == CLIENT_CAPABILITIES[1] => self.sampling = true,
                 "client" if value == CLIENT_CAPABILITIES[2] => self.roots = true,
+                "task" => self.tasks.push(task_line(line, &value)?),
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -240,6 +260,23 @@ impl Declared {
             && !self.elicitation
             && !self.sampling
             && !self.roots
+            && self.tasks.is_empty()
+    }
+}
+
+/// Reads the value of a `task TOOL SUPPORT` line.
+fn task_line(line: &str, value: &str) -> Result<(String, TaskSupport)> {
+    let (tool, support) = value.split_once(' ').unwrap_or((value, ""));
+    match TaskSupport::parse(support.trim()) {
+        Some(support) if !tool.is_empty() && tool.len() <= MAX_DECLARED_VALUE => {
+            Ok((tool.to_string(), support))
+        }
+        _ => Err(Error::new(
+            ErrorCode::InvalidComponent,
+            format!(
+                "the toolhost:capabilities section has a bad task line {line:?}: write `task TOOL optional`, `task TOOL required` or `task TOOL forbidden`"
+            ),
+        )),
     }
 }
 
@@ -296,6 +333,12 @@ pub fn declare(bytes: &[u8], more: &Declared) -> Result<(Vec<u8>, Declared)> {
         elicitation: more.elicitation && !present.elicitation,
         sampling: more.sampling && !present.sampling,
         roots: more.roots && !present.roots,
+        tasks: more
+            .tasks
+            .iter()
+            .filter(|(tool, _)| !present.tasks.iter().any(|(t, _)| t == tool))
+            .cloned()
+            .collect(),
     };
     if added.is_empty() {
         return Ok((bytes.to_vec(), added));
@@ -663,6 +706,7 @@ mod tests {
                 elicitation: false,
                 sampling: true,
                 roots: true,
+                tasks: Vec::new(),
             }
         );
         assert!(
@@ -672,5 +716,27 @@ mod tests {
         assert!(d.parse("client everything").is_err());
         assert!(d.parse("net everything").is_err());
         assert!(d.parse("dirs").is_err());
+    }
+
+    #[test]
+    fn task_support_is_declared_per_tool_and_read_back() {
+        let mut d = Declared::default();
+        d.parse("task build optional\ntask train required\ntask build required")
+            .unwrap();
+        d.dedup();
+        assert_eq!(
+            d.tasks,
+            [
+                ("build".to_string(), TaskSupport::Optional),
+                ("train".to_string(), TaskSupport::Required)
+            ]
+        );
+        assert!(
+            d.to_section()
+                .ends_with("task build optional\ntask train required\n")
+        );
+        for bad in ["task", "task build", "task build sometimes", "task  optional"] {
+            assert!(Declared::default().parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -59,8 +59,8 @@ pub use prompt::{Completion, FnPrompt, Prompt, PromptArgument, PromptMessage, Pr
 pub use resource::{MAX_URI_BYTES, ResourceSpec, ResourceTemplateSpec, Resources, UriTemplate, check_uri};
 pub use schemas::openai_definition;
 pub use tool::{
-    BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, NestedResult, Standing, Tool, ToolCaller,
-    ToolCallerHandle, ToolHints, ToolOutput, ToolSpec, Usage, model_text,
+    BlockingFnTool, BoxFuture, CallContext, CallId, FnTool, NestedResult, Standing, TaskSupport, Tool,
+    ToolCaller, ToolCallerHandle, ToolHints, ToolOutput, ToolSpec, Usage, model_text,
 };
 
 use crate::error::{Error, ErrorCode, Result};

@@ -64,6 +64,49 @@ impl ToolHints {
     }
 }
 
+/// Whether a call of a tool may run as a task (MCP's tasks extension,
+/// `io.modelcontextprotocol/tasks`): started, answered at once with a task
+/// handle, and fetched later. The tool states it; MCP 2026-07-28 has no
+/// field for it on a tool's definition, so it is the server's to act on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Always answered synchronously (the default).
+    #[default]
+    Forbidden,
+    /// Run as a task for a client that declared the extension, and
+    /// synchronously for one that did not.
+    Optional,
+    /// Only as a task: a client that did not declare the extension is
+    /// refused (`-32021`).
+    Required,
+}
+
+impl TaskSupport {
+    /// `forbidden`, `optional` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Reads `forbidden`, `optional` or `required`.
+    pub fn parse(text: &str) -> Option<TaskSupport> {
+        match text {
+            "forbidden" => Some(TaskSupport::Forbidden),
+            "optional" => Some(TaskSupport::Optional),
+            "required" => Some(TaskSupport::Required),
+            _ => None,
+        }
+    }
+
+    fn is_forbidden(&self) -> bool {
+        *self == TaskSupport::Forbidden
+    }
+}
+
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -84,6 +127,9 @@ pub struct ToolSpec {
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "ToolHints::is_empty")]
     pub hints: ToolHints,
+    /// Whether its calls may run as tasks (see [`TaskSupport`]).
+    #[serde(default, skip_serializing_if = "TaskSupport::is_forbidden")]
+    pub task_support: TaskSupport,
 }
 
 impl ToolSpec {
@@ -96,7 +142,14 @@ impl ToolSpec {
             parameters,
             output_schema: None,
             hints: ToolHints::default(),
+            task_support: TaskSupport::Forbidden,
         }
+    }
+
+    /// This spec with `support` (see [`ToolSpec::task_support`]).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
     }
 
     /// This spec with `hints`.

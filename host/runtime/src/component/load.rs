@@ -17,7 +17,7 @@ use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::identity::ComponentHash;
 use toolhost_core::limits::{LimitsOverride, MetadataLimits, ToolClaim};
 use toolhost_core::registry::names::is_valid_tool_name;
-use toolhost_core::registry::{ArgumentValidator, ToolHints, ToolSpec};
+use toolhost_core::registry::{ArgumentValidator, TaskSupport, ToolHints, ToolSpec};
 
 /// Options for loading a component.
 #[derive(Debug, Clone, Default)]
@@ -266,6 +266,7 @@ impl ComponentProbe {
         if !shape.http_imports().is_empty() && !capabilities.http.is_usable() {
             return Err(http_not_granted(&shape, &declared));
         }
+        let tools = with_task_support(tools, &declared)?;
         loaded.set_tools(tools, checks);
         loaded.catalog = Arc::new(catalog);
         loaded.declared = declared;
@@ -415,12 +416,33 @@ fn check_tools(
                 idempotent: h.idempotent,
                 open_world: h.open_world,
             },
+            task_support: TaskSupport::Forbidden,
         };
         let arguments = ArgumentValidator::compile(&tool).map_err(|e| invalid(e.message().to_string()))?;
         checks.push(ToolChecks { arguments, output });
         tools.push(tool);
     }
     Ok((tools, checks))
+}
+
+/// `tools` with the task support the component declares for them (`task
+/// TOOL SUPPORT` lines of its section).
+///
+/// # Errors
+///
+/// `invalid_component` when a line names a tool the component does not
+/// list: a declaration that does nothing is a mistake, said at load.
+fn with_task_support(mut tools: Vec<ToolSpec>, declared: &Declared) -> Result<Vec<ToolSpec>> {
+    for (name, support) in &declared.tasks {
+        let Some(tool) = tools.iter_mut().find(|t| &t.name == name) else {
+            return Err(Error::new(
+                ErrorCode::InvalidComponent,
+                format!("the component declares task support for `{name}`, which is not one of its tools"),
+            ));
+        };
+        tool.task_support = *support;
+    }
+    Ok(tools)
 }
 
 /// The longest title a tool, prompt or resource may state, in bytes.

@@ -1,5 +1,6 @@
 //! `toolhost declare IN OUT [--env NAME]... [--dir PATH]... [--http HOST]...
-//! [--secret NAME]... [--tool NAME]... [--elicitation] [--sampling] [--roots]`: adds capability declarations to
+//! [--secret NAME]... [--tool NAME]... [--elicitation] [--sampling] [--roots]
+//! [--task TOOL=optional|required]...`: adds capability declarations to
 //! any component (one a toolchain other than the Rust SDK built: jco,
 //! componentize-py, wit-bindgen by hand), as a `toolhost:capabilities`
 //! custom section, and prints the new hash.
@@ -12,6 +13,7 @@ use anyhow::Context;
 use clap::Args;
 use toolhost::ComponentHash;
 use toolhost::internal::capabilities::Declared;
+use toolhost::internal::registry::TaskSupport;
 
 #[derive(Debug, Args)]
 pub(crate) struct DeclareArgs {
@@ -48,6 +50,20 @@ pub(crate) struct DeclareArgs {
     /// (`toolhost:plugin/client.list-roots`, 0.3.1).
     #[arg(long)]
     roots: bool,
+    /// Declare that a tool's calls may run as MCP tasks: `TOOL=optional`
+    /// (for clients that support tasks) or `TOOL=required` (only as tasks).
+    #[arg(long = "task", value_name = "TOOL=SUPPORT", value_parser = task_support)]
+    tasks: Vec<(String, TaskSupport)>,
+}
+
+/// Reads `TOOL=optional|required|forbidden`.
+fn task_support(text: &str) -> Result<(String, TaskSupport), String> {
+    let (tool, support) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write TOOL=optional or TOOL=required"))?;
+    let support = TaskSupport::parse(support)
+        .ok_or_else(|| format!("{support:?}: task support is optional, required or forbidden"))?;
+    Ok((tool.to_string(), support))
 }
 
 /// Prints the new component's hash on stdout (what to pin), and what was
@@ -63,6 +79,7 @@ pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
         elicitation: args.elicitation,
         sampling: args.sampling,
         roots: args.roots,
+        tasks: args.tasks,
     };
     let (out, added) = match toolhost::internal::capabilities::declare(&bytes, &more) {
         Ok(done) => done,

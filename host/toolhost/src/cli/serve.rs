@@ -19,8 +19,7 @@ use toolhost::internal::admin;
 use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
 use toolhost::internal::mcp::request_state::STATE_KEY_ENV;
 use toolhost::internal::mcp::{
-    HttpOptions, McpApprover, McpServer, MemoryStore, RoundTrips, StateKey, StateSealer, Store, serve_http,
-    serve_stdio,
+    HttpOptions, McpApprover, McpServer, RoundTrips, StateKey, StateSealer, Store, serve_http, serve_stdio,
 };
 use toolhost::internal::registry::Registry;
 use toolhost::internal::registry::lazy::RegistryMode;
@@ -166,10 +165,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    let round_trips = round_trips(&started.live, args.stateless)?;
+    // One store for what replicas share: request states' single use, tasks.
+    let settings = live.config();
+    let store = settings.store.open()?;
+    let round_trips = round_trips(&started.live, args.stateless, Arc::clone(&store))?;
     let mut server = McpServer::new(dispatcher, args.config.audience()).with_round_trips(round_trips);
     if let Some(elicit) = elicit {
         server = server.with_approver(elicit);
+    }
+    if let Some(tasks) = settings.tasks.tasks(store)? {
+        server = server.with_tasks(tasks);
     }
     let grace = Duration::from_millis(args.grace_ms);
     if let Some(addr) = args.http {
@@ -241,8 +246,8 @@ fn stateless_checks(started: &Started) -> anyhow::Result<()> {
 /// How 2026-07-28 requests' states are sealed: the key from `[mcp]
 /// state_key_file`, else `TOOLHOST_MCP_STATE_KEY`, else a random one of
 /// this process (which `--stateless` warns about: replicas would refuse
-/// each other's states).
-fn round_trips(live: &LivePlugins, stateless: bool) -> anyhow::Result<RoundTrips> {
+/// each other's states). Their single use is recorded in `store` (`[store]`).
+fn round_trips(live: &LivePlugins, stateless: bool, store: Arc<dyn Store>) -> anyhow::Result<RoundTrips> {
     let file = live.config().mcp_config().state_key_file;
     let key = match StateKey::configured(file.as_deref()).context("the request-state key")? {
         Some(key) => key,
@@ -255,7 +260,6 @@ fn round_trips(live: &LivePlugins, stateless: bool) -> anyhow::Result<RoundTrips
             StateKey::random()
         }
     };
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     Ok(RoundTrips::new(StateSealer::new(key, store)))
 }
 

@@ -52,12 +52,14 @@ mod exec;
 pub(crate) mod plugins;
 pub mod plugins_dir;
 pub mod protected;
+mod store;
 
 pub use distribution::{OciConfig, SignaturesConfig};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
 pub use plugins::{PluginConfig, PluginStatus};
 pub use plugins_dir::PluginsDirConfig;
 pub use protected::ProtectedPaths;
+pub use store::{StoreConfig, TasksConfig};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,6 +127,12 @@ pub struct Config {
     /// registry (see [`crate::mcp::bridge`]).
     #[serde(default)]
     pub mcp: McpConfig,
+    /// `[store]`: where state shared by replicas lives (tasks).
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// `[tasks]`: calls run as MCP tasks.
+    #[serde(default)]
+    pub tasks: TasksConfig,
     /// The folder relative paths are resolved against: the file's, or the
     /// working directory for a config made in code; always absolute.
     #[serde(skip)]
@@ -154,6 +162,8 @@ impl Default for Config {
             command_denylist: Vec::new(),
             require_approval: Vec::new(),
             mcp: McpConfig::default(),
+            store: StoreConfig::default(),
+            tasks: TasksConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
         }

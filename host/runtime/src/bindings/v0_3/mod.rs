@@ -748,6 +748,8 @@ impl From<Capabilities> for crate::capabilities::Declared {
             // The record has no field for it: `client roots` is declared
             // in the custom section.
             roots: false,
+            // Said in the custom section only (WIT records cannot gain fields).
+            tasks: Vec::new(),
         }
     }
 }
