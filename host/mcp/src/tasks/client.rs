@@ -128,47 +128,28 @@ impl ClientRequests for TaskClient {
 
 impl TaskClient {
     async fn elicit(&self, request: ElicitRequest) -> Result<ElicitResponse> {
-        {
-            let asked = json!({
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "form",
-                    "message": request.message,
-                    "requestedSchema": request.requested_schema,
-                },
-            });
-            let answer = self.ask_one("elicit", asked).await?;
-            let mut answer: ElicitResponse =
-                serde_json::from_value(answer).map_err(|e| unreadable("elicitation", e))?;
-            if answer.action != toolhost_core::client::ElicitAction::Accept {
-                answer.content = None;
-            } else if answer.content.is_none() {
-                answer.content = Some(serde_json::Map::new());
-            }
-            Ok(answer)
+        let asked = json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": request.message,
+                "requestedSchema": request.requested_schema,
+            },
+        });
+        let answer = self.ask_one("elicit", asked).await?;
+        let mut answer: ElicitResponse =
+            serde_json::from_value(answer).map_err(|e| unreadable("elicitation", e))?;
+        if answer.action != toolhost_core::client::ElicitAction::Accept {
+            answer.content = None;
+        } else if answer.content.is_none() {
+            answer.content = Some(serde_json::Map::new());
         }
+        Ok(answer)
     }
 
     async fn sample(&self, request: SampleRequest) -> Result<SampleResponse> {
-        {
-            let params = serde_json::to_value(&request).map_err(|e| unreadable("sampling", e))?;
-            let asked = json!({"method": "sampling/createMessage", "params": params});
-            let mut answer = self.ask_one("sample", asked).await?;
-            // A revision that allows several blocks: one is what a tool gets.
-            if let Some(Value::Array(blocks)) = answer.get_mut("content") {
-                if blocks.len() != 1 {
-                    return Err(Error::new(
-                        ErrorCode::ToolFailed,
-                        format!(
-                            "the client's model answered with {} content blocks; a tool gets one",
-                            blocks.len()
-                        ),
-                    ));
-                }
-                let block = blocks.remove(0);
-                answer["content"] = block;
-            }
-            serde_json::from_value(answer).map_err(|e| unreadable("sampling", e))
-        }
+        let params = serde_json::to_value(&request).map_err(|e| unreadable("sampling", e))?;
+        let asked = json!({"method": "sampling/createMessage", "params": params});
+        crate::asking::sample_response(self.ask_one("sample", asked).await?)
     }
 }
