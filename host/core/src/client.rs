@@ -284,6 +284,16 @@ pub trait ClientRequests: Send + Sync + 'static {
     /// 2026-07-28 client that must be sent the questions in an
     /// `InputRequiredResult` and asked again ends the call this way.
     fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Round>;
+
+    /// Answers the request now with a task and lets the call run on as it
+    /// (MCP's tasks extension; WIT `client.begin-task`): true when the call
+    /// is now a task, whose later questions wait in it; false when this
+    /// client cannot make one of this call (the default: the tool's task is
+    /// not deferred, the client does not support tasks, the call already
+    /// is one), and nothing changed.
+    fn begin_task(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
 }
 
 /// A shared [`ClientRequests`], as carried in a call's context.
@@ -304,6 +314,11 @@ impl ClientHandle {
     /// Whether the client can answer questions of `kind`.
     pub fn can_answer(&self, kind: AskKind) -> bool {
         self.0.can_answer(kind)
+    }
+
+    /// Makes the call a task (see [`ClientRequests::begin_task`]).
+    pub async fn begin_task(&self) -> bool {
+        self.0.begin_task().await
     }
 
     /// Asks `questions` in one round (see [`ClientRequests::ask`]). A

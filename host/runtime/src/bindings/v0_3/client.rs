@@ -1,6 +1,6 @@
 //! `toolhost:plugin/client`: a call's questions to its client (its user,
 //! its model, its roots): 0.3.0's `elicit` and `sample`, 0.3.1's
-//! `list-roots`, `ask` and `available`.
+//! `list-roots`, `ask`, `available` and `begin-task`.
 //!
 //! Every question takes one path, [`SandboxState::ask_round`]: each is
 //! checked on its own (declared and granted, within the sampling budget, of
@@ -88,6 +88,15 @@ impl super::toolhost::plugin::client::Host for SandboxState {
             elicitation: can(self.client.elicitation, AskKind::Elicitation),
             sampling: can(self.client.sampling.is_some(), AskKind::Sampling),
             roots: can(self.client.roots, AskKind::Roots),
+        }
+    }
+
+    /// Only the request's own call may become its task: a nested call's
+    /// client is its caller's, whose call it does not own.
+    async fn begin_task(&mut self) -> bool {
+        match &self.ctx.client {
+            Some(client) if self.ctx.depth == 0 => client.clone().begin_task().await,
+            _ => false,
         }
     }
 }
