@@ -386,6 +386,51 @@ fn a_deferred_task_asks_first_then_runs_as_a_task_and_a_tasks_questions_are_answ
     assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_host_serves_tasks_from_the_config_as_toolhost_serve_does() {
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let config_path = config(&work, &redis, "library-test:");
+    // The embedding application's Host, from the same config as the
+    // replica beside it: the same [store] and [tasks].
+    let text = std::fs::read_to_string(&config_path).unwrap();
+    let host = toolhost::Host::builder()
+        .config(toolhost::Config::parse(&text, &config_path).unwrap())
+        .build()
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = toolhost::HttpOptions {
+        bearer_token: Some(TOKEN.into()),
+        ..toolhost::HttpOptions::default()
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(host.serve_http(
+        listener,
+        options,
+        toolhost::ToolAudience::Trusted,
+        shutdown.clone(),
+    ));
+    let replica = tokio::task::spawn_blocking(move || Replica::start(&config_path))
+        .await
+        .unwrap();
+
+    // A task started on the library's server is fetched from the replica.
+    let (task, end) = tokio::task::spawn_blocking(move || {
+        let task = start_exec(addr, "echo from the library host");
+        (task.clone(), ended(replica.addr, &task))
+    })
+    .await
+    .unwrap();
+    assert_eq!(end["status"], "completed", "{task}: {end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("from the library host"), "{text}");
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+}
+
 /// The same checks for every store: what tasks rely on.
 async fn store_semantics(store: Arc<dyn Store>) {
     let ttl = Duration::from_secs(60);
