@@ -59,6 +59,32 @@ fn a_2026_client_reaches_a_2026_bridged_server_with_its_trace() {
 }
 
 #[test]
+fn a_bridged_server_that_asks_its_client_fails_the_call_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridging_config(dir.path());
+    let config = config.display().to_string();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"discover": true},
+            {"call": "mcp__trace__ask_name", "args": {}, "until": "ask_name"},
+            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
+        ]),
+    );
+    let asked = &out["steps"][0];
+    assert_eq!(asked["is_error"], true, "{out}");
+    let text = asked["text"].as_str().unwrap();
+    assert!(
+        text.contains("MCP server")
+            && text.contains("trace")
+            && text.contains("asked its client for input (name (elicitation))"),
+        "{text}"
+    );
+    // The bridge and the server serve on.
+    assert_eq!(out["steps"][1]["is_error"], false, "{out}");
+}
+
+#[test]
 fn a_client_on_an_earlier_revision_gets_no_caching_hints() {
     let out = python_client(&stdio_mode(&["--stdio"]), json!([{"list": true}]));
     assert_eq!(out["protocol_version"], "2025-11-25", "{out}");
