@@ -13,7 +13,7 @@ use crate::support;
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// A config bridging `tests/peers/trace_server.py` (stdio) as `trace`.
-fn bridging_config(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn bridging_config(dir: &std::path::Path) -> std::path::PathBuf {
     let config = dir.join("toolhost.toml");
     std::fs::write(
         &config,

@@ -431,6 +431,29 @@ async fn a_library_host_serves_tasks_from_the_config_as_toolhost_serve_does() {
     serving.await.unwrap().unwrap();
 }
 
+#[test]
+fn a_bridged_tool_runs_as_a_task_for_a_client_that_supports_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::mcp_revisions::bridging_config(dir.path());
+    let replica = Replica::start(&config);
+    let mut created = Value::Null;
+    // Until the bridged server is connected and its tool listed.
+    wait_until("the bridged tool served as a task", || {
+        created = rpc(
+            replica.addr,
+            "tools/call",
+            json!({"name": "mcp__trace__seen", "arguments": {}}),
+            true,
+        );
+        created["result"]["resultType"] == "task"
+    });
+    let task = created["result"]["taskId"].as_str().unwrap();
+    let end = ended(replica.addr, task);
+    assert_eq!(end["status"], "completed", "{end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("protocolVersion"), "{text}");
+}
+
 /// The same checks for every store: what tasks rely on.
 async fn store_semantics(store: Arc<dyn Store>) {
     let ttl = Duration::from_secs(60);

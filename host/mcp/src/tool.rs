@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::config::McpServerConfig;
 use toolhost_core::content::ContentBlock;
 use toolhost_core::error::{Error, ErrorCode, Result};
-use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
+use toolhost_core::registry::{BoxFuture, CallContext, TaskSupport, Tool, ToolHints, ToolOutput, ToolSpec};
 
 /// The connection a tool calls through: `None` while the server is down.
 pub(super) type PeerSlot = watch::Receiver<Option<Peer<RoleClient>>>;
@@ -76,7 +76,11 @@ impl McpTool {
             .unwrap_or_default();
         let description = remote.description.as_deref().unwrap_or_default().to_string();
         let parameters = Value::Object((*remote.input_schema).clone());
-        let mut spec = ToolSpec::new(name, description, parameters).with_hints(hints);
+        // Toolhost waits for the remote call, so a client that supports
+        // tasks may have it as one, whatever the remote does with tasks.
+        let mut spec = ToolSpec::new(name, description, parameters)
+            .with_hints(hints)
+            .with_task_support(TaskSupport::Optional);
         spec.title = remote.title.clone();
         spec.output_schema = remote
             .output_schema

@@ -134,8 +134,12 @@ impl Tasks {
             let (cancel, detached) = (cancel.clone(), detached.clone());
             async move {
                 tokio::select! {
-                    () = request_cancel.cancelled() => cancel.cancel(),
+                    // Detached first: once the task has begun, the end of
+                    // the request (its token cancelled as it closes) must
+                    // not reach the call, however late this is polled.
+                    biased;
                     () = detached.cancelled() => {}
+                    () = request_cancel.cancelled() => cancel.cancel(),
                 }
             }
         });
