@@ -520,7 +520,25 @@ macro_rules! plugin {
             }
         }
 
+        // Exported only where a component is built: on the host (a plugin
+        // crate's own `cargo build` or `cargo test`) the names, which hold
+        // `:` and `@`, are not valid symbols for the native linker.
+        #[cfg(target_family = "wasm")]
         $crate::__private::server::__export_server!(__ToolhostPlugin with_types_in $crate::__private::server);
+        #[cfg(not(target_family = "wasm"))]
+        #[allow(dead_code, reason = "a live root on the host, where nothing is exported")]
+        fn __toolhost_host_build_server() {
+            use $crate::__private::server::exports::toolhost::plugin::{prompts, resources};
+            let _ = (
+                <__ToolhostPlugin as prompts::Guest>::list_prompts,
+                <__ToolhostPlugin as prompts::Guest>::get_prompt,
+                <__ToolhostPlugin as prompts::Guest>::complete,
+                <__ToolhostPlugin as resources::Guest>::list_resources,
+                <__ToolhostPlugin as resources::Guest>::list_templates,
+                <__ToolhostPlugin as resources::Guest>::read_resource,
+                <__ToolhostPlugin as resources::Guest>::complete,
+            );
+        }
     };
     (tools: [$($tools:tt)*] $(,)?) => {
         $crate::__plugin_tools!([$crate::__private::server::exports::toolhost::plugin::tool::Guest] $($tools)*);
@@ -537,6 +555,8 @@ macro_rules! plugin {
 #[macro_export]
 macro_rules! __plugin_world {
     () => {
+        // As in `plugin!`: exported where a component is built.
+        #[cfg(target_family = "wasm")]
         $crate::__private::server::exports::toolhost::plugin::tool::__export_toolhost_plugin_tool_0_3_1_cabi!(
             __ToolhostPlugin with_types_in $crate::__private::server::exports::toolhost::plugin::tool
         );
@@ -614,6 +634,18 @@ macro_rules! __plugin_tools {
                     ::std::format!("this component has no tool named `{name}`"),
                 ))
             }
+        }
+
+        // The exports exist only where a component is built (see
+        // `plugin!`); on the host this keeps the tools from reading as dead.
+        #[cfg(not(target_family = "wasm"))]
+        #[allow(dead_code, reason = "a live root on the host, where nothing is exported")]
+        fn __toolhost_host_build() {
+            let _ = (
+                <__ToolhostPlugin as $guest>::list_tools,
+                <__ToolhostPlugin as $guest>::declare,
+                <__ToolhostPlugin as $guest>::call_tool,
+            );
         }
     };
 }

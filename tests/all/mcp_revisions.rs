@@ -27,20 +27,22 @@ pub(crate) fn bridging_config(dir: &std::path::Path) -> std::path::PathBuf {
     config
 }
 
+/// What the Python SDK client's `steps` get from toolhost serving over
+/// stdio with `trace_server.py` bridged.
+fn through_the_bridge(steps: Value) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridging_config(dir.path()).display().to_string();
+    python_client(&stdio_mode(&["--stdio", "--config", &config]), steps)
+}
+
 #[test]
 fn a_2026_client_reaches_a_2026_bridged_server_with_its_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = bridging_config(dir.path());
-    let config = config.display().to_string();
     let meta = json!({"traceparent": TRACEPARENT, "tracestate": "rojo=00f067aa0ba902b7"});
-    let out = python_client(
-        &stdio_mode(&["--stdio", "--config", &config]),
-        json!([
-            {"discover": true},
-            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion", "meta": meta},
-            {"list": true},
-        ]),
-    );
+    let out = through_the_bridge(json!([
+        {"discover": true},
+        {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion", "meta": meta},
+        {"list": true},
+    ]));
     assert_eq!(out["protocol_version"], "2026-07-28", "{out}");
     let call = &out["steps"][0];
     assert_eq!(call["is_error"], false, "{out}");
@@ -60,17 +62,11 @@ fn a_2026_client_reaches_a_2026_bridged_server_with_its_trace() {
 
 #[test]
 fn a_bridged_server_that_asks_its_client_fails_the_call_saying_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = bridging_config(dir.path());
-    let config = config.display().to_string();
-    let out = python_client(
-        &stdio_mode(&["--stdio", "--config", &config]),
-        json!([
-            {"discover": true},
-            {"call": "mcp__trace__ask_name", "args": {}, "until": "ask_name"},
-            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
-        ]),
-    );
+    let out = through_the_bridge(json!([
+        {"discover": true},
+        {"call": "mcp__trace__ask_name", "args": {}, "until": "ask_name"},
+        {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
+    ]));
     let asked = &out["steps"][0];
     assert_eq!(asked["is_error"], true, "{out}");
     let text = asked["text"].as_str().unwrap();
@@ -95,16 +91,10 @@ fn a_client_on_an_earlier_revision_gets_no_caching_hints() {
 
 #[test]
 fn a_malformed_traceparent_is_not_passed_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = bridging_config(dir.path());
-    let config = config.display().to_string();
-    let out = python_client(
-        &stdio_mode(&["--stdio", "--config", &config]),
-        json!([
-            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion",
-             "meta": {"traceparent": "00-not-a-trace-01"}},
-        ]),
-    );
+    let out = through_the_bridge(json!([
+        {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion",
+         "meta": {"traceparent": "00-not-a-trace-01"}},
+    ]));
     let call = &out["steps"][0];
     let seen: Value =
         serde_json::from_str(call["text"].as_str().unwrap()).unwrap_or_else(|_| call["structured"].clone());
