@@ -1,6 +1,6 @@
 // Write toolhost plugins in JavaScript: a tool is a definition object with a
 // JSON Schema and a `run` function. Built by toolhost-build.mjs (jco) against
-// `toolhost:plugin@0.3.0`:
+// `toolhost:plugin@0.3.1`:
 //
 //   import { definePlugin, image, log } from "./toolhost-plugin.js";
 //
@@ -25,7 +25,9 @@
 // tool returns (`text`, `image`, `audio`, `resourceLink`, `textResource`,
 // `blobResource`, `output`); `definePrompts` and `defineResources` (the
 // `prompts` and `resources` exports, with completions); the host's services
-// (`log`, `progress`, `call`, `callMany`, `elicit`, `sample`); the errors
+// (`log`, `progress`, `call`, `callMany`); the client of the call (`elicit`,
+// `sample`, `listRoots`, several questions in one round with `ask`,
+// `available`, `beginTask`); the errors
 // (`InvalidArguments`, `ToolFailed` thrown by a tool or prompt,
 // `ResourceNotFound` by a resource read; `HostError`, `CallError`,
 // `ClientError` thrown by a service).
@@ -52,11 +54,21 @@
 //   never traps the instance.
 // - The component imports only the host interfaces the plugin uses
 //   (toolhost-build.mjs keeps what the bundle still imports): a plugin that
-//   never calls `elicit` or `sample` does not import `toolhost:plugin/client`.
-import { call as hostCall, callMany as hostCallMany } from "toolhost:plugin/tools@0.3.0";
-import { report } from "toolhost:plugin/progress@0.3.0";
-import { log as hostLog } from "toolhost:plugin/host@0.3.0";
-import { elicit as hostElicit, sample as hostSample } from "toolhost:plugin/client@0.3.0";
+//   never asks its client anything does not import `toolhost:plugin/client`.
+// - What the `declare()` record cannot carry (`declare: { roots: true }`, a
+//   tool's `task`) is in the component's `toolhost:capabilities` section,
+//   which toolhost-build.mjs writes from what `definePlugin` was given.
+import { call as hostCall, callMany as hostCallMany } from "toolhost:plugin/tools@0.3.1";
+import { report } from "toolhost:plugin/progress@0.3.1";
+import { log as hostLog } from "toolhost:plugin/host@0.3.1";
+import {
+  ask as hostAsk,
+  available as hostAvailable,
+  beginTask as hostBeginTask,
+  elicit as hostElicit,
+  listRoots as hostListRoots,
+  sample as hostSample,
+} from "toolhost:plugin/client@0.3.1";
 
 /** The arguments do not fit the tool or prompt: becomes `invalid-arguments`. */
 export class InvalidArguments extends Error {
@@ -105,7 +117,7 @@ export class CallError extends HostError {
   }
 }
 
-/** A question to the client (`elicit`, `sample`) got no answer. */
+/** A question to the client (`elicit`, `sample`, `listRoots`, one of `ask`'s) got no answer. */
 export class ClientError extends HostError {
   constructor(request, code, message) {
     super(code, message, `${request} failed (${code}): ${message}`);
@@ -340,7 +352,17 @@ function outputToWit(result, where) {
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const LISTS = ["dirs", "env", "http", "secrets", "tools"];
-const FLAGS = ["elicitation", "sampling"];
+const FLAGS = ["elicitation", "sampling", "roots"];
+// The flags the `declare()` record carries; `roots` goes into the section.
+const RECORD_FLAGS = ["elicitation", "sampling"];
+const TASK_SUPPORT = ["optional", "required"];
+/**
+ * The key under which `definePlugin`'s export holds the lines of the
+ * component's `toolhost:capabilities` section (`client roots`, `task NAME
+ * SUPPORT`): what the `declare()` record cannot carry. toolhost-build.mjs
+ * reads it while the component is built and appends the section.
+ */
+export const SECTION = Symbol.for("toolhost:capabilities");
 const HINTS = ["readOnly", "destructive", "idempotent", "openWorld"];
 
 function checkName(name, kind, where) {
@@ -373,6 +395,17 @@ function checkDefinition(def, seen) {
   for (const key of Object.keys(def.hints ?? {})) {
     if (!HINTS.includes(key)) throw new TypeError(`${where}: unknown hint ${key} (known: ${HINTS.join(", ")})`);
   }
+  if (def.deferred !== undefined && typeof def.deferred !== "boolean") throw new TypeError(`${where}: deferred must be true or false`);
+  if (def.task === undefined) {
+    if (def.deferred) throw new TypeError(`${where}: deferred: true needs task: "optional" or task: "required"`);
+  } else if (!TASK_SUPPORT.includes(def.task)) {
+    throw new TypeError(`${where}: task is ${TASK_SUPPORT.map((t) => JSON.stringify(t)).join(" or ")}, not ${JSON.stringify(def.task)}`);
+  }
+}
+
+/** A tool's `task NAME SUPPORT [deferred]` section line, if it states task support. */
+function taskLine(def) {
+  return def.task === undefined ? [] : [`task ${def.name} ${def.task}${def.deferred ? " deferred" : ""}`];
 }
 
 function checkDeclaration(declare) {
@@ -396,6 +429,11 @@ function checkDeclaration(declare) {
     out[key] = flag;
   }
   return out;
+}
+
+/** The `declare()` record: the declaration without what only the section carries. */
+function capabilitiesRecord(declared) {
+  return Object.fromEntries([...LISTS, ...RECORD_FLAGS].map((k) => [k, declared[k]]));
 }
 
 function typeOf(value) {
@@ -472,10 +510,13 @@ function readFailure(error) {
 /**
  * The `tool` export of a plugin: `export const tool = definePlugin({ tools, declare })`.
  *
- * `tools`: definitions `{ name, title?, description, parameters, outputSchema?, hints?, run }`
- * (`hints`: `readOnly`, `destructive`, `idempotent`, `openWorld`); `declare`:
- * the capabilities asked for, `{ env, dirs, http, secrets, tools }` (lists
- * of strings) and `{ elicitation, sampling }` (true or false).
+ * `tools`: definitions `{ name, title?, description, parameters, outputSchema?, hints?,
+ * task?, deferred?, run }` (`hints`: `readOnly`, `destructive`, `idempotent`,
+ * `openWorld`; `task`: `"optional"` or `"required"` lets an MCP server run the
+ * tool's calls as tasks, and `deferred: true` makes a call a task only when
+ * it calls `beginTask()`); `declare`: the capabilities asked for, `{ env,
+ * dirs, http, secrets, tools }` (lists of strings) and `{ elicitation,
+ * sampling, roots }` (true or false).
  */
 export function definePlugin({ tools = [], declare = {} } = {}) {
   // A plugin may offer only prompts or resources: then its list is empty.
@@ -486,7 +527,9 @@ export function definePlugin({ tools = [], declare = {} } = {}) {
     const parameters = { additionalProperties: false, ...def.parameters };
     byName.set(def.name, { ...def, parameters });
   }
-  const capabilities = checkDeclaration(declare);
+  const declared = checkDeclaration(declare);
+  const capabilities = capabilitiesRecord(declared);
+  const section = [...(declared.roots ? ["client roots"] : []), ...[...byName.values()].flatMap(taskLine)];
   const specs = [...byName.values()].map((def) => ({
     name: def.name,
     title: def.title,
@@ -495,7 +538,7 @@ export function definePlugin({ tools = [], declare = {} } = {}) {
     outputSchema: def.outputSchema === undefined ? undefined : JSON.stringify(def.outputSchema),
     hints: Object.fromEntries(HINTS.map((h) => [h, def.hints?.[h]])),
   }));
-  return {
+  const plugin = {
     listTools: () => specs,
     declare: () => capabilities,
     async callTool(name, argumentsJson) {
@@ -522,6 +565,9 @@ export function definePlugin({ tools = [], declare = {} } = {}) {
       }
     },
   };
+  // Not enumerable: the component's `tool` export is the three functions.
+  Object.defineProperty(plugin, SECTION, { value: Object.freeze(section) });
+  return plugin;
 }
 
 // --- nested calls -------------------------------------------------------------------
@@ -599,12 +645,31 @@ export function progress(done, total, message) {
   report(done, total, message);
 }
 
-// --- the client: elicitation and sampling ------------------------------------------------
+// --- the client: its user, its model, its roots --------------------------------------------
 
 function clientError(request, e) {
   const payload = e?.payload;
   if (payload && typeof payload.code === "string") return new ClientError(request, payload.code, payload.message);
   return e;
+}
+
+// A question for the user as the host takes it, checked.
+function elicitRequest(message, schema, where) {
+  if (typeof message !== "string") throw new TypeError(`${where}: message must be a string`);
+  if (!isObject(schema) || schema.type !== "object") {
+    throw new TypeError(`${where}: the form's schema must describe an object ("type": "object")`);
+  }
+  return { message, requestedSchema: JSON.stringify(schema) };
+}
+
+// The user's answer (WIT `elicit-response`), its content read.
+function elicitation(response, request) {
+  if (response.content === undefined || response.content === null) return { action: response.action, content: undefined };
+  try {
+    return { action: response.action, content: JSON.parse(response.content) };
+  } catch (e) {
+    throw new ClientError(request, "invalid_response", `the answer is not JSON: ${e.message}`);
+  }
 }
 
 /**
@@ -616,22 +681,14 @@ function clientError(request, e) {
  * nobody could be asked (`capability_not_granted`, `unavailable`, ...).
  */
 export function elicit(message, schema) {
-  if (typeof message !== "string") throw new TypeError("elicit(message, schema): message must be a string");
-  if (!isObject(schema) || schema.type !== "object") {
-    throw new TypeError('elicit(message, schema): the form\'s schema must describe an object ("type": "object")');
-  }
+  const request = elicitRequest(message, schema, "elicit(message, schema)");
   let response;
   try {
-    response = hostElicit(message, JSON.stringify(schema));
+    response = hostElicit(request.message, request.requestedSchema);
   } catch (e) {
     throw clientError("elicit", e);
   }
-  if (response.content === undefined || response.content === null) return { action: response.action, content: undefined };
-  try {
-    return { action: response.action, content: JSON.parse(response.content) };
-  } catch (e) {
-    throw new ClientError("elicit", "invalid_response", `the answer is not JSON: ${e.message}`);
-  }
+  return elicitation(response, "elicit");
 }
 
 /** Messages: a string or block (the user's), a `{ role, content }`, or a list of them. */
@@ -646,6 +703,43 @@ function messagesOf(messages, where) {
   });
 }
 
+// A request for a completion (WIT `sampling-request`), checked.
+function samplingRequest(messages, options, where) {
+  const { maxTokens, systemPrompt, temperature, stopSequences = [], modelPreferences } = options;
+  if (!Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens >= 2 ** 32) {
+    throw new TypeError(`${where}: maxTokens must be a positive integer`);
+  }
+  if (!Array.isArray(stopSequences) || stopSequences.some((s) => typeof s !== "string")) {
+    throw new TypeError(`${where}: stopSequences must be a list of strings`);
+  }
+  const converted = messagesOf(messages, where);
+  converted.forEach((m, i) => {
+    if (!["text", "image", "audio"].includes(m.content.content.tag)) {
+      throw new TypeError(`${where}: message ${i} is ${m.content.content.tag}; sampling takes text, images and audio`);
+    }
+  });
+  return {
+    messages: converted,
+    systemPrompt: optionalString(systemPrompt, "systemPrompt", where),
+    maxTokens,
+    temperature,
+    stopSequences,
+    modelPreferences: modelPreferences === undefined ? undefined : JSON.stringify(modelPreferences),
+  };
+}
+
+// The model's answer (WIT `sampling-response`).
+function sampled(response) {
+  const content = blockFromWit(response.content);
+  return {
+    role: response.role,
+    content,
+    model: response.model,
+    stopReason: response.stopReason ?? undefined,
+    text: content[BLOCK] === "text" ? content.text : undefined,
+  };
+}
+
 /**
  * Asks the client's model for a completion and waits for it. `messages`: a
  * string (the user's), or a list of `{ role, content }` (text, images,
@@ -656,40 +750,129 @@ function messagesOf(messages, where) {
  * the operator's grant; throws `ClientError` when no answer came.
  */
 export function sample(messages, options = {}) {
-  const { maxTokens, systemPrompt, temperature, stopSequences = [], modelPreferences } = options;
-  if (!Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens >= 2 ** 32) {
-    throw new TypeError("sample(messages, { maxTokens }): maxTokens must be a positive integer");
-  }
-  if (!Array.isArray(stopSequences) || stopSequences.some((s) => typeof s !== "string")) {
-    throw new TypeError("sample: stopSequences must be a list of strings");
-  }
-  const converted = messagesOf(messages, "sample");
-  converted.forEach((m, i) => {
-    if (!["text", "image", "audio"].includes(m.content.content.tag)) {
-      throw new TypeError(`sample: message ${i} is ${m.content.content.tag}; sampling takes text, images and audio`);
-    }
-  });
-  let response;
+  const request = samplingRequest(messages, options, "sample(messages, options)");
   try {
-    response = hostSample({
-      messages: converted,
-      systemPrompt: optionalString(systemPrompt, "systemPrompt", "sample"),
-      maxTokens,
-      temperature,
-      stopSequences,
-      modelPreferences: modelPreferences === undefined ? undefined : JSON.stringify(modelPreferences),
-    });
+    return sampled(hostSample(request));
   } catch (e) {
     throw clientError("sample", e);
   }
-  const content = blockFromWit(response.content);
-  return {
-    role: response.role,
-    content,
-    model: response.model,
-    stopReason: response.stopReason ?? undefined,
-    text: content[BLOCK] === "text" ? content.text : undefined,
-  };
+}
+
+const roots = (list) => list.map((r) => ({ uri: r.uri, name: r.name ?? undefined }));
+
+/**
+ * Lists the client's roots (MCP `roots/list`), the directories and files
+ * it exposes, and waits for them: a list of `{ uri, name }` (`name` may be
+ * `undefined`). Needs `declare: { roots: true }` and the operator's grant
+ * (`roots = true`); throws `ClientError` as `elicit` does.
+ */
+export function listRoots() {
+  try {
+    return roots(hostListRoots());
+  } catch (e) {
+    throw clientError("listRoots", e);
+  }
+}
+
+/**
+ * What this call may ask its client, to ask only that: `{ elicitation,
+ * sampling, roots }`, each true when the plugin declared and was granted
+ * the capability and the client can answer it. Never throws.
+ */
+export function available() {
+  const { elicitation, sampling, roots } = hostAvailable();
+  return { elicitation, sampling, roots };
+}
+
+/**
+ * Lets the caller go while this call carries on, as an MCP task. For a tool
+ * defined with `task` and `deferred: true` and called by a client that
+ * supports MCP tasks, the request is answered now with a task and the call
+ * runs on as that task: gather the inputs first (questions asked before are
+ * the request's own), then begin the long part. `true` when the call is now
+ * a task; `false` when it is not and will not be (the tool is not deferred,
+ * the client does not support tasks, the call is a nested one), and the
+ * call goes on as before. Never throws.
+ */
+export function beginTask() {
+  return hostBeginTask();
+}
+
+/** The most questions one round of `ask` may hold. */
+export const MAX_QUESTIONS = 16;
+// A question's key as the host accepts it (the rule in wit/0.3.1/plugin.wit).
+const KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+const KINDS = ["elicit", "sample", "listRoots"];
+
+// One question of a round as WIT `question`, checked, and its kind.
+function questionToWit(q, i) {
+  const where = `ask: question ${i}`;
+  if (!isObject(q)) throw new TypeError(`${where} must be { key, elicit | sample | listRoots }`);
+  if (typeof q.key !== "string" || !KEY.test(q.key)) {
+    throw new TypeError(`${where}: key ${JSON.stringify(q.key)} is not 1 to 64 characters of A-Z a-z 0-9 _ - .`);
+  }
+  const kinds = KINDS.filter((k) => q[k] !== undefined);
+  if (kinds.length !== 1) throw new TypeError(`${where} (${q.key}): give exactly one of ${KINDS.join(", ")}`);
+  const kind = kinds[0];
+  const at = `${where} (${q.key})`;
+  let request;
+  if (kind === "elicit") {
+    if (!isObject(q.elicit)) throw new TypeError(`${at}: elicit is { message, schema }`);
+    request = { tag: "elicit", val: elicitRequest(q.elicit.message, q.elicit.schema, at) };
+  } else if (kind === "sample") {
+    if (!isObject(q.sample)) throw new TypeError(`${at}: sample is { messages, maxTokens, ... }`);
+    request = { tag: "sample", val: samplingRequest(q.sample.messages, q.sample, at) };
+  } else {
+    if (q.listRoots !== true) throw new TypeError(`${at}: listRoots must be true`);
+    request = { tag: "list-roots" };
+  }
+  return { kind, wit: { key: q.key, request } };
+}
+
+// One answer of a round: what `elicit`, `sample` or `listRoots` returns, or a `ClientError`.
+function answerOf(kind, key, result) {
+  const request = `question ${key}`;
+  if (result.tag === "err") return new ClientError(request, result.val.code, result.val.message);
+  const { tag, val } = result.val;
+  try {
+    if (kind === "elicit" && tag === "elicit") return elicitation(val, request);
+  } catch (e) {
+    return e;
+  }
+  if (kind === "sample" && tag === "sample") return sampled(val);
+  if (kind === "listRoots" && tag === "roots") return roots(val);
+  return new ClientError(request, "unavailable", `the answer is not of the kind asked (${kind})`);
+}
+
+/**
+ * Asks several questions in one round and waits until all are answered.
+ * Each question is `{ key, elicit: { message, schema } }`, `{ key, sample:
+ * { messages, maxTokens, ... } }` (`sample`'s options) or `{ key,
+ * listRoots: true }`; its key is 1 to 64 characters of `A-Z a-z 0-9 _ - .`,
+ * distinct within the round (on MCP 2026-07-28 the client sees it). Returns
+ * the answers in order, each what `elicit`, `sample` or `listRoots` returns,
+ * or, for a question that got no answer, a `ClientError` in its place (not
+ * thrown), so the others' answers are kept. Each needs its own capability,
+ * declared and granted. Throws `TypeError` for a malformed question, a key
+ * used twice, or more than 16 questions.
+ *
+ * Ask first: on MCP 2026-07-28 the call ends where it asks and runs again
+ * from the start with the answers, so ask the same questions (same keys,
+ * same order) before work that must not be done twice.
+ */
+export function ask(questions) {
+  if (!Array.isArray(questions)) throw new TypeError("ask(questions): questions must be a list");
+  if (questions.length > MAX_QUESTIONS) {
+    throw new TypeError(`ask: one round holds at most ${MAX_QUESTIONS} questions, not ${questions.length}`);
+  }
+  const asked = questions.map(questionToWit);
+  const keys = new Set();
+  for (const { wit } of asked) {
+    if (keys.has(wit.key)) throw new TypeError(`ask: the key ${JSON.stringify(wit.key)} names two questions of the round`);
+    keys.add(wit.key);
+  }
+  const results = hostAsk(asked.map((q) => q.wit));
+  return results.map((result, i) => answerOf(asked[i].kind, asked[i].wit.key, result));
 }
 
 // --- completions ------------------------------------------------------------------------
