@@ -6,7 +6,8 @@
 //   node toolhost-build.mjs ENTRY.js --print-world [--jco JCO]
 //
 // ENTRY.js exports `tool` (and `prompts`, `resources` if it offers them) and
-// may import toolhost-plugin.js and toolhost-wasi.js. `--wit` is toolhost's
+// may import toolhost-plugin.js (with the toolhost-content.js and
+// toolhost-client.js it re-exports) and toolhost-wasi.js. `--wit` is toolhost's
 // wit/0.3.1 folder, with its deps/ (default: ./wit); `--jco` the jco program
 // (default: ./node_modules/.bin/jco), jco 1.35 with componentize-js 0.23.
 // `--print-world` prints the world the component would target, and builds
