@@ -262,6 +262,67 @@ fn the_python_build_reads_the_section_from_the_source() {
     );
 }
 
+/// A declaration a build cannot honour fails it, saying why, with the real
+/// toolchains: in Python, one the source hides from `toolhost_build.py`
+/// (`declare(**options)`), which the component finds while componentize-py
+/// runs the plugin; in JavaScript, the roots declared by a plugin that
+/// never asks its client anything, whose component would not import
+/// `toolhost:plugin/client`. Neither leaves a component behind.
+#[test]
+fn a_declaration_a_build_cannot_honour_fails_it() {
+    let root = support::workspace_root();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hidden.py"),
+        "from toolhost_plugin import declare, list_roots, tool\n\nOPTIONS = {'roots': True}\ndeclare(**OPTIONS)\n\n\
+         @tool\ndef roots() -> str:\n    'Lists the roots.'\n    return str(list_roots())\n",
+    )
+    .unwrap();
+    let sdk = root.join("sdk/js/toolhost-plugin.js");
+    std::fs::write(
+        dir.path().join("silent.js"),
+        format!(
+            "import {{ definePlugin }} from {:?};\nexport const tool = definePlugin({{ declare: {{ roots: true }}, \
+             tools: [{{ name: \"t\", description: \"d\", parameters: {{ type: \"object\" }}, run: () => \"x\" }}] }});\n",
+            sdk.display().to_string()
+        ),
+    )
+    .unwrap();
+    let python = dir.path().join("hidden.wasm");
+    let js = dir.path().join("silent.wasm");
+    let builds = [
+        (
+            std::process::Command::new(root.join("sdk/python/componentize"))
+                .arg(dir.path())
+                .arg("hidden")
+                .arg(&python)
+                .output()
+                .unwrap(),
+            &python,
+            "read nothing from the plugin's source for its toolhost:capabilities section, but the plugin declared `client roots` when it ran",
+        ),
+        (
+            std::process::Command::new(root.join("sdk/js/componentize"))
+                .arg(dir.path().join("silent.js"))
+                .arg(&js)
+                .output()
+                .unwrap(),
+            &js,
+            "declare: { roots: true }, but the plugin never calls listRoots or ask",
+        ),
+    ];
+    for (out, wasm, why) in builds {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{}: {said}", wasm.display());
+        assert!(said.contains(why), "{}: {said}", wasm.display());
+        assert!(!wasm.exists(), "{} was left behind", wasm.display());
+    }
+}
+
 /// `toolhost-build.mjs` bundles the plugin as jco will and keeps the host's
 /// interfaces the bundle still imports: what `toolhost-plugin.js` imports
 /// but the plugin never calls is left out; `toolhost-wasi.js` brings the
