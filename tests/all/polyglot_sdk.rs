@@ -678,32 +678,38 @@ fn the_examples_questions_fail_with_the_hosts_reason() {
         json!({"sample": "never sent"}),
         json!({"roots": [{"uri": "file:///work"}]}),
     ];
-    // The grants, what the client answers, each question's error code
-    // (none: answered), and what `available()` says.
-    let cases: [(&str, &[Value], [Option<&str>; 4], Value); 3] = [
-        (
-            &asking,
-            &[],
-            [Some("unavailable"); 4],
-            json!({"elicitation": false, "sampling": false, "roots": false}),
-        ),
-        (
-            DECLARED_ONLY,
-            &answers,
-            [Some("capability_not_granted"); 4],
-            json!({"elicitation": false, "sampling": false, "roots": false}),
-        ),
-        (
-            &asking,
-            &answers[2..],
-            [
+    /// The grants, what the client answers, each question's error code
+    /// (none: answered), and what `available()` says.
+    struct Case<'a> {
+        grants: &'a str,
+        answers: &'a [Value],
+        codes: [Option<&'a str>; 4],
+        available: Value,
+    }
+    let cases = [
+        Case {
+            grants: &asking,
+            answers: &[],
+            codes: [Some("unavailable"); 4],
+            available: json!({"elicitation": false, "sampling": false, "roots": false}),
+        },
+        Case {
+            grants: DECLARED_ONLY,
+            answers: &answers,
+            codes: [Some("capability_not_granted"); 4],
+            available: json!({"elicitation": false, "sampling": false, "roots": false}),
+        },
+        Case {
+            grants: &asking,
+            answers: &answers[2..],
+            codes: [
                 Some("unavailable"),
                 Some("unavailable"),
                 None,
                 Some("unavailable"),
             ],
-            json!({"elicitation": false, "sampling": false, "roots": true}),
-        ),
+            available: json!({"elicitation": false, "sampling": false, "roots": true}),
+        },
     ];
     for (plugin, roots) in [(&PYTHON_EXAMPLE, "list_roots"), (&JS_EXAMPLE, "listRoots")] {
         let name = plugin.name;
@@ -719,7 +725,13 @@ fn the_examples_questions_fail_with_the_hosts_reason() {
                 json!({"call": "report", "args": {"path": "notes.txt"}}),
             ),
         ];
-        for (grants, answers, codes, available) in &cases {
+        for Case {
+            grants,
+            answers,
+            codes,
+            available,
+        } in &cases
+        {
             let dir = setup(&[(plugin, grants)]);
             let config = dir.path().join("toolhost.toml");
             let steps: Vec<Value> = answers
