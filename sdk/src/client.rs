@@ -344,6 +344,19 @@ pub fn available() -> Available {
     }
 }
 
+/// Lets the caller go while this call carries on, for a tool declared in
+/// `tasks_deferred` ([`capabilities!`](crate::capabilities)): when the
+/// call's MCP client supports tasks, it is answered now with a task, and
+/// this call runs on as that task (what it asks from here on waits in the
+/// task until the client answers). Ask what the work needs first, then
+/// call this, then do the long part. True when the call is now a task;
+/// false when it is not and will not be (the tool is not deferred, the
+/// client does not support tasks, the call is nested in another), and the
+/// call goes on as before: either way, carry on with the work.
+pub fn begin_task() -> bool {
+    wit::begin_task()
+}
+
 /// One question of a round ([`ask`]), named by a key: 1 to 64 characters
 /// of `A-Z a-z 0-9 _ - .`, distinct within the round. On MCP 2026-07-28 the
 /// client sees it as the key of the question in the `InputRequiredResult`.

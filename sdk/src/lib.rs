@@ -325,13 +325,17 @@ pub mod __private {
 ///     roots: true,                // the client's roots: `client::list_roots`
 ///     tasks: ["build_site"],      // calls that may run as MCP tasks (long work)
 ///     tasks_required: ["train"],  // calls that run only as MCP tasks
+///     tasks_deferred: ["train"],  // of those, the ones that begin their task themselves
 /// }
 /// ```
 ///
-/// `tasks` and `tasks_required` are not capabilities (no grant is needed):
-/// they tell an MCP server that a client supporting the tasks extension may
-/// get a task handle for these tools' calls and fetch the result later;
-/// `tasks_required` tools refuse clients that do not support it.
+/// `tasks`, `tasks_required` and `tasks_deferred` are not capabilities (no
+/// grant is needed): they tell an MCP server that a client supporting the
+/// tasks extension may get a task handle for these tools' calls and fetch
+/// the result later; `tasks_required` tools refuse clients that do not
+/// support it. A call of a `tasks_deferred` tool becomes a task only when
+/// it calls [`client::begin_task`]: what it asks before is asked of the
+/// request itself, so it can gather its inputs and then go long.
 ///
 /// Every section is optional. Use it once, in the module that calls
 /// [`plugin!`] (the crate root, usually).
@@ -393,6 +397,9 @@ macro_rules! __capability_lines {
     (tasks_required [$($value:literal),* $(,)?]) => {
         concat!($("task ", $value, " required\n",)*)
     };
+    (tasks_deferred [$($value:literal),* $(,)?]) => {
+        concat!($("task ", $value, " deferred\n",)*)
+    };
     ($kind:ident [$($value:literal),* $(,)?]) => {
         concat!($($crate::__capability_line!($kind), $value, "\n",)*)
     };
@@ -402,7 +409,7 @@ macro_rules! __capability_lines {
             stringify!($kind),
             ": ",
             stringify!($other),
-            "`: use a list of names for dirs, env, http, secrets, tools, tasks and tasks_required, and `true` or `false` for elicitation, sampling and roots"
+            "`: use a list of names for dirs, env, http, secrets, tools, tasks, tasks_required and tasks_deferred, and `true` or `false` for elicitation, sampling and roots"
         ))
     };
 }

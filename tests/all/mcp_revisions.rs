@@ -13,7 +13,7 @@ use crate::support;
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// A config bridging `tests/peers/trace_server.py` (stdio) as `trace`.
-fn bridging_config(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn bridging_config(dir: &std::path::Path) -> std::path::PathBuf {
     let config = dir.join("toolhost.toml");
     std::fs::write(
         &config,
@@ -56,6 +56,32 @@ fn a_2026_client_reaches_a_2026_bridged_server_with_its_trace() {
     let listed = &out["steps"][1];
     assert_eq!(listed["cache_scope"], "public", "{out}");
     assert_eq!(listed["ttl_ms"], 60_000, "{out}");
+}
+
+#[test]
+fn a_bridged_server_that_asks_its_client_fails_the_call_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridging_config(dir.path());
+    let config = config.display().to_string();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"discover": true},
+            {"call": "mcp__trace__ask_name", "args": {}, "until": "ask_name"},
+            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
+        ]),
+    );
+    let asked = &out["steps"][0];
+    assert_eq!(asked["is_error"], true, "{out}");
+    let text = asked["text"].as_str().unwrap();
+    assert!(
+        text.contains("MCP server")
+            && text.contains("trace")
+            && text.contains("asked its client for input (name (elicitation))"),
+        "{text}"
+    );
+    // The bridge and the server serve on.
+    assert_eq!(out["steps"][1]["is_error"], false, "{out}");
 }
 
 #[test]

@@ -5,7 +5,10 @@
 //! has no tasks client). A long `exec` started as a task on one replica is
 //! fetched, finished, from the other after its client went away; a
 //! `tasks/cancel` sent to the other replica kills its process; a replica
-//! killed mid-task leaves the task failed with an error that says so. The
+//! killed mid-task leaves the task failed with an error that says so. A
+//! deferred tool asks first by a multi-round-trip result and begins its
+//! task on the replica the retry reached; a task's round of two questions
+//! is answered one by one on either replica. The
 //! store's semantics are checked once, against the embedded store and
 //! Redis alike.
 
@@ -124,7 +127,7 @@ fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool) -> Value 
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": extensions},
     });
     let name = params
         .get("taskId")
@@ -269,6 +272,186 @@ fn a_long_exec_task_is_fetched_from_the_other_replica_cancelled_there_and_failed
     assert_eq!(end["error"]["code"], -32603, "{end}");
     let message = end["error"]["message"].as_str().unwrap();
     assert!(message.contains("stopped before the task finished"), "{message}");
+}
+
+/// The conformance fixture's config, its tasks shared through `redis`.
+fn fixture_config(dir: &Path, redis: &Redis) -> PathBuf {
+    let path = dir.join("fixture.toml");
+    // The replicas seal and open each other's request states.
+    std::fs::write(dir.join("state.key"), "deferred-test shared state key, 32+ bytes").unwrap();
+    let text = format!(
+        "{fixture}\n[mcp]\nstate_key_file = \"state.key\"\n\n\
+         [store]\nurl = {url:?}\nprefix = \"deferred-test:\"\n\n\
+         [tasks]\nlease_secs = 2\nwatch_interval_ms = 100\npoll_interval_ms = 100\n",
+        fixture = crate::mcp_conformance::fixture_config(),
+        url = redis.url(),
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A form answer: accepted, with `content`.
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+#[test]
+fn a_deferred_task_asks_first_then_runs_as_a_task_and_a_tasks_questions_are_answered_one_by_one_on_either_replica()
+ {
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = fixture_config(dir.path(), &redis);
+    let a = Replica::start(&config);
+    let b = Replica::start(&config);
+    let call = |addr, name: &str, extra: Value| {
+        let mut params = json!({"name": name, "arguments": {}});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        let mut answer = rpc(addr, "tools/call", params, true);
+        answer["result"].take()
+    };
+
+    // `test_tool_with_task` (required, deferred) asks its question as the
+    // request's own: an InputRequiredResult, no task yet.
+    let first = call(a.addr, "test_tool_with_task", json!({}));
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert!(first.get("taskId").is_none(), "{first}");
+    let requests = first["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{first}");
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create", "{first}");
+    // The retry, on the other replica, has its answer: the tool begins its
+    // task there, and the request is answered with it.
+    let retry = json!({
+        "inputResponses": {key.clone(): accept(json!({"name": "Ada"}))},
+        "requestState": first["requestState"],
+    });
+    let created = call(b.addr, "test_tool_with_task", retry);
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none(), "{created}");
+    let task = created["taskId"].as_str().unwrap();
+    // Its end, from the first replica: the answer gathered before the task.
+    let end = ended(a.addr, task);
+    assert_eq!(end["status"], "completed", "{end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Hello, Ada!"), "{text}");
+
+    // `multi_input` asks two questions in one round: both outstanding in
+    // the task together, answered one at a time on either replica.
+    let created = call(a.addr, "multi_input", json!({}));
+    assert_eq!(created["resultType"], "task", "{created}");
+    let task = created["taskId"].as_str().unwrap().to_string();
+    let mut asked = Value::Null;
+    wait_until("both questions outstanding", || {
+        asked = get(b.addr, &task);
+        asked["status"] == "input_required"
+            && asked["inputRequests"].as_object().is_some_and(|r| r.len() == 2)
+    });
+    let keys: Vec<String> = asked["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let update = |addr, key: &str, name: &str| {
+        let responses = json!({key: accept(json!({"name": name}))});
+        let ack = rpc(
+            addr,
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": responses}),
+            true,
+        );
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    };
+    update(b.addr, &keys[0], "first answer");
+    let partly = get(a.addr, &task);
+    assert_eq!(partly["status"], "input_required", "{partly}");
+    let left: Vec<&String> = partly["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(left, [&keys[1]], "{partly}");
+    update(a.addr, &keys[1], "second answer");
+    let end = ended(b.addr, &task);
+    assert_eq!(end["status"], "completed", "{end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text, "Got first answer and second answer", "{end}");
+
+    // A client that does not declare the extension: the deferred tool,
+    // which requires tasks, is refused before it runs.
+    let undeclared = rpc(
+        a.addr,
+        "tools/call",
+        json!({"name": "test_tool_with_task", "arguments": {}}),
+        false,
+    );
+    assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_host_serves_tasks_from_the_config_as_toolhost_serve_does() {
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let config_path = config(&work, &redis, "library-test:");
+    // The embedding application's Host, from the same config as the
+    // replica beside it: the same [store] and [tasks].
+    let text = std::fs::read_to_string(&config_path).unwrap();
+    let host = toolhost::Host::builder()
+        .config(toolhost::Config::parse(&text, &config_path).unwrap())
+        .build()
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = toolhost::HttpOptions {
+        bearer_token: Some(TOKEN.into()),
+        ..toolhost::HttpOptions::default()
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(host.serve_http(
+        listener,
+        options,
+        toolhost::ToolAudience::Trusted,
+        shutdown.clone(),
+    ));
+    let replica = tokio::task::spawn_blocking(move || Replica::start(&config_path))
+        .await
+        .unwrap();
+
+    // A task started on the library's server is fetched from the replica.
+    let (task, end) = tokio::task::spawn_blocking(move || {
+        let task = start_exec(addr, "echo from the library host");
+        (task.clone(), ended(replica.addr, &task))
+    })
+    .await
+    .unwrap();
+    assert_eq!(end["status"], "completed", "{task}: {end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("from the library host"), "{text}");
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+}
+
+#[test]
+fn a_bridged_tool_runs_as_a_task_for_a_client_that_supports_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::mcp_revisions::bridging_config(dir.path());
+    let replica = Replica::start(&config);
+    let mut created = Value::Null;
+    // Until the bridged server is connected and its tool listed.
+    wait_until("the bridged tool served as a task", || {
+        created = rpc(
+            replica.addr,
+            "tools/call",
+            json!({"name": "mcp__trace__seen", "arguments": {}}),
+            true,
+        );
+        created["result"]["resultType"] == "task"
+    });
+    let task = created["result"]["taskId"].as_str().unwrap();
+    let end = ended(replica.addr, task);
+    assert_eq!(end["status"], "completed", "{end}");
+    let text = end["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("protocolVersion"), "{text}");
 }
 
 /// The same checks for every store: what tasks rely on.

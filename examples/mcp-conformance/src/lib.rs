@@ -493,8 +493,9 @@ toolhost_sdk::capabilities! {
     elicitation: true,
     sampling: true,
     roots: true,
-    tasks: ["slow_compute", "protocol_error_job", "confirm_delete"],
+    tasks: ["slow_compute", "protocol_error_job", "confirm_delete", "multi_input"],
     tasks_required: ["failing_job", "test_tool_with_task"],
+    tasks_deferred: ["test_tool_with_task"],
 }
 
 toolhost_sdk::plugin! {
@@ -520,7 +521,7 @@ toolhost_sdk::plugin! {
         test_input_required_result_list_roots, test_input_required_result_request_state,
         test_input_required_result_multiple_inputs, test_input_required_result_multi_round,
         test_input_required_result_tampered_state, test_input_required_result_capabilities,
-        greet, slow_compute, failing_job, protocol_error_job, confirm_delete, test_tool_with_task,
+        greet, slow_compute, failing_job, protocol_error_job, confirm_delete, multi_input, test_tool_with_task,
     ],
     server: server,
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use toolhost_sdk::client::{self, Elicitation};
+use toolhost_sdk::client::{self, Elicitation, Question};
 use toolhost_sdk::{Output, ToolError};
 
 /// Sync-only greeting: returns "Hello, {name}!"
@@ -83,7 +83,39 @@ pub(crate) fn confirm_delete(args: ConfirmDelete) -> Result<Output, ToolError> {
     Ok(Output::default().text(text))
 }
 
-/// Task-required: asks the user's name, and greets them
+/// Task-supporting: asks two questions at once (one round, two
+/// `inputRequests` of the task outstanding together), and answers with both
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct MultiInput {}
+
+/// The form of `multi_input`'s questions
+#[derive(Deserialize, JsonSchema)]
+struct Entry {
+    /// A value
+    #[serde(default)]
+    name: String,
+}
+
+pub(crate) fn multi_input(_: MultiInput) -> Result<Output, ToolError> {
+    let answers = client::ask(vec![
+        Question::elicit::<Entry>("first", "First value?"),
+        Question::elicit::<Entry>("second", "Second value?"),
+    ]);
+    let mut got = Vec::with_capacity(answers.len());
+    for answer in answers {
+        match answer?.into_elicitation::<Entry>()? {
+            Elicitation::Accept(Entry { name }) => got.push(name),
+            Elicitation::Decline | Elicitation::Cancel => {
+                return Err(ToolError::failed("an input was refused"));
+            }
+        }
+    }
+    Ok(Output::default().text(format!("Got {}", got.join(" and "))))
+}
+
+/// Task-required, deferred: asks the user's name as the request's own
+/// question (a multi-round-trip result on MCP 2026-07-28, before any task
+/// exists), then begins its task and greets them from it
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct ToolWithTask {}
 
@@ -91,14 +123,16 @@ pub(crate) struct ToolWithTask {}
 #[derive(Deserialize, JsonSchema)]
 struct UserName {
     /// Your name
-    user_name: String,
+    name: String,
 }
 
 pub(crate) fn test_tool_with_task(_: ToolWithTask) -> Result<Output, ToolError> {
-    match client::elicit::<UserName>("What is your name?")? {
-        Elicitation::Accept(UserName { user_name }) => {
-            Ok(Output::default().text(format!("Hello, {user_name}! The task is done.")))
-        }
-        Elicitation::Decline | Elicitation::Cancel => Err(ToolError::failed("no name was given")),
-    }
+    let name = match client::elicit::<UserName>("What is your name?")? {
+        Elicitation::Accept(UserName { name }) => name,
+        Elicitation::Decline | Elicitation::Cancel => return Err(ToolError::failed("no name was given")),
+    };
+    // The inputs are in: the rest runs as the task (when the client
+    // supports tasks; otherwise in the request, as before).
+    client::begin_task();
+    Ok(Output::default().text(format!("Hello, {name}! The task is done.")))
 }

@@ -71,8 +71,8 @@ use super::tool::{error_text, rich_blocks, texts};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::limits::MetadataLimits;
 use toolhost_core::registry::{
-    ArgumentValidator, BoxFuture, CallContext, Registry, Standing, Tool, ToolHints, ToolOutput, ToolSpec,
-    lazy,
+    ArgumentValidator, BoxFuture, CallContext, Registry, Standing, TaskSupport, Tool, ToolHints, ToolOutput,
+    ToolSpec, lazy,
 };
 
 /// The remote name of a lazy server's catalog tool.
@@ -399,7 +399,9 @@ pub(crate) fn tools(config: &McpServerConfig, catalog: watch::Receiver<ToolCatal
             "required": ["tool_name"],
             "additionalProperties": false
         }),
-    );
+    )
+    // As a bridged tool's own (see `McpTool`): toolhost waits for the call.
+    .with_task_support(TaskSupport::Optional);
     let server = Arc::new(LazyServer {
         config: config.clone(),
         catalog,

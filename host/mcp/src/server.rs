@@ -54,13 +54,14 @@ use super::asking::PeerClient;
 use super::bridge::McpDispatcher;
 use super::catalog::{self, Listed, Subscriptions};
 use super::round_trip::{self, Ending, Retry, RoundTrip, RoundTrips};
+use super::tasks::Deferred;
 use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::logging::{LogLevel, LogRecord, LogSink};
 use toolhost_core::progress::{Progress, ProgressSink};
 use toolhost_core::registry::lazy::RegistryMode;
-use toolhost_core::registry::{ToolAudience, ToolSpec};
+use toolhost_core::registry::{BoxFuture, ToolAudience, ToolSpec};
 use toolhost_core::trace::TraceContext;
 
 mod task_calls;
@@ -536,9 +537,10 @@ impl ServerHandler for McpServer {
             let text = e.to_json().to_string();
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
         };
-        let _guard = match self.call_as_task(&request, &context, guard).await? {
+        let (_guard, deferred) = match self.call_as_task(&request, &context, guard).await? {
             task_calls::Called::Task(created) => return Ok(created.into()),
-            task_calls::Called::Now(guard) => guard,
+            task_calls::Called::Now(guard) => (Some(guard), None),
+            task_calls::Called::Deferred(tasks, call) => (None, Some((tasks, call))),
         };
         let token = context
             .meta
@@ -588,13 +590,40 @@ impl ServerHandler for McpServer {
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
-        let result = match &trip {
-            Some(trip) => {
+        let result = match (&trip, deferred) {
+            (Some(trip), Some((tasks, call))) => {
+                trip.attach(&mut ctx);
+                let (trip, dispatcher, name) = (
+                    Arc::clone(trip),
+                    self.dispatcher.clone(),
+                    request.name.to_string(),
+                );
+                let work = move |ctx: DispatchContext| -> BoxFuture<'static, ToolResult> {
+                    Box::pin(async move { trip.scope(dispatcher.dispatch(&name, arguments, &ctx)).await })
+                };
+                match tasks.run_deferred(call, ctx, work).await {
+                    Deferred::Finished(Some(result)) => result,
+                    Deferred::Finished(None) => {
+                        return Err(ErrorData::internal_error(
+                            "the call stopped without a result",
+                            None,
+                        ));
+                    }
+                    Deferred::Task(created) => {
+                        if let Some(relay) = relay {
+                            relay.finish().await;
+                        }
+                        return Ok(created.into());
+                    }
+                }
+            }
+            (Some(trip), _) => {
                 trip.attach(&mut ctx);
                 trip.scope(self.dispatcher.dispatch(&request.name, arguments, &ctx))
                     .await
             }
-            None => self.dispatcher.dispatch(&request.name, arguments, &ctx).await,
+            // Deferred calls are 2026-07-28 requests, round trips all.
+            (None, _) => self.dispatcher.dispatch(&request.name, arguments, &ctx).await,
         };
         if let Some(relay) = relay {
             // Every notification goes out before the result: none may follow it.

@@ -7,7 +7,8 @@
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, RequestParamsMeta, Tool as RemoteTool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequest, RequestParamsMeta,
+    Tool as RemoteTool, ToolAnnotations,
 };
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
@@ -16,7 +17,7 @@ use tokio::sync::watch;
 use super::config::McpServerConfig;
 use toolhost_core::content::ContentBlock;
 use toolhost_core::error::{Error, ErrorCode, Result};
-use toolhost_core::registry::{BoxFuture, CallContext, Tool, ToolHints, ToolOutput, ToolSpec};
+use toolhost_core::registry::{BoxFuture, CallContext, TaskSupport, Tool, ToolHints, ToolOutput, ToolSpec};
 
 /// The connection a tool calls through: `None` while the server is down.
 pub(super) type PeerSlot = watch::Receiver<Option<Peer<RoleClient>>>;
@@ -75,7 +76,11 @@ impl McpTool {
             .unwrap_or_default();
         let description = remote.description.as_deref().unwrap_or_default().to_string();
         let parameters = Value::Object((*remote.input_schema).clone());
-        let mut spec = ToolSpec::new(name, description, parameters).with_hints(hints);
+        // Toolhost waits for the remote call, so a client that supports
+        // tasks may have it as one, whatever the remote does with tasks.
+        let mut spec = ToolSpec::new(name, description, parameters)
+            .with_hints(hints)
+            .with_task_support(TaskSupport::Optional);
         spec.title = remote.title.clone();
         spec.output_schema = remote
             .output_schema
@@ -127,8 +132,8 @@ impl McpTool {
         // Dropping the request future (on timeout or cancellation) makes rmcp
         // send `notifications/cancelled` for it.
         let result = tokio::select! {
-            r = tokio::time::timeout(timeout, peer.call_tool(params)) => match r {
-                Ok(r) => r.map_err(|e| self.service_error(e))?,
+            r = tokio::time::timeout(timeout, peer.call_tool_once(params)) => match r {
+                Ok(r) => self.complete(r.map_err(|e| self.service_error(e))?)?,
                 Err(_) => return Err(Error::new(ErrorCode::Timeout, format!(
                     "MCP tool {:?} of server {:?} did not answer within {} ms; the call was cancelled on the server",
                     self.remote_name, self.server, timeout.as_millis()))),
@@ -136,6 +141,47 @@ impl McpTool {
             () = ctx.cancel.cancelled() => return Err(Error::new(ErrorCode::Cancelled, "the call was cancelled")),
         };
         Ok(result)
+    }
+
+    /// The result of a call answered in one round. The bridge declares no
+    /// client capabilities to the servers it bridges, and asks for no task:
+    /// a server that still asks its client for input (a 2026-07-28
+    /// `InputRequiredResult`) or answers with a task fails the call, saying so.
+    fn complete(&self, response: CallToolResponse) -> Result<CallToolResult> {
+        match response {
+            CallToolResponse::Complete(result) => Ok(result),
+            CallToolResponse::InputRequired(asked) => {
+                let what: Vec<String> = asked
+                    .input_requests
+                    .iter()
+                    .flatten()
+                    .map(|(key, request)| format!("{key} ({})", input_kind(request)))
+                    .collect();
+                Err(Error::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "MCP server {:?} asked its client for input ({}) to run {:?}; toolhost does not pass a bridged server's questions on to its own client, so the call cannot go on",
+                        self.server,
+                        what.join(", "),
+                        self.remote_name
+                    ),
+                ))
+            }
+            CallToolResponse::Task(task) => Err(Error::new(
+                ErrorCode::ToolFailed,
+                format!(
+                    "MCP server {:?} answered {:?} with a task ({}) it was not asked for",
+                    self.server, self.remote_name, task.task.task_id
+                ),
+            )),
+            _ => Err(Error::new(
+                ErrorCode::ToolFailed,
+                format!(
+                    "MCP server {:?} answered {:?} with a result of a kind this bridge does not know",
+                    self.server, self.remote_name
+                ),
+            )),
+        }
     }
 
     fn service_error(&self, e: ServiceError) -> Error {
@@ -234,5 +280,15 @@ impl Tool for McpTool {
 
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move { output_of(self.request(arguments, ctx).await?) })
+    }
+}
+
+/// What an input request asks for, in words.
+fn input_kind(request: &InputRequest) -> &'static str {
+    match request {
+        InputRequest::Elicitation(_) => "elicitation",
+        InputRequest::CreateMessage(_) => "sampling",
+        InputRequest::ListRoots(_) => "roots",
+        _ => "another kind of input",
     }
 }

@@ -80,6 +80,13 @@ pub struct Declared {
     /// the component does not list fails its load.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<(String, TaskSupport)>,
+    /// Tools of [`Declared::tasks`] whose calls become tasks when the tool
+    /// says so (`client.begin-task`, 0.3.1), not when they start: what
+    /// they ask before is asked of the request itself (`task TOOL
+    /// deferred`, or `deferred` after the support word). A name without
+    /// task support fails the load.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tasks_deferred: Vec<String>,
 }
 
 /// The values of a `client` declaration line: what a plugin may ask the
@@ -152,6 +159,9 @@ impl Declared {
         for (tool, support) in &self.tasks {
             out.push_str(&format!("task {tool} {}\n", support.as_str()));
         }
+        for tool in &self.tasks_deferred {
+            out.push_str(&format!("task {tool} deferred\n"));
+        }
         out
     }
 
@@ -176,6 +186,7 @@ impl Declared {
         self.sampling |= other.sampling;
         self.roots |= other.roots;
         self.tasks.extend(other.tasks);
+        self.tasks_deferred.extend(other.tasks_deferred);
         self.dedup();
     }
 
@@ -190,6 +201,7 @@ impl Declared {
         dedup(&mut self.tools);
         dedup(&mut self.http);
         dedup(&mut self.secrets);
+        dedup(&mut self.tasks_deferred);
         // The first declaration of a tool's task support counts.
         let mut seen = std::collections::HashSet::new();
         self.tasks.retain(|(tool, _)| seen.insert(tool.clone()));
@@ -238,7 +250,15 @@ impl Declared {
                 "client" if value == CLIENT_CAPABILITIES[0] => self.elicitation = true,
                 "client" if value == CLIENT_CAPABILITIES[1] => self.sampling = true,
                 "client" if value == CLIENT_CAPABILITIES[2] => self.roots = true,
-                "task" => self.tasks.push(task_line(line, &value)?),
+                "task" => {
+                    let (tool, support, deferred) = task_line(line, &value)?;
+                    if let Some(support) = support {
+                        self.tasks.push((tool.clone(), support));
+                    }
+                    if deferred {
+                        self.tasks_deferred.push(tool);
+                    }
+                }
                 _ => {
                     return Err(Error::new(
                         ErrorCode::InvalidComponent,
@@ -261,23 +281,39 @@ impl Declared {
             && !self.sampling
             && !self.roots
             && self.tasks.is_empty()
+            && self.tasks_deferred.is_empty()
     }
 }
 
-/// Reads the value of a `task TOOL SUPPORT` line.
-fn task_line(line: &str, value: &str) -> Result<(String, TaskSupport)> {
-    let (tool, support) = value.split_once(' ').unwrap_or((value, ""));
-    match TaskSupport::parse(support.trim()) {
-        Some(support) if !tool.is_empty() && tool.len() <= MAX_DECLARED_VALUE => {
-            Ok((tool.to_string(), support))
-        }
-        _ => Err(Error::new(
+/// Reads the value of a `task TOOL WORD...` line: at most one support
+/// word (`optional`, `required`, `forbidden`) and `deferred`, at least one
+/// of them.
+fn task_line(line: &str, value: &str) -> Result<(String, Option<TaskSupport>, bool)> {
+    let bad = || {
+        Error::new(
             ErrorCode::InvalidComponent,
             format!(
-                "the toolhost:capabilities section has a bad task line {line:?}: write `task TOOL optional`, `task TOOL required` or `task TOOL forbidden`"
+                "the toolhost:capabilities section has a bad task line {line:?}: write `task TOOL optional`, `task TOOL required` or `task TOOL forbidden`, with `deferred` after it (or on a line of its own) for a tool that begins its task itself"
             ),
-        )),
+        )
+    };
+    let mut words = value.split(' ');
+    let tool = words.next().unwrap_or_default();
+    if tool.is_empty() || tool.len() > MAX_DECLARED_VALUE {
+        return Err(bad());
     }
+    let (mut support, mut deferred) = (None, false);
+    for word in words {
+        match (word, TaskSupport::parse(word)) {
+            ("deferred", _) if !deferred => deferred = true,
+            (_, Some(s)) if support.is_none() => support = Some(s),
+            _ => return Err(bad()),
+        }
+    }
+    if support.is_none() && !deferred {
+        return Err(bad());
+    }
+    Ok((tool.to_string(), support, deferred))
 }
 
 /// Adds the declarations in `more` to the component in `bytes`, whatever
@@ -339,6 +375,7 @@ pub fn declare(bytes: &[u8], more: &Declared) -> Result<(Vec<u8>, Declared)> {
             .filter(|(tool, _)| !present.tasks.iter().any(|(t, _)| t == tool))
             .cloned()
             .collect(),
+        tasks_deferred: new(&more.tasks_deferred, &present.tasks_deferred),
     };
     if added.is_empty() {
         return Ok((bytes.to_vec(), added));
@@ -707,6 +744,7 @@ mod tests {
                 sampling: true,
                 roots: true,
                 tasks: Vec::new(),
+                tasks_deferred: Vec::new(),
             }
         );
         assert!(
@@ -735,8 +773,34 @@ mod tests {
             d.to_section()
                 .ends_with("task build optional\ntask train required\n")
         );
-        for bad in ["task", "task build", "task build sometimes", "task  optional"] {
+        for bad in [
+            "task",
+            "task build",
+            "task build sometimes",
+            "task  optional",
+            "task build optional required",
+            "task build deferred deferred",
+        ] {
             assert!(Declared::default().parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_deferred_task_is_read_on_its_support_line_or_its_own() {
+        let mut d = Declared::default();
+        d.parse("task ask required deferred\ntask gather optional\ntask gather deferred\ntask ask deferred")
+            .unwrap();
+        d.dedup();
+        assert_eq!(
+            d.tasks,
+            [
+                ("ask".to_string(), TaskSupport::Required),
+                ("gather".to_string(), TaskSupport::Optional)
+            ]
+        );
+        assert_eq!(d.tasks_deferred, ["ask", "gather"]);
+        let mut again = Declared::default();
+        again.parse(&d.to_section()).unwrap();
+        assert_eq!(again, d);
     }
 }

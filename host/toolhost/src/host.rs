@@ -46,13 +46,13 @@ use tokio_util::sync::CancellationToken;
 use crate::admission::PluginRequest;
 use crate::approval::ApprovalCallback;
 use crate::component::LoadedComponent;
-use crate::config::{Config, Started};
+use crate::config::{Config, Shared, Started};
 use crate::dispatch::{DispatchContext, Dispatcher, McpDispatcher, Session, ToolCallEvent, ToolResult};
 use crate::engine::{Engine, EngineConfig};
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::live::LivePlugins;
-use crate::mcp::{HttpOptions, McpApprover, McpServer, McpServerConfig, RoundTrips, StateKey, StateSealer};
+use crate::mcp::{HttpOptions, McpApprover, McpServer, McpServerConfig, StateKey};
 use crate::registry::{Registration, Registry, Tool, ToolAudience, ToolSpec};
 
 /// How long calls in flight may run once serving is told to stop.
@@ -211,6 +211,7 @@ impl HostBuilder {
             Some(elicit) => Some(Arc::clone(elicit) as Arc<dyn ApprovalCallback>),
             None => self.approver,
         };
+        let shared = Shared::open(&config)?;
         let started = config.start(&engine, registry, approver).await?;
         for request in self.plugins {
             started.live.load(request).await?;
@@ -219,6 +220,7 @@ impl HostBuilder {
             started,
             elicit,
             state_key,
+            shared,
         })
     }
 }
@@ -231,6 +233,8 @@ pub struct Host {
     elicit: Option<Arc<McpApprover>>,
     /// What seals MCP 2026-07-28 request states, when configured.
     state_key: Option<StateKey>,
+    /// The store and tasks its MCP servers share with other replicas.
+    shared: Shared,
 }
 
 impl Host {
@@ -393,17 +397,13 @@ impl Host {
         crate::mcp::serve_http(server, listener, options, shutdown, GRACE).await
     }
 
+    /// The MCP server, made as `toolhost serve` makes it ([`Shared`]):
+    /// `[store]`, `[tasks]`, and `[mcp] state_key_file` (or the
+    /// environment's key, read when the host was built; without one, a
+    /// random key of this process).
     fn mcp_server(self, audience: ToolAudience) -> McpServer {
-        let mut server = McpServer::new(self.started.dispatcher, audience);
-        // `[mcp] state_key_file` (or the environment's key), read when the
-        // host was built; without one the server's own random key.
-        if let Some(key) = self.state_key {
-            let store: Arc<dyn crate::mcp::Store> = Arc::new(crate::mcp::MemoryStore::new());
-            server = server.with_round_trips(RoundTrips::new(StateSealer::new(key, store)));
-        }
-        match self.elicit {
-            Some(elicit) => server.with_approver(elicit),
-            None => server,
-        }
+        let key = self.state_key.unwrap_or_else(StateKey::random);
+        self.shared
+            .mcp_server(self.started.dispatcher, audience, key, self.elicit)
     }
 }

@@ -102,7 +102,8 @@ impl TaskSupport {
         }
     }
 
-    fn is_forbidden(&self) -> bool {
+    /// Whether calls never run as tasks.
+    pub fn is_forbidden(&self) -> bool {
         *self == TaskSupport::Forbidden
     }
 }
@@ -130,6 +131,12 @@ pub struct ToolSpec {
     /// Whether its calls may run as tasks (see [`TaskSupport`]).
     #[serde(default, skip_serializing_if = "TaskSupport::is_forbidden")]
     pub task_support: TaskSupport,
+    /// Whether a call becomes a task only when the tool says so
+    /// (`client.begin-task`), its earlier questions asked of the request
+    /// itself, rather than when it starts. Meaningless without
+    /// [`ToolSpec::task_support`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task_deferred: bool,
 }
 
 impl ToolSpec {
@@ -143,6 +150,7 @@ impl ToolSpec {
             output_schema: None,
             hints: ToolHints::default(),
             task_support: TaskSupport::Forbidden,
+            task_deferred: false,
         }
     }
 

@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
 use super::{InFlight, McpServer, call_result};
-use crate::tasks::{TaskCall, Tasks};
+use crate::tasks::{DeferredCall, TaskCall, Tasks};
 use toolhost_core::registry::TaskSupport;
 
 /// What a `tools/call` becomes.
@@ -23,6 +23,10 @@ pub(super) enum Called {
     Task(CreateTaskResult),
     /// An ordinary call, to run now (with its in-flight guard back).
     Now(InFlight),
+    /// A call that becomes a task when its tool says so: to run now, in
+    /// [`Tasks::run_deferred`] (a 2026-07-28 request: it asks by
+    /// multi-round-trip results until then).
+    Deferred(Arc<Tasks>, DeferredCall),
 }
 
 impl McpServer {
@@ -45,8 +49,9 @@ impl McpServer {
     }
 
     /// Starts `request` as a task when the tool supports tasks and the
-    /// client declared the extension on this request; refuses a tool that
-    /// requires tasks to a client that did not (`-32021`).
+    /// client declared the extension on this request (or, for a deferred
+    /// tool, says it is to run until it begins its task); refuses a tool
+    /// that requires tasks to a client that did not (`-32021`).
     ///
     /// # Errors
     ///
@@ -60,11 +65,13 @@ impl McpServer {
         let Some(tasks) = &self.tasks else {
             return Ok(Called::Now(guard));
         };
-        let support = self
+        let (support, deferred) = self
             .dispatcher
             .registry()
             .get(&request.name)
-            .map_or(TaskSupport::Forbidden, |entry| entry.spec().task_support);
+            .map_or((TaskSupport::Forbidden, false), |entry| {
+                (entry.spec().task_support, entry.spec().task_deferred)
+            });
         if support == TaskSupport::Forbidden {
             return Ok(Called::Now(guard));
         }
@@ -83,6 +90,15 @@ impl McpServer {
                 ));
             }
             return Ok(Called::Now(guard));
+        }
+        if deferred {
+            let call = DeferredCall {
+                elicitation: capabilities.elicitation.is_some(),
+                sampling: capabilities.sampling.is_some(),
+                guard: Box::new(guard),
+                to_result: call_result,
+            };
+            return Ok(Called::Deferred(Arc::clone(tasks), call));
         }
         let call = TaskCall {
             dispatcher: self.dispatcher.clone(),

@@ -18,8 +18,7 @@ use tokio::sync::oneshot;
 use super::Tasks;
 use crate::asking::ASK_TIMEOUT;
 use toolhost_core::client::{
-    Answer, AskKind, ClientRequests, ElicitRequest, ElicitResponse, Question, Request, Round, SampleRequest,
-    SampleResponse,
+    Answer, AskKind, ClientRequests, ElicitRequest, ElicitResponse, Question, Request, Round,
 };
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::BoxFuture;
@@ -39,49 +38,86 @@ pub(crate) struct TaskClient {
 }
 
 impl TaskClient {
-    /// Puts `request` (an MCP request: `method` and `params`) to the client
-    /// under a new key, and waits for its answer.
-    async fn ask_one(&self, kind: &str, request: Value) -> Result<Value> {
-        let key = format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
-        let (sender, answer) = oneshot::channel();
-        self.waiters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone(), sender);
+    /// Puts `requests` (MCP requests: `method` and `params`, each under its
+    /// kind) to the client together, each under a new key, and waits for
+    /// all their answers: they are the task's `inputRequests` at once, and
+    /// the client may answer them in one `tasks/update` or one by one.
+    async fn ask_together(&self, requests: Vec<(&'static str, Value)>) -> Vec<Result<Value>> {
+        let keys: Vec<String> = requests
+            .iter()
+            .map(|(kind, _)| format!("{kind}-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1))
+            .collect();
+        let mut answers = Vec::with_capacity(keys.len());
+        {
+            let mut waiting = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+            for key in &keys {
+                let (sender, answer) = oneshot::channel();
+                waiting.insert(key.clone(), sender);
+                answers.push(answer);
+            }
+        }
         let asked = self
             .tasks
             .change(&self.task_id, |record| {
                 if record.is_terminal() {
                     return false;
                 }
-                record.requests.insert(key.clone(), request.clone());
+                for (key, (_, request)) in keys.iter().zip(&requests) {
+                    record.requests.insert(key.clone(), request.clone());
+                }
                 record.set_status(
                     TaskStatus::InputRequired,
                     Some("waiting for the client's answer".into()),
                 );
                 true
             })
-            .await
-            .map_err(|e| e.into_core())?;
-        if asked.is_none_or(|r| !r.requests.contains_key(&key)) {
-            return Err(Error::new(
-                ErrorCode::Cancelled,
-                "the task ended before its question was asked",
-            ));
+            .await;
+        let refusal = match asked {
+            Err(e) => Some(e.into_core()),
+            Ok(record)
+                if record
+                    .as_ref()
+                    .is_none_or(|r| keys.iter().any(|k| !r.requests.contains_key(k))) =>
+            {
+                Some(Error::new(
+                    ErrorCode::Cancelled,
+                    "the task ended before its question was asked",
+                ))
+            }
+            Ok(_) => None,
+        };
+        if let Some(refusal) = refusal {
+            self.forget(&keys);
+            return keys.iter().map(|_| Err(refusal.clone())).collect();
         }
-        match tokio::time::timeout(ASK_TIMEOUT, answer).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(_)) => Err(Error::new(
-                ErrorCode::Cancelled,
-                "the task ended while waiting for an answer",
-            )),
-            Err(_) => Err(Error::new(
-                ErrorCode::Unavailable,
-                format!(
-                    "the client did not answer the task's {kind} request within {} s",
-                    ASK_TIMEOUT.as_secs()
-                ),
-            )),
+        // One clock for the round: its questions are out together.
+        let deadline = tokio::time::Instant::now() + ASK_TIMEOUT;
+        let mut got = Vec::with_capacity(keys.len());
+        for ((kind, _), answer) in requests.iter().zip(answers) {
+            got.push(match tokio::time::timeout_at(deadline, answer).await {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(_)) => Err(Error::new(
+                    ErrorCode::Cancelled,
+                    "the task ended while waiting for an answer",
+                )),
+                Err(_) => Err(Error::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "the client did not answer the task's {kind} request within {} s",
+                        ASK_TIMEOUT.as_secs()
+                    ),
+                )),
+            });
+        }
+        self.forget(&keys);
+        got
+    }
+
+    /// Drops the waiters of `keys` (answered, or never to be).
+    fn forget(&self, keys: &[String]) {
+        let mut waiting = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        for key in keys {
+            waiting.remove(key);
         }
     }
 }
@@ -106,37 +142,67 @@ impl ClientRequests for TaskClient {
         }
     }
 
-    /// The questions of a round, one after the other (each is one
-    /// `inputRequests` entry of the task until answered).
+    /// The questions of a round, together: each one `inputRequests` entry
+    /// of the task until answered.
     fn ask(&self, questions: Vec<Question>) -> BoxFuture<'_, Round> {
         Box::pin(async move {
-            let mut answers = Vec::with_capacity(questions.len());
+            let mut answers: Vec<Option<Result<Answer>>> = Vec::with_capacity(questions.len());
+            let mut asked = Vec::new();
             for question in questions {
-                answers.push(match question.request {
-                    Request::Elicit(request) => self.elicit(request).await.map(Answer::Elicit),
-                    Request::Sample(request) => self.sample(request).await.map(Answer::Sample),
-                    other => Err(Error::new(
-                        ErrorCode::Unavailable,
-                        format!("a task's client cannot be asked for {}", other.kind().as_str()),
-                    )),
-                });
+                match TaskClient::request(question.request) {
+                    Ok(request) => {
+                        asked.push(request);
+                        answers.push(None);
+                    }
+                    Err(e) => answers.push(Some(Err(e))),
+                }
             }
-            Ok(answers)
+            let kinds: Vec<&'static str> = asked.iter().map(|(kind, _)| *kind).collect();
+            let mut got = kinds.into_iter().zip(self.ask_together(asked).await);
+            for slot in answers.iter_mut().filter(|a| a.is_none()) {
+                *slot = got.next().map(|(kind, answer)| TaskClient::answer(kind, answer?));
+            }
+            Ok(answers
+                .into_iter()
+                .map(|a| a.unwrap_or_else(|| Err(Error::new(ErrorCode::Unavailable, "no answer came"))))
+                .collect())
         })
     }
 }
 
 impl TaskClient {
-    async fn elicit(&self, request: ElicitRequest) -> Result<ElicitResponse> {
-        let asked = json!({
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": request.message,
-                "requestedSchema": request.requested_schema,
-            },
-        });
-        let answer = self.ask_one("elicit", asked).await?;
+    /// `request` as an MCP request to put in the task, under its kind.
+    fn request(request: Request) -> Result<(&'static str, Value)> {
+        match request {
+            Request::Elicit(ElicitRequest {
+                message,
+                requested_schema,
+            }) => Ok((
+                ELICIT,
+                json!({
+                    "method": "elicitation/create",
+                    "params": {"mode": "form", "message": message, "requestedSchema": requested_schema},
+                }),
+            )),
+            Request::Sample(request) => {
+                let params = serde_json::to_value(&request).map_err(|e| unreadable("sampling", e))?;
+                Ok((
+                    SAMPLE,
+                    json!({"method": "sampling/createMessage", "params": params}),
+                ))
+            }
+            other => Err(Error::new(
+                ErrorCode::Unavailable,
+                format!("a task's client cannot be asked for {}", other.kind().as_str()),
+            )),
+        }
+    }
+
+    /// The client's answer to a request of `kind`, as the call gets it.
+    fn answer(kind: &str, answer: Value) -> Result<Answer> {
+        if kind == SAMPLE {
+            return crate::asking::sample_response(answer).map(Answer::Sample);
+        }
         let mut answer: ElicitResponse =
             serde_json::from_value(answer).map_err(|e| unreadable("elicitation", e))?;
         if answer.action != toolhost_core::client::ElicitAction::Accept {
@@ -144,12 +210,10 @@ impl TaskClient {
         } else if answer.content.is_none() {
             answer.content = Some(serde_json::Map::new());
         }
-        Ok(answer)
-    }
-
-    async fn sample(&self, request: SampleRequest) -> Result<SampleResponse> {
-        let params = serde_json::to_value(&request).map_err(|e| unreadable("sampling", e))?;
-        let asked = json!({"method": "sampling/createMessage", "params": params});
-        crate::asking::sample_response(self.ask_one("sample", asked).await?)
+        Ok(Answer::Elicit(answer))
     }
 }
+
+/// The kinds of request a task's client puts out (and their keys' stems).
+const ELICIT: &str = "elicit";
+const SAMPLE: &str = "sample";

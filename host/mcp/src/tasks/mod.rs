@@ -17,6 +17,7 @@
 //! | a task as stored | `record` |
 //! | the call's questions, as `inputRequests` | `client` |
 //! | running a call as a task: lease, cancel, answers | `run` |
+//! | a call that begins its task itself (`deferred`) | `deferred` |
 //!
 //! **Shared by replicas.** A task lives in a [`Store`]: the embedded
 //! [`MemoryStore`](crate::store::MemoryStore) by default, Redis to share it
@@ -39,6 +40,7 @@
 //! result too large for the store fails the task, saying so.
 
 mod client;
+mod deferred;
 mod record;
 mod run;
 
@@ -49,6 +51,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, DetailedTask, ErrorCode as RpcCode, InputResponses, Task, TaskStatus};
 
 use crate::store::{Store, StoreError};
+pub(crate) use deferred::{Deferred, DeferredCall};
 use record::{Record, now_ms, timestamp};
 pub(crate) use run::TaskCall;
 use toolhost_core::error::{Error, ErrorCode};

@@ -58,47 +58,95 @@ impl Tasks {
     pub(crate) async fn start(self: &Arc<Self>, call: TaskCall) -> Result<CreateTaskResult, TaskError> {
         let created = self.create().await?;
         let id = created.task.task_id.clone();
-        tokio::spawn(run(Arc::clone(self), id, call));
+        let TaskCall {
+            dispatcher,
+            session,
+            name,
+            arguments,
+            elicitation,
+            sampling,
+            guard,
+            to_result,
+        } = call;
+        let cancel = CancellationToken::new();
+        let waiters = Waiters::default();
+        let ctx = DispatchContext {
+            cancel: cancel.clone(),
+            client: Some(self.client(&id, &waiters, elicitation, sampling)),
+            ..DispatchContext::new(session)
+        };
+        let work = async move { Some(dispatcher.dispatch(&name, arguments, &ctx).await) };
+        let running = Running {
+            cancel,
+            waiters,
+            to_result,
+            guard,
+        };
+        tokio::spawn(drive(Arc::clone(self), id, running, work));
         Ok(created)
+    }
+
+    /// The client of the task `id`'s call: its questions wait in the task.
+    pub(super) fn client(
+        self: &Arc<Self>,
+        id: &str,
+        waiters: &Waiters,
+        elicitation: bool,
+        sampling: bool,
+    ) -> ClientHandle {
+        ClientHandle(Arc::new(TaskClient {
+            tasks: Arc::clone(self),
+            task_id: id.to_string(),
+            waiters: Arc::clone(waiters),
+            elicitation,
+            sampling,
+            next: AtomicU64::new(0),
+        }))
     }
 }
 
-async fn run(tasks: Arc<Tasks>, id: String, call: TaskCall) {
-    let TaskCall {
-        dispatcher,
-        session,
-        name,
-        arguments,
-        elicitation,
-        sampling,
-        guard,
+/// A task's call as it runs: what stops it, where its answers go, how its
+/// result is written.
+pub(super) struct Running {
+    /// The call's cancellation.
+    pub cancel: CancellationToken,
+    pub waiters: Waiters,
+    pub to_result: fn(ToolResult) -> rmcp::model::CallToolResult,
+    /// Held until the call ends (a graceful shutdown waits for it).
+    pub guard: Box<dyn Send>,
+}
+
+/// Runs the task `id`'s call (`work`: its result, or `None` when it
+/// stopped without one) to its end, watching the task meanwhile, and
+/// writes the end into the task.
+pub(super) async fn drive(
+    tasks: Arc<Tasks>,
+    id: String,
+    running: Running,
+    work: impl Future<Output = Option<ToolResult>>,
+) {
+    let Running {
+        cancel,
+        waiters,
         to_result,
-    } = call;
-    let cancel = CancellationToken::new();
-    let waiters = Waiters::default();
-    let client = TaskClient {
-        tasks: Arc::clone(&tasks),
-        task_id: id.clone(),
-        waiters: Arc::clone(&waiters),
-        elicitation,
-        sampling,
-        next: AtomicU64::new(0),
-    };
-    let ctx = DispatchContext {
-        cancel: cancel.clone(),
-        client: Some(ClientHandle(Arc::new(client))),
-        ..DispatchContext::new(session)
-    };
+        guard,
+    } = running;
     let result = tokio::select! {
-        result = dispatcher.dispatch(&name, arguments, &ctx) => result,
+        result = work => result,
         // The task ended elsewhere (failed by another replica, expired):
-        // the call is dropped, which stops it (an exec's process is killed).
-        () = watch(&tasks, &id, &cancel, &waiters) => return,
+        // the call is stopped and dropped (an exec's process is killed).
+        () = watch(&tasks, &id, &cancel, &waiters) => {
+            cancel.cancel();
+            return;
+        }
     };
-    let end = if cancel.is_cancelled() {
-        End::Cancelled
-    } else {
-        end_of(result, to_result)
+    let end = match result {
+        _ if cancel.is_cancelled() => End::Cancelled,
+        Some(result) => end_of(result, to_result),
+        None => End::Failed(
+            RpcCode::INTERNAL_ERROR.0,
+            "the task's call stopped without a result".into(),
+        ),
     };
     finish(&tasks, &id, end).await;
     drop(guard);

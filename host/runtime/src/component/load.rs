@@ -417,6 +417,7 @@ fn check_tools(
                 open_world: h.open_world,
             },
             task_support: TaskSupport::Forbidden,
+            task_deferred: false,
         };
         let arguments = ArgumentValidator::compile(&tool).map_err(|e| invalid(e.message().to_string()))?;
         checks.push(ToolChecks { arguments, output });
@@ -441,6 +442,19 @@ fn with_task_support(mut tools: Vec<ToolSpec>, declared: &Declared) -> Result<Ve
             ));
         };
         tool.task_support = *support;
+    }
+    for name in &declared.tasks_deferred {
+        match tools.iter_mut().find(|t| &t.name == name) {
+            Some(tool) if !tool.task_support.is_forbidden() => tool.task_deferred = true,
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::InvalidComponent,
+                    format!(
+                        "the component declares the task of `{name}` deferred, but `{name}` is not one of its tools with task support (`task {name} optional` or `required`)"
+                    ),
+                ));
+            }
+        }
     }
     Ok(tools)
 }

@@ -51,19 +51,31 @@ pub(crate) struct DeclareArgs {
     #[arg(long)]
     roots: bool,
     /// Declare that a tool's calls may run as MCP tasks: `TOOL=optional`
-    /// (for clients that support tasks) or `TOOL=required` (only as tasks).
-    #[arg(long = "task", value_name = "TOOL=SUPPORT", value_parser = task_support)]
-    tasks: Vec<(String, TaskSupport)>,
+    /// (for clients that support tasks) or `TOOL=required` (only as tasks);
+    /// `,deferred` after it (`TOOL=required,deferred`) when the tool begins
+    /// its task itself (`client.begin-task`, 0.3.1), once it has asked what
+    /// it needs.
+    #[arg(long = "task", value_name = "TOOL=SUPPORT[,deferred]", value_parser = task_support)]
+    tasks: Vec<(String, TaskSupport, bool)>,
 }
 
-/// Reads `TOOL=optional|required|forbidden`.
-fn task_support(text: &str) -> Result<(String, TaskSupport), String> {
+/// Reads `TOOL=optional|required|forbidden[,deferred]`.
+fn task_support(text: &str) -> Result<(String, TaskSupport, bool), String> {
     let (tool, support) = text
         .split_once('=')
         .ok_or_else(|| format!("{text:?}: write TOOL=optional or TOOL=required"))?;
+    let (support, deferred) = match support.split_once(',') {
+        Some((support, "deferred")) => (support, true),
+        Some((_, other)) => {
+            return Err(format!(
+                "{other:?}: the only word after the support is `deferred`"
+            ));
+        }
+        None => (support, false),
+    };
     let support = TaskSupport::parse(support)
         .ok_or_else(|| format!("{support:?}: task support is optional, required or forbidden"))?;
-    Ok((tool.to_string(), support))
+    Ok((tool.to_string(), support, deferred))
 }
 
 /// Prints the new component's hash on stdout (what to pin), and what was
@@ -79,7 +91,13 @@ pub(crate) fn run(args: DeclareArgs) -> anyhow::Result<ExitCode> {
         elicitation: args.elicitation,
         sampling: args.sampling,
         roots: args.roots,
-        tasks: args.tasks,
+        tasks: args.tasks.iter().map(|(t, s, _)| (t.clone(), *s)).collect(),
+        tasks_deferred: args
+            .tasks
+            .iter()
+            .filter(|(_, _, deferred)| *deferred)
+            .map(|(t, _, _)| t.clone())
+            .collect(),
     };
     let (out, added) = match toolhost::internal::capabilities::declare(&bytes, &more) {
         Ok(done) => done,

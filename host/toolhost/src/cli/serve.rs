@@ -14,13 +14,11 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolhost::admission::{PluginRequest, Via};
-use toolhost::config::{PluginsDirConfig, Started};
+use toolhost::config::{PluginsDirConfig, Shared, Started};
 use toolhost::internal::admin;
 use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
 use toolhost::internal::mcp::request_state::STATE_KEY_ENV;
-use toolhost::internal::mcp::{
-    HttpOptions, McpApprover, McpServer, RoundTrips, StateKey, StateSealer, Store, serve_http, serve_stdio,
-};
+use toolhost::internal::mcp::{HttpOptions, McpApprover, StateKey, serve_http, serve_stdio};
 use toolhost::internal::registry::Registry;
 use toolhost::internal::registry::lazy::RegistryMode;
 use toolhost::live::LivePlugins;
@@ -165,17 +163,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
-    // One store for what replicas share: request states' single use, tasks.
-    let settings = live.config();
-    let store = settings.store.open()?;
-    let round_trips = round_trips(&started.live, args.stateless, Arc::clone(&store))?;
-    let mut server = McpServer::new(dispatcher, args.config.audience()).with_round_trips(round_trips);
-    if let Some(elicit) = elicit {
-        server = server.with_approver(elicit);
-    }
-    if let Some(tasks) = settings.tasks.tasks(store)? {
-        server = server.with_tasks(tasks);
-    }
+    // One store for what replicas share: request states' single use,
+    // session approvals, tasks; the server made as the library's Host makes it.
+    let shared = Shared::open(live.config())?;
+    let key = state_key(&started.live, args.stateless)?;
+    let server = shared.mcp_server(dispatcher, args.config.audience(), key, elicit);
     let grace = Duration::from_millis(args.grace_ms);
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -243,11 +235,11 @@ fn stateless_checks(started: &Started) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How 2026-07-28 requests' states are sealed: the key from `[mcp]
+/// The key that seals 2026-07-28 requests' states: from `[mcp]
 /// state_key_file`, else `TOOLHOST_MCP_STATE_KEY`, else a random one of
 /// this process (which `--stateless` warns about: replicas would refuse
-/// each other's states). Their single use is recorded in `store` (`[store]`).
-fn round_trips(live: &LivePlugins, stateless: bool, store: Arc<dyn Store>) -> anyhow::Result<RoundTrips> {
+/// each other's states).
+fn state_key(live: &LivePlugins, stateless: bool) -> anyhow::Result<StateKey> {
     let file = live.config().mcp_config().state_key_file;
     let key = match StateKey::configured(file.as_deref()).context("the request-state key")? {
         Some(key) => key,
@@ -260,7 +252,7 @@ fn round_trips(live: &LivePlugins, stateless: bool, store: Arc<dyn Store>) -> an
             StateKey::random()
         }
     };
-    Ok(RoundTrips::new(StateSealer::new(key, store)))
+    Ok(key)
 }
 
 /// Reloads the `[[plugins]]` entries on every SIGHUP and, with `[oci]

@@ -59,7 +59,7 @@ pub use exec::{ExecConfig, SshConfig, sandbox_works};
 pub use plugins::{PluginConfig, PluginStatus};
 pub use plugins_dir::PluginsDirConfig;
 pub use protected::ProtectedPaths;
-pub use store::{StoreConfig, TasksConfig};
+pub use store::{Shared, StoreConfig, TasksConfig};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

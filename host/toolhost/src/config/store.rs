@@ -17,7 +17,12 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
-use toolhost_mcp::{MemoryStore, RedisOptions, RedisStore, Store, TaskOptions, Tasks};
+use toolhost_core::dispatch::Dispatcher;
+use toolhost_core::registry::ToolAudience;
+use toolhost_mcp::{
+    McpApprover, McpServer, MemoryStore, RedisOptions, RedisStore, RoundTrips, StateKey, StateSealer, Store,
+    TaskOptions, Tasks,
+};
 
 /// The `[store]` section.
 #[derive(Debug, Clone, Deserialize)]
@@ -167,5 +172,49 @@ impl TasksConfig {
                 watch_interval: Duration::from_millis(self.watch_interval_ms),
             },
         ))))
+    }
+}
+
+/// What an MCP server of a config shares with the other replicas: one
+/// store (`[store]`) for request states' single use, session approvals and
+/// tasks, and the tasks (`[tasks]`). `toolhost serve` and
+/// [`Host`](crate::Host) make their servers with it, the same way.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    store: Arc<dyn Store>,
+    tasks: Option<Arc<Tasks>>,
+}
+
+impl Shared {
+    /// Opens `config`'s store and sets up its tasks.
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreConfig::open`] and [`TasksConfig::tasks`].
+    pub fn open(config: &crate::Config) -> Result<Shared> {
+        let store = config.store.open()?;
+        let tasks = config.tasks.tasks(Arc::clone(&store))?;
+        Ok(Shared { store, tasks })
+    }
+
+    /// The MCP server of `dispatcher` for `audience`: its request states
+    /// sealed with `key`, its approvals asked by `approver` (none: the
+    /// dispatcher's own gate decides), its tasks served when `[tasks]` is on.
+    pub fn mcp_server(
+        &self,
+        dispatcher: Dispatcher,
+        audience: ToolAudience,
+        key: StateKey,
+        approver: Option<Arc<McpApprover>>,
+    ) -> McpServer {
+        let sealer = StateSealer::new(key, Arc::clone(&self.store));
+        let mut server = McpServer::new(dispatcher, audience).with_round_trips(RoundTrips::new(sealer));
+        if let Some(approver) = approver {
+            server = server.with_approver(approver);
+        }
+        if let Some(tasks) = &self.tasks {
+            server = server.with_tasks(Arc::clone(tasks));
+        }
+        server
     }
 }

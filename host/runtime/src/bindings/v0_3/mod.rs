@@ -750,6 +750,7 @@ impl From<Capabilities> for crate::capabilities::Declared {
             roots: false,
             // Said in the custom section only (WIT records cannot gain fields).
             tasks: Vec::new(),
+            tasks_deferred: Vec::new(),
         }
     }
 }
