@@ -323,10 +323,11 @@ export const tool = definePlugin({
     },
     {
       name: "index_words",
-      description: "Indexes the words of a text file in the workspace; a client that supports MCP tasks may run it as one.",
+      description: "Indexes the words of a text file in the workspace: a client that supports MCP tasks gets a task once the file is read.",
       parameters: { type: "object", properties: { path: PATH }, required: ["path"] },
       hints: { readOnly: true },
       task: "optional",
+      deferred: true,
       run({ path }) {
         const text = readTextFile(`${WORKSPACE}/${path}`);
         const asTask = beginTask();

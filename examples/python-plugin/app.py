@@ -249,9 +249,9 @@ def can_ask() -> Available:
     return available()
 
 
-@tool(read_only=True, task="optional")
+@tool(read_only=True, task="optional", deferred=True)
 def index_words(path: str) -> str:
-    """Indexes the words of a text file in the workspace; a client that supports MCP tasks may run it as one.
+    """Indexes the words of a text file in the workspace: a client that supports MCP tasks gets a task once the file is read.
 
     Args:
         path: The file, relative to the workspace folder.

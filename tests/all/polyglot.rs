@@ -130,7 +130,7 @@ fn the_examples_describe_their_tools_and_declare_their_capabilities() {
             json!({
                 "dirs": ["/workspace"], "env": ["GREETING"], "http": [], "secrets": [], "tools": [],
                 "elicitation": true, "sampling": true, "roots": true,
-                "tasks": [["index_words", "optional"]],
+                "tasks": [["index_words", "optional"]], "tasks_deferred": ["index_words"],
             }),
             "{name}"
         );
@@ -138,12 +138,22 @@ fn the_examples_describe_their_tools_and_declare_their_capabilities() {
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names, TOOLS, "{name}");
         // The section's task line, read back onto its tool.
-        let tasks: Vec<(&str, &Value)> = tools
+        let tasks: Vec<(&str, &Value, &Value)> = tools
             .iter()
             .filter(|t| t.get("task_support").is_some())
-            .map(|t| (t["name"].as_str().unwrap(), &t["task_support"]))
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap(),
+                    &t["task_support"],
+                    &t["task_deferred"],
+                )
+            })
             .collect();
-        assert_eq!(tasks, [("index_words", &json!("optional"))], "{name}");
+        assert_eq!(
+            tasks,
+            [("index_words", &json!("optional"), &json!(true))],
+            "{name}"
+        );
         assert_eq!(
             tools[0]["parameters"],
             json!({

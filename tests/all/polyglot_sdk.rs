@@ -14,8 +14,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::mcp_server::{Sdk, python_client, sdk_client_in, stdio_mode};
+use crate::peers::wait_until;
 use crate::polyglot::{NOTES, setup};
 use crate::support::{self, JS_EXAMPLE, JS_RAW, PYTHON_EXAMPLE, PYTHON_RAW, PYTHON_TRAP, Polyglot};
+use crate::tasks::{Replica, ended, rpc};
 
 /// A component's top-level imports and exports, from its bytes.
 fn interfaces(path: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
@@ -653,6 +655,42 @@ fn the_examples_list_roots_ask_a_round_and_say_what_they_may_ask_over_mcp() {
                 "{name}"
             );
         }
+    }
+}
+
+/// A tool declared deferred (`index_words`: `task index_words optional
+/// deferred`, from `@tool(task="optional", deferred=True)` and `task:
+/// "optional", deferred: true`) begins its task itself: served by `toolhost
+/// serve --http`, to a client on MCP 2026-07-28 that declares the tasks
+/// extension, `begin_task()` / `beginTask()` returns true, the request is
+/// answered with a task, and the task's result says it ran as one; for a
+/// client that does not declare it, it returns false and the call answers
+/// in the request.
+#[test]
+fn a_deferred_tool_begins_its_task_for_a_client_that_supports_tasks() {
+    for plugin in [&PYTHON_EXAMPLE, &JS_EXAMPLE] {
+        let name = plugin.name;
+        let dir = setup(&[(plugin, ALL_GRANTS)]);
+        let replica = Replica::start(&dir.path().join("toolhost.toml"));
+        let call = json!({"name": "index_words", "arguments": {"path": "notes.txt"}});
+        let mut created = Value::Null;
+        // Until the plugin is loaded and its tool listed.
+        wait_until("index_words served as a task", || {
+            created = rpc(replica.addr, "tools/call", call.clone(), true);
+            created["result"]["resultType"] == "task"
+        });
+        let task = created["result"]["taskId"].as_str().unwrap();
+        let end = ended(replica.addr, task);
+        assert_eq!(end["status"], "completed", "{name}: {end}");
+        assert_eq!(
+            end["result"]["content"][0]["text"], "Indexed notes.txt: 7 words, 5 distinct (as a task).",
+            "{name}: {end}"
+        );
+        let plain = rpc(replica.addr, "tools/call", call, false);
+        assert_eq!(
+            plain["result"]["content"][0]["text"], "Indexed notes.txt: 7 words, 5 distinct (in the request).",
+            "{name}: {plain}"
+        );
     }
 }
 
