@@ -1,15 +1,22 @@
 // A toolhost plugin in JavaScript: a greeting from the operator's
 // configuration; word statistics, a chart, links and embedded files over a
 // folder the operator grants; a chime; a greeting that asks the user's name;
-// a summary by the client's model; a prompt and resources.
+// a summary by the client's model; the client's roots; a report that asks the
+// user and the model in one round; what the client can be asked; an index
+// that may run as an MCP task; a prompt and resources.
 import {
+  ask,
   audio,
+  available,
+  beginTask,
+  ClientError,
   definePlugin,
   definePrompts,
   defineResources,
   elicit,
   image,
   InvalidArguments,
+  listRoots,
   log,
   output,
   resourceLink,
@@ -135,10 +142,17 @@ function wav(frequency, rate = 8000, seconds = 0.25) {
 }
 
 const PATH = { type: "string", description: "The file, relative to the workspace folder." };
+// What `available()` answers.
+const AVAILABLE = {
+  type: "object",
+  properties: { elicitation: { type: "boolean" }, sampling: { type: "boolean" }, roots: { type: "boolean" } },
+  required: ["elicitation", "sampling", "roots"],
+  additionalProperties: false,
+};
 
 export const tool = definePlugin({
   // What this plugin asks for; the operator still has to grant it.
-  declare: { env: ["GREETING"], dirs: [WORKSPACE], elicitation: true, sampling: true },
+  declare: { env: ["GREETING"], dirs: [WORKSPACE], elicitation: true, sampling: true, roots: true },
   tools: [
     {
       name: "greet",
@@ -267,6 +281,58 @@ export const tool = definePlugin({
         log("info", "summarized", { path, model: reply.model });
         if (reply.text === undefined) throw new InvalidArguments("the model answered without text");
         return reply.text;
+      },
+    },
+    {
+      name: "client_roots",
+      title: "Client roots",
+      description: "Lists the folders and files the client shares (its roots).",
+      parameters: { type: "object", properties: {} },
+      hints: { readOnly: true },
+      run() {
+        const roots = listRoots();
+        return `${roots.length} root(s): ${roots.map((r) => (r.name === undefined ? r.uri : `${r.uri} (${r.name})`)).join(", ")}`;
+      },
+    },
+    {
+      name: "report",
+      description: "Reports on a text file of the workspace: asks the user who it is for and the client's model for a summary, in one round.",
+      parameters: { type: "object", properties: { path: PATH }, required: ["path"] },
+      hints: { readOnly: true, openWorld: true },
+      run({ path }) {
+        const text = readTextFile(`${WORKSPACE}/${path}`);
+        const [reader, summary] = ask([
+          {
+            key: "reader",
+            elicit: { message: "Who is the report for?", schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+          },
+          { key: "summary", sample: { messages: `Summarize these notes in one sentence:\n\n${text}`, maxTokens: 200 } },
+        ]);
+        for (const answer of [reader, summary]) if (answer instanceof ClientError) throw answer;
+        if (reader.action !== "accept") return `No reader given (${reader.action}): no report.`;
+        return `Report on ${path} for ${reader.content.name}: ${summary.text}`;
+      },
+    },
+    {
+      name: "can_ask",
+      description: "Says what this call may ask the client: its user (elicitation), its model (sampling), its roots.",
+      parameters: { type: "object", properties: {} },
+      outputSchema: AVAILABLE,
+      hints: { readOnly: true, idempotent: true },
+      run: () => available(),
+    },
+    {
+      name: "index_words",
+      description: "Indexes the words of a text file in the workspace: a client that supports MCP tasks gets a task once the file is read.",
+      parameters: { type: "object", properties: { path: PATH }, required: ["path"] },
+      hints: { readOnly: true },
+      task: "optional",
+      deferred: true,
+      run({ path }) {
+        const text = readTextFile(`${WORKSPACE}/${path}`);
+        const asTask = beginTask();
+        const { counts, words } = commonWords(text, 0);
+        return `Indexed ${path}: ${words} words, ${counts.size} distinct (${asTask ? "as a task" : "in the request"}).`;
       },
     },
   ],

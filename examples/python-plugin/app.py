@@ -1,7 +1,9 @@
 """A toolhost plugin in Python: a greeting from the operator's configuration;
 word statistics, a chart, links and embedded files over a folder the operator
 grants; a chime; a greeting that asks the user's name; a summary by the
-client's model; a prompt and resources."""
+client's model; the client's roots; a report that asks the user and the model
+in one round; what the client can be asked; an index that may run as an MCP
+task; a prompt and resources."""
 
 import math
 import os
@@ -15,14 +17,21 @@ from typing import Literal
 from toolhost_plugin import (
     Annotations,
     Audio,
+    Available,
+    ClientError,
     Image,
     Message,
     Output,
+    Question,
     ResourceLink,
     ResourceNotFound,
     TextResource,
+    ask,
+    available,
+    begin_task,
     declare,
     elicit,
+    list_roots,
     log,
     prompt,
     resource,
@@ -34,7 +43,7 @@ from toolhost_plugin import (
 WORKSPACE = Path("/workspace")
 
 # What this plugin asks for; the operator still has to grant it.
-declare(env=["GREETING"], dirs=[str(WORKSPACE)], elicitation=True, sampling=True)
+declare(env=["GREETING"], dirs=[str(WORKSPACE)], elicitation=True, sampling=True, roots=True)
 
 
 @tool(read_only=True, idempotent=True)
@@ -196,6 +205,62 @@ def summarize(path: str) -> str:
     if reply.text is None:
         raise ValueError(f"the model answered with {type(reply.content).__name__}, not text")
     return reply.text
+
+
+@tool(read_only=True, title="Client roots")
+def client_roots() -> str:
+    """Lists the folders and files the client shares (its roots)."""
+    roots = list_roots()
+    return f"{len(roots)} root(s): " + ", ".join(r.uri if r.name is None else f"{r.uri} ({r.name})" for r in roots)
+
+
+@dataclass
+class Reader:
+    """Who a report is for."""
+
+    name: str
+
+
+@tool(read_only=True, open_world=True)
+def report(path: str) -> str:
+    """Reports on a text file of the workspace: asks the user who it is for and the client's model for a summary, in one round.
+
+    Args:
+        path: The file, relative to the workspace folder.
+    """
+    text = (WORKSPACE / path).read_text(encoding="utf-8")
+    reader, summary = ask(
+        [
+            Question.elicit("reader", "Who is the report for?", Reader),
+            Question.sample("summary", f"Summarize these notes in one sentence:\n\n{text}", max_tokens=200),
+        ]
+    )
+    for answer in (reader, summary):
+        if isinstance(answer, ClientError):
+            raise answer
+    if not reader.accepted:
+        return f"No reader given ({reader.action}): no report."
+    return f"Report on {path} for {reader.content.name}: {summary.text}"
+
+
+@tool(read_only=True, idempotent=True)
+def can_ask() -> Available:
+    """Says what this call may ask the client: its user (elicitation), its model (sampling), its roots."""
+    return available()
+
+
+@tool(read_only=True, task="optional", deferred=True)
+def index_words(path: str) -> str:
+    """Indexes the words of a text file in the workspace: a client that supports MCP tasks gets a task once the file is read.
+
+    Args:
+        path: The file, relative to the workspace folder.
+    """
+    text = (WORKSPACE / path).read_text(encoding="utf-8")
+    as_task = begin_task()
+    _, counts, words = common_words(text, 0)
+    where = "as a task" if as_task else "in the request"
+    return f"Indexed {path}: {words} words, {len(counts)} distinct ({where})."
 
 
 @prompt(title="Review notes")

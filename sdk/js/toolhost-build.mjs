@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Builds a JavaScript plugin into a toolhost component (toolhost:plugin@0.3.0)
+// Builds a JavaScript plugin into a toolhost component (toolhost:plugin@0.3.1)
 // that imports only the host interfaces it uses:
 //
 //   node toolhost-build.mjs ENTRY.js -o OUT.wasm [--wit WIT_DIR] [--jco JCO]
 //   node toolhost-build.mjs ENTRY.js --print-world [--jco JCO]
 //
 // ENTRY.js exports `tool` (and `prompts`, `resources` if it offers them) and
-// may import toolhost-plugin.js and toolhost-wasi.js. `--wit` is toolhost's
-// wit/0.3.0 folder, with its deps/ (default: ./wit); `--jco` the jco program
+// may import toolhost-plugin.js (with the toolhost-content.js and
+// toolhost-client.js it re-exports) and toolhost-wasi.js. `--wit` is toolhost's
+// wit/0.3.1 folder, with its deps/ (default: ./wit); `--jco` the jco program
 // (default: ./node_modules/.bin/jco), jco 1.35 with componentize-js 0.23.
 // `--print-world` prints the world the component would target, and builds
 // nothing.
@@ -24,14 +25,24 @@
 // `--disable http` (no `wasi:http/outgoing-handler`, which the host refuses
 // from a plugin that declares no HTTP host) and the preload that works
 // around jco 1.35's missing preopens (jco-preopens.mjs, beside this script).
+//
+// What the `declare()` record cannot carry (`declare: { roots: true }`, a
+// tool's `task`) goes into a `toolhost:capabilities` custom section appended
+// to the component: the entry the componentizer builds is a wrapper that
+// re-exports the plugin and, while the component is built (the
+// componentizer runs the module once and snapshots it, passing its stdout
+// through, as cargo reads a build script's `cargo:` lines), prints the
+// section's lines `definePlugin` kept, on one line after MARKER.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const VERSION = "0.3.0";
+const VERSION = "0.3.1";
+const SECTION = "toolhost:capabilities";
+const MARKER = "toolhost-build:section ";
 const TOOLHOST = ["host", "progress", "tools", "client"];
 // What a plugin may import from WASI itself (the `plugin-wasi` world's interfaces).
 const WASI = [
@@ -60,6 +71,62 @@ export const resources = {
   complete(template) { throw { tag: "invalid-arguments", val: "this plugin has no resource template " + JSON.stringify(template) }; },
 };`,
 };
+
+// The entry the componentizer builds: the plugin, the export it may lack, and
+// the line that reports its section while the component is built.
+function wrapper(entry, missing) {
+  return [
+    `export * from ${JSON.stringify(entry)};`,
+    `import * as plugin from ${JSON.stringify(entry)};`,
+    missing ? EMPTY[missing] : "",
+    `console.log(${JSON.stringify(MARKER)} + JSON.stringify(plugin.tool?.[Symbol.for(${JSON.stringify(SECTION)})] ?? []));`,
+    "",
+  ].join("\n");
+}
+
+// The section's lines from the componentizer's stdout (the rest is passed on).
+function sectionLines(stdout) {
+  let lines;
+  for (const line of stdout.split("\n")) {
+    if (line.startsWith(MARKER)) lines = JSON.parse(line.slice(MARKER.length));
+    else if (line) process.stdout.write(line + "\n");
+  }
+  if (!Array.isArray(lines)) {
+    throw new BuildError(`the componentizer did not print the plugin's declarations (a line starting ${JSON.stringify(MARKER)}): is it jco 1.35 with componentize-js 0.23?`);
+  }
+  return lines;
+}
+
+function leb128(n) {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return out;
+}
+
+// Appends a `toolhost:capabilities` custom section holding `lines` to the
+// component (valid at the end of a component; it changes nothing but the
+// declaration and the hash).
+function appendSection(path, lines) {
+  const name = new TextEncoder().encode(SECTION);
+  const text = new TextEncoder().encode(lines.map((l) => l + "\n").join(""));
+  const payload = [...leb128(name.length), ...name, ...text];
+  appendFileSync(path, Uint8Array.from([0, ...leb128(payload.length), ...payload]));
+}
+
+// What the section declares that the component cannot use: it asks
+// its client nothing, so it does not import `toolhost:plugin/client`.
+function unusable(lines, s) {
+  if (s.toolhost.includes("client")) return undefined;
+  if (lines.includes("client roots")) return "declare: { roots: true }, but the plugin never calls listRoots or ask, so the component does not import toolhost:plugin/client";
+  const deferred = lines.find((l) => l.endsWith(" deferred"));
+  if (deferred) return `${deferred.split(" ")[1]} is deferred, but the plugin never calls beginTask, so the component does not import toolhost:plugin/client`;
+  return undefined;
+}
 
 class BuildError extends Error {}
 
@@ -197,24 +264,40 @@ async function main() {
   const tmp = mkdtempSync(join(tmpdir(), "toolhost-build-"));
   try {
     const wit = witFolder(resolve(args.wit), tmp, s);
-    let source = entry;
-    if (s.missing) {
-      // The entry, with the export it lacks.
-      source = join(tmp, "plugin.js");
-      writeFileSync(source, `export * from ${JSON.stringify(entry)};\n${EMPTY[s.missing]}\n`);
-    }
+    const source = join(tmp, "plugin.js");
+    writeFileSync(source, wrapper(entry, s.missing));
     const imports = [...s.toolhost, ...s.wasi].join(", ") || "none";
     console.error(`toolhost-build: imports ${imports}; exports ${s.server ? "tool, prompts, resources" : "tool"}`);
+    const output = resolve(args.output);
     const run = spawnSync(
       jco,
       [
         "componentize", source, "--bundle", "--bundle-config", configPath,
-        "--wit", wit, "--world-name", "component", "--disable", "http", "-o", resolve(args.output),
+        "--wit", wit, "--world-name", "component", "--disable", "http", "-o", output,
       ],
-      { stdio: "inherit", env: { ...process.env, NODE_OPTIONS: `--import ${join(here, "jco-preopens.mjs")}` } },
+      {
+        stdio: ["inherit", "pipe", "inherit"],
+        encoding: "utf8",
+        maxBuffer: 64 << 20,
+        env: { ...process.env, NODE_OPTIONS: `--import ${join(here, "jco-preopens.mjs")}` },
+      },
     );
     if (run.error) throw new BuildError(`cannot run ${jco}: ${run.error.message}`);
-    return run.status ?? 1;
+    if (run.status !== 0) {
+      process.stdout.write(run.stdout ?? "");
+      return run.status ?? 1;
+    }
+    const lines = sectionLines(run.stdout);
+    const problem = unusable(lines, s);
+    if (problem) {
+      rmSync(output, { force: true });
+      throw new BuildError(problem);
+    }
+    if (lines.length) {
+      appendSection(output, lines);
+      console.error(`toolhost-build: declares ${lines.join(", ")}`);
+    }
+    return 0;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 // Write toolhost plugins in JavaScript: a tool is a definition object with a
 // JSON Schema and a `run` function. Built by toolhost-build.mjs (jco) against
-// `toolhost:plugin@0.3.0`:
+// `toolhost:plugin@0.3.1`:
 //
 //   import { definePlugin, image, log } from "./toolhost-plugin.js";
 //
@@ -21,11 +21,13 @@
 //     }],
 //   });
 //
-// The map of this module: `definePlugin` (the `tool` export); the content a
+// The map of this module (with the two it re-exports): `definePlugin` (the `tool` export); the content a
 // tool returns (`text`, `image`, `audio`, `resourceLink`, `textResource`,
 // `blobResource`, `output`); `definePrompts` and `defineResources` (the
 // `prompts` and `resources` exports, with completions); the host's services
-// (`log`, `progress`, `call`, `callMany`, `elicit`, `sample`); the errors
+// (`log`, `progress`, `call`, `callMany`); the client of the call (`elicit`,
+// `sample`, `listRoots`, several questions in one round with `ask`,
+// `available`, `beginTask`); the errors
 // (`InvalidArguments`, `ToolFailed` thrown by a tool or prompt,
 // `ResourceNotFound` by a resource read; `HostError`, `CallError`,
 // `ClientError` thrown by a service).
@@ -52,295 +54,69 @@
 //   never traps the instance.
 // - The component imports only the host interfaces the plugin uses
 //   (toolhost-build.mjs keeps what the bundle still imports): a plugin that
-//   never calls `elicit` or `sample` does not import `toolhost:plugin/client`.
-import { call as hostCall, callMany as hostCallMany } from "toolhost:plugin/tools@0.3.0";
-import { report } from "toolhost:plugin/progress@0.3.0";
-import { log as hostLog } from "toolhost:plugin/host@0.3.0";
-import { elicit as hostElicit, sample as hostSample } from "toolhost:plugin/client@0.3.0";
+//   never asks its client anything does not import `toolhost:plugin/client`.
+// - What the `declare()` record cannot carry (`declare: { roots: true }`, a
+//   tool's `task`) is in the component's `toolhost:capabilities` section,
+//   which toolhost-build.mjs writes from what `definePlugin` was given.
+//
+// The module is the one plugins import; it re-exports the content and errors
+// of toolhost-content.js and the client's functions of toolhost-client.js
+// (keep the three files together).
+import { call as hostCall, callMany as hostCallMany } from "toolhost:plugin/tools@0.3.1";
+import { report } from "toolhost:plugin/progress@0.3.1";
+import { log as hostLog } from "toolhost:plugin/host@0.3.1";
+import {
+  annotationsToWit,
+  BLOCK,
+  blobResource,
+  blockFromWit,
+  CallError,
+  checkAnnotations,
+  InvalidArguments,
+  isBlock,
+  isObject,
+  messagesOf,
+  optionalString,
+  outputToWit,
+  resourceContentsToWit,
+  ResourceNotFound,
+  textResource,
+  ToolFailed,
+} from "./toolhost-content.js";
 
-/** The arguments do not fit the tool or prompt: becomes `invalid-arguments`. */
-export class InvalidArguments extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "InvalidArguments";
-  }
-}
-
-/** The tool could not do its work: becomes `failed` with this message alone. */
-export class ToolFailed extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ToolFailed";
-  }
-}
-
-/**
- * Something the plugin asked of the host did not happen (WIT `host-error`);
- * `code` is the host's error code (`capability_not_granted`, `unavailable`,
- * `blocked`, `timeout`, `unknown_tool`, `tool_failed`, ...).
- */
-export class HostError extends Error {
-  constructor(code, message, text = `${code}: ${message}`) {
-    super(text);
-    this.name = "HostError";
-    this.code = code;
-    this.detail = message;
-  }
-}
-
-/** A resource read found nothing at that URI: becomes `not-found`. */
-export class ResourceNotFound extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ResourceNotFound";
-  }
-}
-
-/** A nested call (`call`, `callMany`) did not produce a result. */
-export class CallError extends HostError {
-  constructor(tool, code, message) {
-    super(code, message, `calling ${tool} failed (${code}): ${message}`);
-    this.name = "CallError";
-    this.tool = tool;
-  }
-}
-
-/** A question to the client (`elicit`, `sample`) got no answer. */
-export class ClientError extends HostError {
-  constructor(request, code, message) {
-    super(code, message, `${request} failed (${code}): ${message}`);
-    this.name = "ClientError";
-    this.request = request;
-  }
-}
-
-// --- content -------------------------------------------------------------------
-
-const BLOCK = Symbol("toolhost content block");
-const OUTPUT = Symbol("toolhost output");
-const ROLES = ["user", "assistant"];
-
-function isObject(v) {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-function checkAnnotations(annotations, where) {
-  if (annotations === undefined || annotations === null) return undefined;
-  if (!isObject(annotations)) throw new TypeError(`${where}: annotations must be an object`);
-  for (const key of Object.keys(annotations)) {
-    if (!["audience", "priority", "lastModified"].includes(key)) {
-      throw new TypeError(`${where}: unknown annotation ${key} (known: audience, priority, lastModified)`);
-    }
-  }
-  const { audience = [], priority, lastModified } = annotations;
-  if (!Array.isArray(audience) || audience.some((r) => !ROLES.includes(r))) {
-    throw new TypeError(`${where}: annotations.audience is a list of "user" and "assistant"`);
-  }
-  if (priority !== undefined && !(typeof priority === "number" && priority >= 0 && priority <= 1)) {
-    throw new TypeError(`${where}: annotations.priority must be a number from 0 to 1`);
-  }
-  if (lastModified !== undefined && typeof lastModified !== "string") {
-    throw new TypeError(`${where}: annotations.lastModified must be an ISO 8601 string`);
-  }
-  return { audience, priority, lastModified };
-}
-
-function bytesOf(value, where) {
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (typeof value === "string") throw new TypeError(`${where} takes bytes (a Uint8Array), not a string: decode base64 text first`);
-  throw new TypeError(`${where} takes bytes (a Uint8Array)`);
-}
-
-function need(value, what, where) {
-  if (typeof value !== "string" || !value) throw new TypeError(`${where}: ${what} must be a non-empty string`);
-  return value;
-}
-
-function optionalString(value, what, where) {
-  if (value !== undefined && value !== null && typeof value !== "string") throw new TypeError(`${where}: ${what} must be a string`);
-  return value ?? undefined;
-}
-
-function block(kind, fields, annotations, where) {
-  return { [BLOCK]: kind, ...fields, annotations: checkAnnotations(annotations, where) };
-}
-
-/** Text for the model. */
-export function text(value, annotations) {
-  if (typeof value !== "string") throw new TypeError("text(value): value must be a string");
-  return block("text", { text: value }, annotations, "text()");
-}
-
-/** An image: its bytes (a Uint8Array) and MIME type; the host base64-encodes them for MCP. */
-export function image(data, mimeType, annotations) {
-  return block("image", { data: bytesOf(data, "image(data)"), mimeType: need(mimeType, "mimeType", "image()") }, annotations, "image()");
-}
-
-/** A sound: its bytes and MIME type (`audio/wav`...). */
-export function audio(data, mimeType, annotations) {
-  return block("audio", { data: bytesOf(data, "audio(data)"), mimeType: need(mimeType, "mimeType", "audio()") }, annotations, "audio()");
-}
-
-/** A link to a resource the client may read: `{ uri, name, title?, description?, mimeType?, size? }`. */
-export function resourceLink(link, annotations) {
-  if (!isObject(link)) throw new TypeError("resourceLink(link): link is { uri, name, title?, description?, mimeType?, size? }");
-  const where = "resourceLink()";
-  if (link.size !== undefined && !(Number.isSafeInteger(link.size) && link.size >= 0)) {
-    throw new TypeError(`${where}: size must be a number of bytes`);
-  }
-  const fields = {
-    uri: need(link.uri, "uri", where),
-    name: need(link.name, "name", where),
-    title: optionalString(link.title, "title", where),
-    description: optionalString(link.description, "description", where),
-    mimeType: optionalString(link.mimeType, "mimeType", where),
-    size: link.size,
-  };
-  return block("resource-link", fields, annotations, where);
-}
-
-/** A resource's contents as text: what a resource read returns, and in a tool's result a resource embedded whole. */
-export function textResource(uri, value, mimeType, annotations) {
-  if (typeof value !== "string") throw new TypeError("textResource(uri, text): text must be a string");
-  const where = "textResource()";
-  return block("text-resource", { uri: need(uri, "uri", where), text: value, mimeType: optionalString(mimeType, "mimeType", where) }, annotations, where);
-}
-
-/** A resource's contents as bytes (see `textResource`). */
-export function blobResource(uri, data, mimeType, annotations) {
-  const where = "blobResource()";
-  return block("blob-resource", { uri: need(uri, "uri", where), blob: bytesOf(data, "blobResource(data)"), mimeType: optionalString(mimeType, "mimeType", where) }, annotations, where);
-}
-
-/** Whether `value` is a content block made by `text`, `image`, ... */
-export function isBlock(value) {
-  return isObject(value) && value[BLOCK] !== undefined;
-}
-
-/**
- * A tool's result: `value`, the structured result (a JSON object, or
- * `undefined`); `text`, the text the model reads (first); `content`, more
- * blocks (a string is `text(...)`).
- */
-export function output(value, text, content = []) {
-  if (text !== undefined && typeof text !== "string") throw new TypeError("output(value, text): text must be a string");
-  if (!Array.isArray(content)) throw new TypeError("output(value, text, content): content is a list of blocks");
-  return { [OUTPUT]: true, value, text, content };
-}
-
-function annotationsToWit(a) {
-  return a === undefined ? undefined : { audience: a.audience, priority: a.priority, lastModified: a.lastModified };
-}
-
-function resourceContentsToWit(b) {
-  if (b[BLOCK] === "text-resource") return { tag: "text", val: { uri: b.uri, mimeType: b.mimeType, text: b.text } };
-  return { tag: "blob", val: { uri: b.uri, mimeType: b.mimeType, blob: b.blob } };
-}
-
-/** A block (or a string) as WIT `content-block`. */
-function blockToWit(b, where) {
-  if (typeof b === "string") b = text(b);
-  if (!isBlock(b)) {
-    throw new TypeError(`${where}: ${JSON.stringify(b) ?? String(b)} is not content (use text(), image(), audio(), resourceLink(), textResource(), blobResource(), or a string)`);
-  }
-  let content;
-  switch (b[BLOCK]) {
-    case "text":
-      content = { tag: "text", val: b.text };
-      break;
-    case "image":
-    case "audio":
-      content = { tag: b[BLOCK], val: { data: b.data, mimeType: b.mimeType } };
-      break;
-    case "resource-link":
-      content = {
-        tag: "resource-link",
-        val: { uri: b.uri, name: b.name, title: b.title, description: b.description, mimeType: b.mimeType, size: b.size === undefined ? undefined : BigInt(b.size) },
-      };
-      break;
-    default:
-      content = { tag: "embedded-resource", val: resourceContentsToWit(b) };
-  }
-  return { content, annotations: annotationsToWit(b.annotations) };
-}
-
-function annotationsFromWit(a) {
-  if (!a) return undefined;
-  const out = { audience: a.audience ?? [] };
-  if (a.priority !== undefined && a.priority !== null) out.priority = a.priority;
-  if (a.lastModified !== undefined && a.lastModified !== null) out.lastModified = a.lastModified;
-  return out;
-}
-
-/** A WIT `content-block` as a block. */
-function blockFromWit(b) {
-  const c = b.content;
-  const annotations = annotationsFromWit(b.annotations);
-  switch (c.tag) {
-    case "text":
-      return text(c.val, annotations);
-    case "image":
-      return image(c.val.data, c.val.mimeType, annotations);
-    case "audio":
-      return audio(c.val.data, c.val.mimeType, annotations);
-    case "resource-link": {
-      const v = c.val;
-      const size = v.size === undefined || v.size === null ? undefined : Number(v.size);
-      return resourceLink({ uri: v.uri, name: v.name, title: v.title, description: v.description, mimeType: v.mimeType, size }, annotations);
-    }
-    default: {
-      const r = c.val;
-      return r.tag === "text"
-        ? textResource(r.val.uri, r.val.text, r.val.mimeType ?? undefined, annotations)
-        : blobResource(r.val.uri, r.val.blob, r.val.mimeType ?? undefined, annotations);
-    }
-  }
-}
-
-function structured(value, where) {
-  if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) {
-    throw new TypeError(`${where}: the structured result (MCP structuredContent) must be a JSON object; return other values as text`);
-  }
-  return JSON.stringify(value);
-}
-
-function allBlocks(value) {
-  if (!Array.isArray(value) || value.length === 0) return false;
-  const kinds = value.map(isBlock);
-  if (kinds.some(Boolean) && !kinds.every(Boolean)) {
-    throw new TypeError("a result list mixes content blocks and plain values: wrap strings in text(...)");
-  }
-  return kinds.every(Boolean);
-}
-
-/** What a tool returned, as WIT `tool-output`. */
-function outputToWit(result, where) {
-  if (isObject(result) && result[OUTPUT]) {
-    const blocks = result.content.map((b) => blockToWit(b, where));
-    if (result.text !== undefined) blocks.unshift(blockToWit(text(result.text), where));
-    return { structured: structured(result.value, where), content: blocks };
-  }
-  if (isBlock(result)) return { content: [blockToWit(result, where)] };
-  if (allBlocks(result)) return { content: result.map((b) => blockToWit(b, where)) };
-  if (typeof result === "string") return { content: [blockToWit(text(result), where)] };
-  if (result === undefined || result === null) return { content: [] };
-  if (isObject(result)) return { structured: JSON.stringify(result), content: [] };
-  const json = JSON.stringify(result);
-  if (json === undefined) throw new TypeError(`${where}: a ${typeof result} is not JSON`);
-  // MCP wants an object as structured content: the value goes as
-  // {"result": value}, with its JSON as the text for the model (as MCP
-  // servers commonly give such values, and toolhost's Rust SDK does).
-  return { structured: `{"result":${json}}`, content: [blockToWit(text(json), where)] };
-}
+export {
+  audio,
+  blobResource,
+  CallError,
+  ClientError,
+  HostError,
+  image,
+  InvalidArguments,
+  isBlock,
+  output,
+  resourceLink,
+  ResourceNotFound,
+  text,
+  textResource,
+  ToolFailed,
+} from "./toolhost-content.js";
+export { ask, available, beginTask, elicit, listRoots, MAX_QUESTIONS, sample } from "./toolhost-client.js";
 
 // --- tools -----------------------------------------------------------------------
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const LISTS = ["dirs", "env", "http", "secrets", "tools"];
-const FLAGS = ["elicitation", "sampling"];
+const FLAGS = ["elicitation", "sampling", "roots"];
+// The flags the `declare()` record carries; `roots` goes into the section.
+const RECORD_FLAGS = ["elicitation", "sampling"];
+const TASK_SUPPORT = ["optional", "required"];
+/**
+ * The key under which `definePlugin`'s export holds the lines of the
+ * component's `toolhost:capabilities` section (`client roots`, `task NAME
+ * SUPPORT`): what the `declare()` record cannot carry. toolhost-build.mjs
+ * reads it while the component is built and appends the section.
+ */
+export const SECTION = Symbol.for("toolhost:capabilities");
 const HINTS = ["readOnly", "destructive", "idempotent", "openWorld"];
 
 function checkName(name, kind, where) {
@@ -373,6 +149,17 @@ function checkDefinition(def, seen) {
   for (const key of Object.keys(def.hints ?? {})) {
     if (!HINTS.includes(key)) throw new TypeError(`${where}: unknown hint ${key} (known: ${HINTS.join(", ")})`);
   }
+  if (def.deferred !== undefined && typeof def.deferred !== "boolean") throw new TypeError(`${where}: deferred must be true or false`);
+  if (def.task === undefined) {
+    if (def.deferred) throw new TypeError(`${where}: deferred: true needs task: "optional" or task: "required"`);
+  } else if (!TASK_SUPPORT.includes(def.task)) {
+    throw new TypeError(`${where}: task is ${TASK_SUPPORT.map((t) => JSON.stringify(t)).join(" or ")}, not ${JSON.stringify(def.task)}`);
+  }
+}
+
+/** A tool's `task NAME SUPPORT [deferred]` section line, if it states task support. */
+function taskLine(def) {
+  return def.task === undefined ? [] : [`task ${def.name} ${def.task}${def.deferred ? " deferred" : ""}`];
 }
 
 function checkDeclaration(declare) {
@@ -396,6 +183,11 @@ function checkDeclaration(declare) {
     out[key] = flag;
   }
   return out;
+}
+
+/** The `declare()` record: the declaration without what only the section carries. */
+function capabilitiesRecord(declared) {
+  return Object.fromEntries([...LISTS, ...RECORD_FLAGS].map((k) => [k, declared[k]]));
 }
 
 function typeOf(value) {
@@ -472,10 +264,13 @@ function readFailure(error) {
 /**
  * The `tool` export of a plugin: `export const tool = definePlugin({ tools, declare })`.
  *
- * `tools`: definitions `{ name, title?, description, parameters, outputSchema?, hints?, run }`
- * (`hints`: `readOnly`, `destructive`, `idempotent`, `openWorld`); `declare`:
- * the capabilities asked for, `{ env, dirs, http, secrets, tools }` (lists
- * of strings) and `{ elicitation, sampling }` (true or false).
+ * `tools`: definitions `{ name, title?, description, parameters, outputSchema?, hints?,
+ * task?, deferred?, run }` (`hints`: `readOnly`, `destructive`, `idempotent`,
+ * `openWorld`; `task`: `"optional"` or `"required"` lets an MCP server run the
+ * tool's calls as tasks, and `deferred: true` makes a call a task only when
+ * it calls `beginTask()`); `declare`: the capabilities asked for, `{ env,
+ * dirs, http, secrets, tools }` (lists of strings) and `{ elicitation,
+ * sampling, roots }` (true or false).
  */
 export function definePlugin({ tools = [], declare = {} } = {}) {
   // A plugin may offer only prompts or resources: then its list is empty.
@@ -486,7 +281,9 @@ export function definePlugin({ tools = [], declare = {} } = {}) {
     const parameters = { additionalProperties: false, ...def.parameters };
     byName.set(def.name, { ...def, parameters });
   }
-  const capabilities = checkDeclaration(declare);
+  const declared = checkDeclaration(declare);
+  const capabilities = capabilitiesRecord(declared);
+  const section = [...(declared.roots ? ["client roots"] : []), ...[...byName.values()].flatMap(taskLine)];
   const specs = [...byName.values()].map((def) => ({
     name: def.name,
     title: def.title,
@@ -495,7 +292,7 @@ export function definePlugin({ tools = [], declare = {} } = {}) {
     outputSchema: def.outputSchema === undefined ? undefined : JSON.stringify(def.outputSchema),
     hints: Object.fromEntries(HINTS.map((h) => [h, def.hints?.[h]])),
   }));
-  return {
+  const plugin = {
     listTools: () => specs,
     declare: () => capabilities,
     async callTool(name, argumentsJson) {
@@ -522,6 +319,9 @@ export function definePlugin({ tools = [], declare = {} } = {}) {
       }
     },
   };
+  // Not enumerable: the component's `tool` export is the three functions.
+  Object.defineProperty(plugin, SECTION, { value: Object.freeze(section) });
+  return plugin;
 }
 
 // --- nested calls -------------------------------------------------------------------
@@ -597,99 +397,6 @@ export function log(level, message, fields = {}) {
 /** Reports that `done` units of `total` (when known) are finished; never fails. */
 export function progress(done, total, message) {
   report(done, total, message);
-}
-
-// --- the client: elicitation and sampling ------------------------------------------------
-
-function clientError(request, e) {
-  const payload = e?.payload;
-  if (payload && typeof payload.code === "string") return new ClientError(request, payload.code, payload.message);
-  return e;
-}
-
-/**
- * Asks the user `message` with a form described by `schema` (a JSON Schema
- * object of primitive properties, as MCP restricts it) and waits for the
- * answer: `{ action, content }`, `action` being `accept` (then `content`
- * holds the form's values), `decline` or `cancel`. Needs `declare: {
- * elicitation: true }` and the operator's grant. Throws `ClientError` when
- * nobody could be asked (`capability_not_granted`, `unavailable`, ...).
- */
-export function elicit(message, schema) {
-  if (typeof message !== "string") throw new TypeError("elicit(message, schema): message must be a string");
-  if (!isObject(schema) || schema.type !== "object") {
-    throw new TypeError('elicit(message, schema): the form\'s schema must describe an object ("type": "object")');
-  }
-  let response;
-  try {
-    response = hostElicit(message, JSON.stringify(schema));
-  } catch (e) {
-    throw clientError("elicit", e);
-  }
-  if (response.content === undefined || response.content === null) return { action: response.action, content: undefined };
-  try {
-    return { action: response.action, content: JSON.parse(response.content) };
-  } catch (e) {
-    throw new ClientError("elicit", "invalid_response", `the answer is not JSON: ${e.message}`);
-  }
-}
-
-/** Messages: a string or block (the user's), a `{ role, content }`, or a list of them. */
-function messagesOf(messages, where) {
-  const list = Array.isArray(messages) ? messages : [messages];
-  return list.map((m, i) => {
-    const message = typeof m === "string" || isBlock(m) ? { role: "user", content: m } : m;
-    if (!isObject(message) || !ROLES.includes(message.role)) {
-      throw new TypeError(`${where}: message ${i} must be a string, a block or { role: "user" | "assistant", content }`);
-    }
-    return { role: message.role, content: blockToWit(message.content, `${where}: message ${i}`) };
-  });
-}
-
-/**
- * Asks the client's model for a completion and waits for it. `messages`: a
- * string (the user's), or a list of `{ role, content }` (text, images,
- * audio); `options`: `maxTokens` (required), `systemPrompt`, `temperature`,
- * `stopSequences`, `modelPreferences` (MCP's, as an object). Returns `{
- * role, content, model, stopReason, text }` (`text`: the answer's text, or
- * `undefined` when it is not text). Needs `declare: { sampling: true }` and
- * the operator's grant; throws `ClientError` when no answer came.
- */
-export function sample(messages, options = {}) {
-  const { maxTokens, systemPrompt, temperature, stopSequences = [], modelPreferences } = options;
-  if (!Number.isInteger(maxTokens) || maxTokens <= 0 || maxTokens >= 2 ** 32) {
-    throw new TypeError("sample(messages, { maxTokens }): maxTokens must be a positive integer");
-  }
-  if (!Array.isArray(stopSequences) || stopSequences.some((s) => typeof s !== "string")) {
-    throw new TypeError("sample: stopSequences must be a list of strings");
-  }
-  const converted = messagesOf(messages, "sample");
-  converted.forEach((m, i) => {
-    if (!["text", "image", "audio"].includes(m.content.content.tag)) {
-      throw new TypeError(`sample: message ${i} is ${m.content.content.tag}; sampling takes text, images and audio`);
-    }
-  });
-  let response;
-  try {
-    response = hostSample({
-      messages: converted,
-      systemPrompt: optionalString(systemPrompt, "systemPrompt", "sample"),
-      maxTokens,
-      temperature,
-      stopSequences,
-      modelPreferences: modelPreferences === undefined ? undefined : JSON.stringify(modelPreferences),
-    });
-  } catch (e) {
-    throw clientError("sample", e);
-  }
-  const content = blockFromWit(response.content);
-  return {
-    role: response.role,
-    content,
-    model: response.model,
-    stopReason: response.stopReason ?? undefined,
-    text: content[BLOCK] === "text" ? content.text : undefined,
-  };
 }
 
 // --- completions ------------------------------------------------------------------------

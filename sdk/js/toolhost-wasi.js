@@ -1,7 +1,7 @@
 // The environment and granted folders for JavaScript plugins. StarlingMonkey
 // (jco's engine) has no `process.env` and no `fs`: these helpers read them
 // through the WASI interfaces the `plugin-wasi` world of
-// `toolhost:plugin@0.3.0` names (toolhost-build.mjs adds each to the
+// `toolhost:plugin@0.3.1` names (toolhost-build.mjs adds each to the
 // component's world when the plugin uses it). The host still gives only what
 // the plugin declared (`declare: { env, dirs }`) and the operator granted: an
 // ungranted variable is `undefined`, an ungranted folder is not there.

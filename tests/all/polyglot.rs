@@ -94,7 +94,7 @@ const GRANTS: &str = r#"env = ["GREETING"]
 dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]"#;
 const EXAMPLES: [&Polyglot; 2] = [&PYTHON_EXAMPLE, &JS_EXAMPLE];
 /// The examples' tools, in the order they list them.
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 11] = [
     "greet",
     "word_stats",
     "word_chart",
@@ -102,6 +102,10 @@ const TOOLS: [&str; 7] = [
     "chime",
     "greet_me",
     "summarize",
+    "client_roots",
+    "report",
+    "can_ask",
+    "index_words",
 ];
 const RAW: [&Polyglot; 2] = [&PYTHON_RAW, &JS_RAW];
 
@@ -109,26 +113,47 @@ fn stats() -> Value {
     json!({"lines": 2, "words": 7, "top": ["the", "cat", "and"]})
 }
 
-/// Both examples describe the same two tools: the Python one from type hints
+/// Both examples describe the same tools: the Python one from type hints
 /// and docstrings, the JavaScript one from its definitions. Both declare the
-/// environment variable and the folder they use, through `tool.declare`.
+/// environment variable and the folder they use, and the questions they
+/// ask, through `tool.declare`; the client's roots and `index_words`'s task
+/// support, which `declare()`'s record cannot carry, through the
+/// `toolhost:capabilities` section their builds append.
 #[test]
 fn the_examples_describe_their_tools_and_declare_their_capabilities() {
     for plugin in EXAMPLES {
         let (_, info) = built(plugin);
         let name = plugin.name;
-        assert_eq!(info["world"]["version"], "0.3.0", "{name}");
+        assert_eq!(info["world"]["version"], "0.3.1", "{name}");
         assert_eq!(
             info["capabilities"]["declared"],
             json!({
                 "dirs": ["/workspace"], "env": ["GREETING"], "http": [], "secrets": [], "tools": [],
-                "elicitation": true, "sampling": true,
+                "elicitation": true, "sampling": true, "roots": true,
+                "tasks": [["index_words", "optional"]], "tasks_deferred": ["index_words"],
             }),
             "{name}"
         );
         let tools = info["tools"].as_array().unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names, TOOLS, "{name}");
+        // The section's task line, read back onto its tool.
+        let tasks: Vec<(&str, &Value, &Value)> = tools
+            .iter()
+            .filter(|t| t.get("task_support").is_some())
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap(),
+                    &t["task_support"],
+                    &t["task_deferred"],
+                )
+            })
+            .collect();
+        assert_eq!(
+            tasks,
+            [("index_words", &json!("optional"), &json!(true))],
+            "{name}"
+        );
         assert_eq!(
             tools[0]["parameters"],
             json!({

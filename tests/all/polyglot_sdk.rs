@@ -1,18 +1,23 @@
 //! What the Python and JavaScript SDKs give an author at
-//! `toolhost:plugin@0.3.0`: components that import only the host interfaces
-//! the plugin uses (read from the built components' bytes), SDK pages whose
-//! code is the examples' own, and the examples' images, audio, links,
-//! embedded resources, logs, elicitation, sampling, prompts and resources
-//! served to the official MCP Python SDK by the real `toolhost` binary.
+//! `toolhost:plugin@0.3.1`: components that import only the host interfaces
+//! the plugin uses (read from the built components' bytes), a
+//! `toolhost:capabilities` section read from the Python plugin's source,
+//! SDK pages whose code is the examples' own, and the examples' images,
+//! audio, links, embedded resources, logs, elicitation, sampling, roots,
+//! rounds of questions, what the client can be asked, prompts and
+//! resources served to the official MCP SDKs' clients by the real
+//! `toolhost` binary.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::mcp_server::{python_client, stdio_mode};
+use crate::mcp_server::{Sdk, python_client, sdk_client_in, stdio_mode};
+use crate::peers::wait_until;
 use crate::polyglot::{NOTES, setup};
 use crate::support::{self, JS_EXAMPLE, JS_RAW, PYTHON_EXAMPLE, PYTHON_RAW, PYTHON_TRAP, Polyglot};
+use crate::tasks::{Replica, ended, rpc};
 
 /// A component's top-level imports and exports, from its bytes.
 fn interfaces(path: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
@@ -58,17 +63,17 @@ fn the_sdks_builds_import_only_what_the_plugin_uses() {
     let cases: [(&Polyglot, &[&str], &[&str]); 5] = [
         (
             &PYTHON_EXAMPLE,
-            &["client@0.3.0", "host@0.3.0", "types@0.3.0"],
-            &["prompts@0.3.0", "resources@0.3.0", "tool@0.3.0"],
+            &["client@0.3.1", "host@0.3.1", "types@0.3.1"],
+            &["prompts@0.3.1", "resources@0.3.1", "tool@0.3.1"],
         ),
         (
             &JS_EXAMPLE,
-            &["client@0.3.0", "host@0.3.0", "types@0.3.0"],
-            &["prompts@0.3.0", "resources@0.3.0", "tool@0.3.0"],
+            &["client@0.3.1", "host@0.3.1", "types@0.3.1"],
+            &["prompts@0.3.1", "resources@0.3.1", "tool@0.3.1"],
         ),
-        (&PYTHON_RAW, &["types@0.3.0"], &["tool@0.3.0"]),
-        (&JS_RAW, &["types@0.3.0"], &["tool@0.3.0"]),
-        (&PYTHON_TRAP, &["types@0.3.0"], &["tool@0.3.0"]),
+        (&PYTHON_RAW, &["types@0.3.1"], &["tool@0.3.1"]),
+        (&JS_RAW, &["types@0.3.1"], &["tool@0.3.1"]),
+        (&PYTHON_TRAP, &["types@0.3.1"], &["tool@0.3.1"]),
     ];
     for (plugin, want_imports, want_exports) in cases {
         let name = plugin.name;
@@ -152,7 +157,7 @@ fn world_lines(out: &std::process::Output) -> Vec<String> {
             let (kind, name) = l.split_once(' ')?;
             matches!(kind, "import" | "export").then(|| {
                 let name = name.strip_prefix("toolhost:plugin/").unwrap_or(name);
-                format!("{kind} {}", name.trim_end_matches("@0.3.0"))
+                format!("{kind} {}", name.trim_end_matches("@0.3.1"))
             })
         })
         .collect()
@@ -203,6 +208,121 @@ fn the_python_build_reads_what_the_plugin_uses() {
     assert_eq!(world("raw"), [&["import tools"][..], &server].concat());
     let all = ["import host", "import progress", "import tools", "import client"];
     assert_eq!(world("passed"), [&all[..], &server].concat());
+}
+
+/// What the Python build reads from the plugin's source for the component's
+/// `toolhost:capabilities` section (`--print-section`): `declare(roots=True)`
+/// and each `@tool(task=...)`, by the tool's name (`name=`, else the
+/// function's), however `declare` and `tool` were imported; a value that is
+/// not a literal fails, naming the file and line. (A declaration the source
+/// hides from it fails the build itself: the component checks what it
+/// declared while componentize-py runs it.)
+#[test]
+fn the_python_build_reads_the_section_from_the_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "app.py",
+            "import toolhost_plugin as th\nfrom toolhost_plugin import declare as d, tool\nimport helpers\n\
+             d(env=['X'], roots=True)\n\
+             @tool(task='optional')\ndef build() -> str:\n    'b'\n\
+             @th.tool(name='train', task='required', deferred=True)\nasync def fit() -> str:\n    'f'\n",
+        ),
+        (
+            "helpers.py",
+            "from toolhost_plugin import *\n\ndef plain() -> str:\n    'p'\n\ntool(plain, task='optional')\ndeclare(roots=False)\n",
+        ),
+        (
+            "bad.py",
+            "from toolhost_plugin import tool\nSUPPORT = 'optional'\n\n@tool(task=SUPPORT)\ndef t() -> str:\n    't'\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let script = support::workspace_root().join("sdk/python/toolhost_build.py");
+    let section = |module: &str| {
+        std::process::Command::new("python3")
+            .arg(&script)
+            .args([module, "--print-section", "-p"])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = section("app");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "client roots\ntask build optional\ntask train required deferred\ntask plain optional\n"
+    );
+    let out = section("bad");
+    assert!(!out.status.success());
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.contains("bad.py:4: write task= as a str literal"),
+        "{error}"
+    );
+}
+
+/// A declaration a build cannot honour fails it, saying why, with the real
+/// toolchains: in Python, one the source hides from `toolhost_build.py`
+/// (`declare(**options)`), which the component finds while componentize-py
+/// runs the plugin; in JavaScript, the roots declared by a plugin that
+/// never asks its client anything, whose component would not import
+/// `toolhost:plugin/client`. Neither leaves a component behind.
+#[test]
+fn a_declaration_a_build_cannot_honour_fails_it() {
+    let root = support::workspace_root();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hidden.py"),
+        "from toolhost_plugin import declare, list_roots, tool\n\nOPTIONS = {'roots': True}\ndeclare(**OPTIONS)\n\n\
+         @tool\ndef roots() -> str:\n    'Lists the roots.'\n    return str(list_roots())\n",
+    )
+    .unwrap();
+    let sdk = root.join("sdk/js/toolhost-plugin.js");
+    std::fs::write(
+        dir.path().join("silent.js"),
+        format!(
+            "import {{ definePlugin }} from {:?};\nexport const tool = definePlugin({{ declare: {{ roots: true }}, \
+             tools: [{{ name: \"t\", description: \"d\", parameters: {{ type: \"object\" }}, run: () => \"x\" }}] }});\n",
+            sdk.display().to_string()
+        ),
+    )
+    .unwrap();
+    let python = dir.path().join("hidden.wasm");
+    let js = dir.path().join("silent.wasm");
+    let builds = [
+        (
+            std::process::Command::new(root.join("sdk/python/componentize"))
+                .arg(dir.path())
+                .arg("hidden")
+                .arg(&python)
+                .output()
+                .unwrap(),
+            &python,
+            "read nothing from the plugin's source for its toolhost:capabilities section, but the plugin declared `client roots` when it ran",
+        ),
+        (
+            std::process::Command::new(root.join("sdk/js/componentize"))
+                .arg(dir.path().join("silent.js"))
+                .arg(&js)
+                .output()
+                .unwrap(),
+            &js,
+            "declare: { roots: true }, but the plugin never calls listRoots or ask",
+        ),
+    ];
+    for (out, wasm, why) in builds {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{}: {said}", wasm.display());
+        assert!(said.contains(why), "{}: {said}", wasm.display());
+        assert!(!wasm.exists(), "{} was left behind", wasm.display());
+    }
 }
 
 /// `toolhost-build.mjs` bundles the plugin as jco will and keeps the host's
@@ -460,6 +580,120 @@ fn the_examples_serve_content_logs_questions_prompts_and_resources_over_mcp() {
     }
 }
 
+/// [`ALL_GRANTS`] and the client's roots: everything the examples ask.
+fn asking_grants() -> String {
+    format!("{ALL_GRANTS}\nroots = true")
+}
+
+/// WIT 0.3.1's questions through each example, served by `toolhost serve`
+/// to both official SDKs' clients (Python and TypeScript), which answer
+/// them: the client's roots listed (`list_roots` / `listRoots`); a round of
+/// two questions (`ask`), one for the user and one for the model, both
+/// answered; `available()` saying all three can be asked of this client;
+/// `begin_task()` false, since the client does not support tasks.
+#[test]
+fn the_examples_list_roots_ask_a_round_and_say_what_they_may_ask_over_mcp() {
+    const SUMMARY: &str = "A cat, a dog, the end.";
+    for plugin in [&PYTHON_EXAMPLE, &JS_EXAMPLE] {
+        let dir = setup(&[(plugin, &asking_grants())]);
+        let config = dir.path().join("toolhost.toml");
+        for sdk in [Sdk::Python, Sdk::TypeScript] {
+            let name = format!("{} {sdk:?}", plugin.name);
+            let out = sdk_client_in(
+                sdk,
+                dir.path(),
+                &stdio_mode(&["--stdio", "--config", config.to_str().unwrap()]),
+                json!([
+                    {"elicit": {"name": "Ada"}},
+                    {"sample": SUMMARY},
+                    {"roots": [{"uri": "file:///work/notes", "name": "notes"}, {"uri": "file:///work/drafts"}]},
+                    {"call": "client_roots"},
+                    {"call": "report", "args": {"path": "notes.txt"}},
+                    {"call": "can_ask"},
+                    {"call": "index_words", "args": {"path": "notes.txt"}},
+                ]),
+            );
+            let steps = &out["steps"];
+            for step in 3..7 {
+                assert_eq!(steps[step]["is_error"], false, "{name}: {}", steps[step]);
+            }
+            assert_eq!(
+                steps[3]["text"], "2 root(s): file:///work/notes (notes), file:///work/drafts",
+                "{name}"
+            );
+            assert_eq!(out["roots_listed"], 1, "{name}");
+            // The round: the user's answer and the model's, together.
+            assert_eq!(
+                steps[4]["text"],
+                format!("Report on notes.txt for Ada: {SUMMARY}"),
+                "{name}"
+            );
+            let asked = out["elicitations"].as_array().unwrap();
+            assert_eq!(asked.len(), 1, "{name}: {asked:?}");
+            assert_eq!(asked[0]["message"], "Who is the report for?", "{name}");
+            assert_eq!(
+                asked[0]["schema"]["properties"]["name"]["type"], "string",
+                "{name}"
+            );
+            let sampled = out["samplings"].as_array().unwrap();
+            assert_eq!(sampled.len(), 1, "{name}: {sampled:?}");
+            assert_eq!(sampled[0]["maxTokens"], 200, "{name}");
+            assert!(
+                sampled[0]["messages"][0]["content"]["text"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(NOTES),
+                "{name}: {sampled:?}"
+            );
+            assert_eq!(
+                steps[5]["structured"],
+                json!({"elicitation": true, "sampling": true, "roots": true}),
+                "{name}"
+            );
+            assert_eq!(
+                steps[6]["text"], "Indexed notes.txt: 7 words, 5 distinct (in the request).",
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A tool declared deferred (`index_words`: `task index_words optional
+/// deferred`, from `@tool(task="optional", deferred=True)` and `task:
+/// "optional", deferred: true`) begins its task itself: served by `toolhost
+/// serve --http`, to a client on MCP 2026-07-28 that declares the tasks
+/// extension, `begin_task()` / `beginTask()` returns true, the request is
+/// answered with a task, and the task's result says it ran as one; for a
+/// client that does not declare it, it returns false and the call answers
+/// in the request.
+#[test]
+fn a_deferred_tool_begins_its_task_for_a_client_that_supports_tasks() {
+    for plugin in [&PYTHON_EXAMPLE, &JS_EXAMPLE] {
+        let name = plugin.name;
+        let dir = setup(&[(plugin, ALL_GRANTS)]);
+        let replica = Replica::start(&dir.path().join("toolhost.toml"));
+        let call = json!({"name": "index_words", "arguments": {"path": "notes.txt"}});
+        let mut created = Value::Null;
+        // Until the plugin is loaded and its tool listed.
+        wait_until("index_words served as a task", || {
+            created = rpc(replica.addr, "tools/call", call.clone(), true);
+            created["result"]["resultType"] == "task"
+        });
+        let task = created["result"]["taskId"].as_str().unwrap();
+        let end = ended(replica.addr, task);
+        assert_eq!(end["status"], "completed", "{name}: {end}");
+        assert_eq!(
+            end["result"]["content"][0]["text"], "Indexed notes.txt: 7 words, 5 distinct (as a task).",
+            "{name}: {end}"
+        );
+        let plain = rpc(replica.addr, "tools/call", call, false);
+        assert_eq!(
+            plain["result"]["content"][0]["text"], "Indexed notes.txt: 7 words, 5 distinct (in the request).",
+            "{name}: {plain}"
+        );
+    }
+}
+
 /// The error of a failed call step, as the server sent it.
 fn failure(step: &Value) -> Value {
     assert_eq!(step["is_error"], true, "expected an error result: {step}");
@@ -467,39 +701,93 @@ fn failure(step: &Value) -> Value {
 }
 
 /// A question a plugin cannot ask fails its tool with the host's reason, in
-/// both SDKs (their `ClientError`): `unavailable` when the client cannot
-/// answer (this one declared neither elicitation nor sampling),
-/// `capability_not_granted` when the operator did not grant the plugin
-/// elicitation or sampling, whatever the client could do.
+/// both SDKs (their `ClientError`, named after the function, or after the
+/// key of a round's question): `unavailable` when the client cannot answer
+/// (it did not declare the capability), `capability_not_granted` when the
+/// operator did not grant it to the plugin, whatever the client could do.
+/// `available()` says beforehand what may be asked: only what is granted
+/// and the client can answer.
 #[test]
 fn the_examples_questions_fail_with_the_hosts_reason() {
     const DECLARED_ONLY: &str = r#"dirs = [{ host = "workspace", guest = "/workspace", mode = "ro" }]"#;
-    for plugin in [&PYTHON_EXAMPLE, &JS_EXAMPLE] {
+    let asking = asking_grants();
+    let answers = [
+        json!({"elicit": {"name": "Ada"}}),
+        json!({"sample": "never sent"}),
+        json!({"roots": [{"uri": "file:///work"}]}),
+    ];
+    /// The grants, what the client answers, each question's error code
+    /// (none: answered), and what `available()` says.
+    struct Case<'a> {
+        grants: &'a str,
+        answers: &'a [Value],
+        codes: [Option<&'a str>; 4],
+        available: Value,
+    }
+    let cases = [
+        Case {
+            grants: &asking,
+            answers: &[],
+            codes: [Some("unavailable"); 4],
+            available: json!({"elicitation": false, "sampling": false, "roots": false}),
+        },
+        Case {
+            grants: DECLARED_ONLY,
+            answers: &answers,
+            codes: [Some("capability_not_granted"); 4],
+            available: json!({"elicitation": false, "sampling": false, "roots": false}),
+        },
+        Case {
+            grants: &asking,
+            answers: &answers[2..],
+            codes: [
+                Some("unavailable"),
+                Some("unavailable"),
+                None,
+                Some("unavailable"),
+            ],
+            available: json!({"elicitation": false, "sampling": false, "roots": true}),
+        },
+    ];
+    for (plugin, roots) in [(&PYTHON_EXAMPLE, "list_roots"), (&JS_EXAMPLE, "listRoots")] {
         let name = plugin.name;
         let questions = [
-            json!({"call": "greet_me"}),
-            json!({"call": "summarize", "args": {"path": "notes.txt"}}),
-        ];
-        for (grants, answers, code) in [
-            (ALL_GRANTS, vec![], "unavailable"),
+            ("elicit", json!({"call": "greet_me"})),
             (
-                DECLARED_ONLY,
-                vec![
-                    json!({"elicit": {"name": "Ada"}}),
-                    json!({"sample": "never sent"}),
-                ],
-                "capability_not_granted",
+                "sample",
+                json!({"call": "summarize", "args": {"path": "notes.txt"}}),
             ),
-        ] {
+            (roots, json!({"call": "client_roots"})),
+            (
+                "question reader",
+                json!({"call": "report", "args": {"path": "notes.txt"}}),
+            ),
+        ];
+        for Case {
+            grants,
+            answers,
+            codes,
+            available,
+        } in &cases
+        {
             let dir = setup(&[(plugin, grants)]);
             let config = dir.path().join("toolhost.toml");
-            let steps: Vec<Value> = answers.iter().chain(&questions).cloned().collect();
+            let steps: Vec<Value> = answers
+                .iter()
+                .cloned()
+                .chain(questions.iter().map(|(_, step)| step.clone()))
+                .chain([json!({"call": "can_ask"})])
+                .collect();
             let out = python_client(
                 &stdio_mode(&["--stdio", "--config", config.to_str().unwrap()]),
                 Value::Array(steps),
             );
-            let steps = out["steps"].as_array().unwrap();
-            for (step, request) in steps[answers.len()..].iter().zip(["elicit", "sample"]) {
+            let steps = &out["steps"].as_array().unwrap()[answers.len()..];
+            for ((step, (request, _)), code) in steps.iter().zip(&questions).zip(codes) {
+                let Some(code) = code else {
+                    assert_eq!(step["is_error"], false, "{name} {request}: {step}");
+                    continue;
+                };
                 let error = failure(step);
                 assert_eq!(error["error_code"], "tool_failed", "{name} {code}: {error}");
                 let message = error["error"].as_str().unwrap();
@@ -508,6 +796,7 @@ fn the_examples_questions_fail_with_the_hosts_reason() {
                     "{name} {code}: {message}"
                 );
             }
+            assert_eq!(steps[4]["structured"], *available, "{name}: {}", steps[4]);
             assert!(
                 out["elicitations"].as_array().unwrap().is_empty(),
                 "{name}: {out}"

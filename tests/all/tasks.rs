@@ -70,13 +70,13 @@ impl Drop for Redis {
 }
 
 /// One `toolhost serve --http ADDR --stateless`.
-struct Replica {
+pub(crate) struct Replica {
     child: Option<Child>,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Replica {
-    fn start(config: &Path) -> Replica {
+    pub(crate) fn start(config: &Path) -> Replica {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
         let child = Command::new(support::toolhost_bin())
             .args([
@@ -122,7 +122,7 @@ impl Drop for Replica {
 /// `Mcp-Method` and `Mcp-Name` headers), declaring the tasks extension or
 /// not; the JSON-RPC response. The connection closes once it is answered:
 /// nothing of the client stays.
-fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool) -> Value {
+pub(crate) fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool) -> Value {
     let extensions = if tasks { json!({TASKS: {}}) } else { json!({}) };
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -177,7 +177,7 @@ fn get(addr: SocketAddr, task: &str) -> Value {
 }
 
 /// Polls `tasks/get` at `addr` until the task ends.
-fn ended(addr: SocketAddr, task: &str) -> Value {
+pub(crate) fn ended(addr: SocketAddr, task: &str) -> Value {
     let mut last = Value::Null;
     wait_until("the task to end", || {
         last = get(addr, task);

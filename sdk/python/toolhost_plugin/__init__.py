@@ -1,7 +1,7 @@
 """Write toolhost plugins in Python: a tool, a prompt, a resource is a typed function.
 
 A plugin module for ``toolhost_build.py`` (which runs componentize-py
-against ``toolhost:plugin@0.3.0``)::
+against ``toolhost:plugin@0.3.1``)::
 
     from toolhost_plugin import Image, declare, elicit, log, prompt, resource, tool
 
@@ -37,8 +37,12 @@ The map of this package:
   :func:`resource_template`, with :class:`Message`, :class:`PromptResult`
   and :class:`Completion`;
 - services of the host: :func:`log`, :func:`progress`, :func:`call`,
-  :func:`call_many`, :func:`elicit` (:class:`Elicitation`) and
-  :func:`sample` (:class:`Sampled`);
+  :func:`call_many`;
+- the client of the call: :func:`elicit` (:class:`Elicitation`),
+  :func:`sample` (:class:`Sampled`), :func:`list_roots` (:class:`Root`),
+  several questions in one round with :func:`ask` (:class:`Question`),
+  what it can be asked (:func:`available`, :class:`Available`), and
+  :func:`begin_task`;
 - errors: :class:`InvalidArguments` and :class:`ToolFailed` (raised by a
   tool), :class:`ResourceNotFound` (by a resource read), and
   :class:`HostError` with :class:`CallError` and :class:`ClientError` (raised
@@ -78,19 +82,38 @@ What this package guarantees:
   the same way; resource reads answer ``not-found`` for
   :class:`ResourceNotFound` and ``failed`` otherwise. An exception never traps.
 - The component imports only the host interfaces the plugin uses: a plugin
-  that never calls :func:`elicit` or :func:`sample` does not import
+  that never asks its client anything does not import
   ``toolhost:plugin/client``.
+- What the ``declare()`` record cannot carry (``declare(roots=True)``, a
+  tool's ``task=...``) is in the component's ``toolhost:capabilities``
+  section: ``toolhost_build.py`` reads it from the plugin's source and
+  checks it against what the plugin declared when it ran.
 """
 
 from ._catalog import Completion, PromptResult, Prompts, Resources, prompt, resource, resource_template
 from ._content import Annotations, Audio, BlobResource, Image, Output, ResourceLink, Text, TextResource
+from ._client import (
+    Available,
+    Elicitation,
+    Message,
+    Question,
+    Root,
+    Sampled,
+    ask,
+    available,
+    begin_task,
+    elicit,
+    list_roots,
+    sample,
+)
 from ._errors import CallError, ClientError, HostError, InvalidArguments, ResourceNotFound, ToolFailed
-from ._host import Elicitation, Message, Sampled, call, call_many, elicit, log, progress, sample
+from ._host import call, call_many, log, progress
 from ._tools import Tool, declare, tool
 
 __all__ = [
     "Annotations",
     "Audio",
+    "Available",
     "BlobResource",
     "CallError",
     "ClientError",
@@ -103,18 +126,24 @@ __all__ = [
     "Output",
     "PromptResult",
     "Prompts",
+    "Question",
     "ResourceLink",
     "ResourceNotFound",
     "Resources",
+    "Root",
     "Sampled",
     "Text",
     "TextResource",
     "Tool",
     "ToolFailed",
+    "ask",
+    "available",
+    "begin_task",
     "call",
     "call_many",
     "declare",
     "elicit",
+    "list_roots",
     "log",
     "progress",
     "prompt",

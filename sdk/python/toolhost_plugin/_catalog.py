@@ -18,7 +18,7 @@ from componentize_py_types import Err
 from . import _bindings as wit
 from ._content import BLOCKS, Annotations, BlobResource, Block, TextResource, annotations_to_wit, resource_contents_to_wit
 from ._errors import InvalidArguments, ResourceNotFound
-from ._host import Message, message_to_wit, messages_of
+from ._client import Message, message_to_wit, messages_of
 from ._schema import NAME, convert, description_of, param_docs, signature_fields
 from ._tools import failure
 

@@ -28,6 +28,12 @@ _CAPABILITIES: dict[str, Any] = {
     "elicitation": False,
     "sampling": False,
 }
+# What the `declare()` record cannot carry: the lines of the component's
+# `toolhost:capabilities` section (`client roots`, `task TOOL SUPPORT`),
+# which toolhost_build.py reads from the plugin's source and appends.
+_SECTION: list[str] = []
+
+TASK_SUPPORT = ("optional", "required")
 
 
 def declare(
@@ -39,6 +45,7 @@ def declare(
     tools: typing.Iterable[str] = (),
     elicitation: bool = False,
     sampling: bool = False,
+    roots: bool = False,
 ) -> None:
     """Declares capabilities the plugin asks for (adds to earlier declarations).
 
@@ -46,13 +53,19 @@ def declare(
     (``/workspace``); ``http``: host patterns (``api.example.com``,
     ``*.example.com``); ``secrets``: secret names; ``tools``: names of tools it
     calls; ``elicitation``: it asks the user questions (:func:`elicit`);
-    ``sampling``: it asks the client's model (:func:`sample`). A capability is
-    usable only when declared here *and* granted by the operator.
+    ``sampling``: it asks the client's model (:func:`sample`); ``roots``: it
+    lists the client's roots (:func:`list_roots`). A capability is usable
+    only when declared here *and* granted by the operator.
+
+    ``roots`` goes into the component's ``toolhost:capabilities`` section
+    (the ``declare()`` record has no field for it), which the build writes
+    from the plugin's source: write it as ``roots=True`` in a call at module
+    level, or the build fails, saying so.
 
     Raises ``TypeError`` (failing the build) for a malformed declaration, or
     one this component could never use: tools without the ``tools`` import,
-    elicitation or sampling without the ``client`` import (the build adds
-    each when a module of the plugin uses :func:`call`, :func:`elicit`...).
+    elicitation, sampling or roots without the ``client`` import (the build
+    adds each when a module of the plugin uses :func:`call`, :func:`elicit`...).
     """
     for kind, names in (("env", env), ("dirs", dirs), ("http", http), ("secrets", secrets), ("tools", tools)):
         if isinstance(names, str):
@@ -62,17 +75,24 @@ def declare(
                 raise TypeError(f"declare({kind}=...): {name!r} is not a non-empty string")
             if name not in _CAPABILITIES[kind]:
                 _CAPABILITIES[kind].append(name)
-    for kind, flag in (("elicitation", elicitation), ("sampling", sampling)):
+    for kind, flag in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
         if not isinstance(flag, bool):
             raise TypeError(f"declare({kind}=...) takes True or False, not {flag!r}")
-        _CAPABILITIES[kind] = _CAPABILITIES[kind] or flag
+    _CAPABILITIES["elicitation"] = _CAPABILITIES["elicitation"] or elicitation
+    _CAPABILITIES["sampling"] = _CAPABILITIES["sampling"] or sampling
+    if roots and "client roots" not in _SECTION:
+        _SECTION.append("client roots")
     if _CAPABILITIES["tools"] and wit.tools is None:
         raise TypeError(
             "declare(tools=...): this component does not import toolhost:plugin/tools, "
             "since no module of the plugin imports call or call_many from toolhost_plugin"
         )
-    for kind, uses in (("elicitation", "elicit"), ("sampling", "sample")):
-        if _CAPABILITIES[kind] and wit.client is None:
+    for kind, uses, wanted in (
+        ("elicitation", "elicit", _CAPABILITIES["elicitation"]),
+        ("sampling", "sample", _CAPABILITIES["sampling"]),
+        ("roots", "list_roots", roots),
+    ):
+        if wanted and wit.client is None:
             raise TypeError(
                 f"declare({kind}=True): this component does not import toolhost:plugin/client, "
                 f"since no module of the plugin imports {uses} from toolhost_plugin"
@@ -104,6 +124,8 @@ def tool(
     idempotent: Optional[bool] = None,
     open_world: Optional[bool] = None,
     output_schema: Optional[dict] = None,
+    task: Optional[str] = None,
+    deferred: bool = False,
 ) -> Any:
     """Registers a typed function as a tool (``@tool`` or ``@tool(read_only=True, ...)``).
 
@@ -114,6 +136,15 @@ def tool(
     ``TypedDict`` return annotation. Raises ``TypeError`` (failing the build)
     for a name the host would refuse, a duplicate, a missing description, or a
     parameter whose type cannot be described.
+
+    ``task`` lets an MCP server run the tool's calls as tasks (MCP's tasks
+    extension; not a capability, no grant needed): ``"optional"`` for a
+    client that supports tasks, ``"required"`` only as tasks.
+    ``deferred=True`` (with ``task``) makes the call a task only when the
+    tool calls :func:`begin_task`, once it has asked for its inputs. These
+    go into the component's ``toolhost:capabilities`` section, which the
+    build writes from the plugin's source: write them (and ``name``, if
+    given) as literals in the decorator.
     """
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -125,6 +156,7 @@ def tool(
             raise TypeError(f"{where}: a tool of this name is already registered")
         if title is not None and not isinstance(title, str):
             raise TypeError(f"{where}: title must be a string")
+        line = task_line(tool_name, task, deferred, where)
         doc = f.__doc__ or ""
         desc = description if description is not None else description_of(doc)
         if not desc.strip():
@@ -150,9 +182,47 @@ def tool(
             hints=wit.types.Hints(read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world),
         )
         _TOOLS[tool_name] = _Spec(tool_name, f, fields, spec)
+        if line is not None:
+            _SECTION.append(line)
         return f
 
     return register(func) if func is not None else register
+
+
+def task_line(tool_name: str, task: Optional[str], deferred: bool, where: str) -> Optional[str]:
+    """The section line of a tool's task support (``task NAME optional deferred``), if it states one."""
+    if not isinstance(deferred, bool):
+        raise TypeError(f"{where}: deferred takes True or False, not {deferred!r}")
+    if task is None:
+        if deferred:
+            raise TypeError(f'{where}: deferred=True needs task="optional" or task="required"')
+        return None
+    if task not in TASK_SUPPORT:
+        raise TypeError(f"{where}: task is {' or '.join(map(repr, TASK_SUPPORT))}, not {task!r}")
+    if deferred and wit.client is None:
+        raise TypeError(
+            f"{where}: deferred=True, but this component does not import toolhost:plugin/client, "
+            "since no module of the plugin imports begin_task from toolhost_plugin"
+        )
+    return f"task {tool_name} {task}" + (" deferred" if deferred else "")
+
+
+def check_section(read: str) -> None:
+    """Checks the section lines toolhost_build.py read from the plugin's
+    source (``read``, one a line) against what the plugin declared when it
+    ran (at build time): the section must say what the plugin does."""
+    wanted, got = sorted(read.splitlines()), sorted(_SECTION)
+    if wanted != got:
+
+        def lines(section: list[str]) -> str:
+            return ", ".join(f"`{line}`" for line in section) or "nothing"
+
+        raise TypeError(
+            f"toolhost_build.py read {lines(wanted)} from the plugin's source for its toolhost:capabilities "
+            f"section, but the plugin declared {lines(got)} when it ran: "
+            "write declare(roots=True) and @tool(task=..., deferred=..., name=...) with literal values, "
+            "at module level, so the build can read them without running the plugin"
+        )
 
 
 def failure(e: BaseException) -> Err:

@@ -202,7 +202,7 @@ pub const PYTHON_EXAMPLE: Polyglot = Polyglot {
     inputs: &[
         "examples/python-plugin",
         "sdk/python",
-        "wit/0.3.0",
+        "wit/0.3.1",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -215,7 +215,7 @@ pub const PYTHON_TRAP: Polyglot = Polyglot {
     inputs: &[
         "tests/data/python-trap",
         "sdk/python",
-        "wit/0.3.0",
+        "wit/0.3.1",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -227,7 +227,7 @@ pub const JS_EXAMPLE: Polyglot = Polyglot {
     inputs: &[
         "examples/js-plugin",
         "sdk/js",
-        "wit/0.3.0",
+        "wit/0.3.1",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -239,7 +239,7 @@ pub const PYTHON_RAW: Polyglot = Polyglot {
     inputs: &[
         "tests/data/polyglot/python-raw",
         "sdk/python",
-        "wit/0.3.0",
+        "wit/0.3.1",
         "tests/peers/install-plugin-toolchains",
     ],
 };
@@ -252,7 +252,7 @@ pub const JS_RAW: Polyglot = Polyglot {
     inputs: &[
         "tests/data/polyglot/js-raw",
         "sdk/js",
-        "wit/0.3.0",
+        "wit/0.3.1",
         "tests/peers/install-plugin-toolchains",
     ],
 };
