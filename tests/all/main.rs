@@ -39,6 +39,7 @@ mod mcp_lazy;
 mod mcp_protocol;
 mod mcp_revisions;
 mod mcp_server;
+mod metrics;
 mod mrtr;
 mod nested;
 mod oci;

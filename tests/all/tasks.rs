@@ -25,7 +25,7 @@ use crate::support;
 use toolhost::internal::mcp::store::MAX_VALUE_BYTES;
 use toolhost::internal::mcp::{MemoryStore, RedisOptions, RedisStore, Store, StoreError};
 
-const TOKEN: &str = "tasks-token";
+pub(crate) const TOKEN: &str = "tasks-token";
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// A `redis-server` on a loopback port, keeping nothing on disk.

@@ -48,6 +48,7 @@ pub mod error;
 pub mod identity;
 pub mod limits;
 pub mod logging;
+pub mod metrics;
 pub mod progress;
 pub mod redact;
 pub mod registry;

@@ -52,6 +52,10 @@ use toolhost_core::error::{Error, ErrorCode, Result};
 /// A JSON report served at `GET /status` (behind the bearer token).
 pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
 
+/// The metrics served at `GET /metrics` (behind the bearer token), in the
+/// Prometheus text format (see [`toolhost_core::metrics`]).
+pub type MetricsFn = Arc<dyn Fn() -> String + Send + Sync>;
+
 /// How [`serve_http`] listens, and what one client may hold (see the
 /// [module](self)'s table).
 #[derive(Clone)]
@@ -72,6 +76,8 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// What `GET /status` answers (behind the bearer token); none: 404.
     pub status: Option<StatusFn>,
+    /// What `GET /metrics` answers (behind the bearer token); none: 404.
+    pub metrics: Option<MetricsFn>,
     /// Connections served at once; the next is accepted when one closes.
     /// Held to half the process's soft file-descriptor limit, the rest
     /// being the host's own (plugins, the compile cache, bridged servers).
@@ -99,6 +105,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("path", &self.path)
             .field("stateless", &self.stateless)
             .field("status", &self.status.is_some())
+            .field("metrics", &self.metrics.is_some())
             .field("max_connections", &self.max_connections)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
@@ -116,6 +123,7 @@ impl Default for HttpOptions {
             path: "/mcp".into(),
             stateless: false,
             status: None,
+            metrics: None,
             max_connections: 1024,
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(30),
@@ -198,6 +206,23 @@ pub async fn serve_http(
             axum::routing::get(move || {
                 let body = status().to_string();
                 async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+            }),
+        );
+    }
+    if let Some(metrics) = options.metrics.clone() {
+        router = router.route(
+            "/metrics",
+            axum::routing::get(move || {
+                let body = metrics();
+                async move {
+                    (
+                        [(
+                            http::header::CONTENT_TYPE,
+                            toolhost_core::metrics::Metrics::CONTENT_TYPE,
+                        )],
+                        body,
+                    )
+                }
             }),
         );
     }

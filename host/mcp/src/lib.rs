@@ -77,7 +77,7 @@ pub use asking::PeerClient;
 pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
 pub use config::{McpConfig, McpServerConfig, McpTransport};
-pub use http::{HttpOptions, serve_http};
+pub use http::{HttpOptions, MetricsFn, StatusFn, serve_http};
 pub use redis_store::{RedisOptions, RedisStore};
 pub use request_state::{StateKey, StateSealer};
 pub use round_trip::RoundTrips;

@@ -32,7 +32,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
@@ -59,6 +59,7 @@ use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::logging::{LogLevel, LogRecord, LogSink};
+use toolhost_core::metrics::Metrics;
 use toolhost_core::progress::{Progress, ProgressSink};
 use toolhost_core::registry::lazy::RegistryMode;
 use toolhost_core::registry::{BoxFuture, ToolAudience, ToolSpec};
@@ -98,6 +99,8 @@ pub struct McpServer {
     round_trips: RoundTrips,
     /// Where calls run as tasks are kept, when tasks are served.
     tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// Where requests' durations are counted, when metrics are on.
+    metrics: Option<Arc<Metrics>>,
 }
 
 struct Shared {
@@ -153,7 +156,27 @@ impl McpServer {
                 Arc::new(super::store::MemoryStore::new()),
             )),
             tasks: None,
+            metrics: None,
         }
+    }
+
+    /// Counts each request's duration in `metrics`
+    /// (`mcp_server_operation_duration_seconds`).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Counts a `method` request that took since `started`; `tool` is the
+    /// tool a `tools/call` named (a name the host does not have counts as
+    /// unknown: clients cannot grow the series).
+    fn observe(&self, method: &str, tool: Option<&str>, error_type: Option<&str>, started: Instant) {
+        let Some(metrics) = &self.metrics else { return };
+        let tool = tool.map(|name| match self.dispatcher.registry().get(name).is_some() {
+            true => name,
+            false => toolhost_core::metrics::UNKNOWN_TOOL,
+        });
+        metrics.operation(method, tool, error_type, started.elapsed());
     }
 
     /// Seals the request states of 2026-07-28 clients with `round_trips`'
@@ -477,57 +500,9 @@ impl NoticeRelay {
     }
 }
 
-impl ServerHandler for McpServer {
-    #[allow(deprecated, reason = "MCP logging: see `super::logging`")]
-    fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_logging()
-            .enable_completions()
-            .enable_prompts()
-            .enable_prompts_list_changed()
-            .enable_resources()
-            .enable_resources_list_changed()
-            .enable_resources_subscribe()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        self.advertise_tasks(&mut capabilities);
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
-    }
-
-    /// Records the client (and its elicitation capability) for approvals
-    /// before answering, so that a call right after `initialize` can be put
-    /// to it: waiting for `notifications/initialized` would race the first
-    /// call.
-    async fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<InitializeResult, ErrorData> {
-        context.peer.set_peer_info(request.clone());
-        if let Some(approver) = &self.approver {
-            approver.register(self.session.id(), context.peer.clone());
-        }
-        self.negotiate_initialize(&request)
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        self.settle_bridges().await;
-        let specs = self
-            .dispatcher
-            .tool_specs(&self.session)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut result = ListToolsResult::with_all_items(specs.iter().map(mcp_tool).collect());
-        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
-        Ok(result)
-    }
-
-    async fn call_tool(
+impl McpServer {
+    /// Answers a `tools/call` (see [`ServerHandler::call_tool`]).
+    async fn answer_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -649,6 +624,80 @@ impl ServerHandler for McpServer {
             ));
         }
         Ok(call_result(result).into())
+    }
+}
+
+impl ServerHandler for McpServer {
+    #[allow(deprecated, reason = "MCP logging: see `super::logging`")]
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        self.advertise_tasks(&mut capabilities);
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// Records the client (and its elicitation capability) for approvals
+    /// before answering, so that a call right after `initialize` can be put
+    /// to it: waiting for `notifications/initialized` would race the first
+    /// call.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        if let Some(approver) = &self.approver {
+            approver.register(self.session.id(), context.peer.clone());
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let started = Instant::now();
+        self.settle_bridges().await;
+        let specs = self
+            .dispatcher
+            .tool_specs(&self.session)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut result = ListToolsResult::with_all_items(specs.iter().map(mcp_tool).collect());
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        self.observe("tools/list", None, None, started);
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let name = self.metrics.is_some().then(|| request.name.to_string());
+        let answer = self.answer_call(request, context).await;
+        if let Some(name) = name {
+            let error_type = match &answer {
+                Err(e) => Some(e.code.0.to_string()),
+                Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                    Some("tool_error".to_string())
+                }
+                Ok(_) => None,
+            };
+            self.observe("tools/call", Some(&name), error_type.as_deref(), started);
+        }
+        answer
     }
 
     async fn get_task(

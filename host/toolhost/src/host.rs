@@ -393,8 +393,28 @@ impl Host {
         audience: ToolAudience,
         shutdown: CancellationToken,
     ) -> Result<()> {
+        let mut options = options;
+        if options.metrics.is_none() {
+            options.metrics = self.metrics_fn();
+        }
         let server = self.mcp_server(audience);
         crate::mcp::serve_http(server, listener, options, shutdown, GRACE).await
+    }
+
+    /// `GET /metrics`'s text, when `[metrics]` is on.
+    fn metrics_fn(&self) -> Option<crate::mcp::MetricsFn> {
+        let metrics = self.started.metrics.clone()?;
+        let live = Arc::clone(&self.started.live);
+        let dispatcher = self.started.dispatcher.clone();
+        Some(Arc::new(move || {
+            crate::config::metrics_text(&metrics, &live, &dispatcher)
+        }))
+    }
+
+    /// The host's metrics, when `[metrics] enabled` (to record or render
+    /// beside its own).
+    pub fn metrics(&self) -> Option<&Arc<crate::config::Metrics>> {
+        self.started.metrics.as_ref()
     }
 
     /// The MCP server, made as `toolhost serve` makes it ([`Shared`]):
@@ -403,7 +423,8 @@ impl Host {
     /// random key of this process).
     fn mcp_server(self, audience: ToolAudience) -> McpServer {
         let key = self.state_key.unwrap_or_else(StateKey::random);
+        let metrics = self.started.metrics.clone();
         self.shared
-            .mcp_server(self.started.dispatcher, audience, key, self.elicit)
+            .mcp_server(self.started.dispatcher, audience, key, self.elicit, metrics)
     }
 }

@@ -74,6 +74,7 @@ pub use waiting::{PausingClock, PersonWait, WaitListener, Waiting};
 use crate::error::{ErrorCode, Result};
 use crate::identity::ComponentHash;
 use crate::limits::LimitsOverride;
+use crate::metrics::CallObserver;
 use crate::registry::lazy::{self, RegistryMode};
 use crate::registry::{
     CallId, Registration, Registry, Tool, ToolAudience, ToolEntry, ToolSource, ToolSpec, openai_definition,
@@ -200,6 +201,8 @@ struct Inner {
     pre_hooks: Vec<PreHook>,
     post_hooks: Vec<PostHook>,
     gate: Option<Arc<dyn CallGate>>,
+    /// Told of every call's start and end (metrics).
+    observers: Vec<Arc<dyn CallObserver>>,
     events: broadcast::Sender<ToolCallEvent>,
     /// Whether anyone ever subscribed to `events`: until then a call skips
     /// the channel (whose lock every call would take).
@@ -277,6 +280,7 @@ pub struct DispatcherBuilder {
     pre_hooks: Vec<PreHook>,
     post_hooks: Vec<PostHook>,
     gate: Option<Arc<dyn CallGate>>,
+    observers: Vec<Arc<dyn CallObserver>>,
     batch_concurrency: usize,
 }
 
@@ -292,6 +296,13 @@ impl DispatcherBuilder {
     /// The toolset definitions (default: presets only).
     pub fn toolsets(mut self, toolsets: Toolsets) -> Self {
         self.toolsets = toolsets;
+        self
+    }
+
+    /// Tells `observer` of every call's start and end, in the call's own
+    /// task (see [`CallObserver`]): what metrics count.
+    pub fn observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observers.push(observer);
         self
     }
 
@@ -404,6 +415,7 @@ impl DispatcherBuilder {
                 pre_hooks: self.pre_hooks,
                 post_hooks: self.post_hooks,
                 gate: self.gate,
+                observers: self.observers,
                 events,
                 subscribed: AtomicBool::new(false),
                 generation: watch::Sender::new(0),
@@ -427,6 +439,7 @@ impl Dispatcher {
             pre_hooks: Vec::new(),
             post_hooks: Vec::new(),
             gate: None,
+            observers: Vec::new(),
             batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
         }
     }

@@ -13,6 +13,7 @@ use super::errors::{self, Failure};
 use super::events::{CallOutcome, ToolCallEvent};
 use super::hooks::{CallInfo, PreDecision};
 use super::{DispatchContext, Dispatcher, ToolResult, is_lazy_search};
+use crate::metrics::CallObserver;
 use std::collections::BTreeSet;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -68,6 +69,7 @@ impl Dispatcher {
             session_id: ctx.session.shared_id(),
             audience: ctx.session.audience(),
         };
+        let mut observed = Observed::start(&self.inner.observers, &info);
         let Ran {
             outcome,
             source,
@@ -91,6 +93,7 @@ impl Dispatcher {
             outcome: result.error_code.map_or(CallOutcome::Ok, CallOutcome::Error),
             usage,
         };
+        observed.end(&event);
         event.trace();
         if self.inner.subscribed.load(Ordering::Acquire) {
             let _ = self.inner.events.send(event);
@@ -519,6 +522,49 @@ fn to_result(call_id: CallId, name: &str, outcome: Step<ToolOutput>) -> (ToolRes
                 },
                 usage,
             )
+        }
+    }
+}
+
+/// The observers' view of one call: told of its start, and of its end when
+/// it ends or when it is dropped unfinished (a cancelled request's call).
+struct Observed<'a> {
+    observers: &'a [Arc<dyn CallObserver>],
+    info: Option<CallInfo>,
+}
+
+impl<'a> Observed<'a> {
+    fn start(observers: &'a [Arc<dyn CallObserver>], info: &CallInfo) -> Observed<'a> {
+        if observers.is_empty() {
+            return Observed {
+                observers,
+                info: None,
+            };
+        }
+        for observer in observers {
+            observer.started(info);
+        }
+        Observed {
+            observers,
+            info: Some(info.clone()),
+        }
+    }
+
+    fn end(&mut self, event: &ToolCallEvent) {
+        if let Some(info) = self.info.take() {
+            for observer in self.observers {
+                observer.ended(&info, Some(event));
+            }
+        }
+    }
+}
+
+impl Drop for Observed<'_> {
+    fn drop(&mut self) {
+        if let Some(info) = self.info.take() {
+            for observer in self.observers {
+                observer.ended(&info, None);
+            }
         }
     }
 }

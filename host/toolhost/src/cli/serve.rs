@@ -14,11 +14,11 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolhost::admission::{PluginRequest, Via};
-use toolhost::config::{PluginsDirConfig, Shared, Started};
+use toolhost::config::{PluginsDirConfig, Shared, Started, metrics_text};
 use toolhost::internal::admin;
 use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
 use toolhost::internal::mcp::request_state::STATE_KEY_ENV;
-use toolhost::internal::mcp::{HttpOptions, McpApprover, StateKey, serve_http, serve_stdio};
+use toolhost::internal::mcp::{HttpOptions, McpApprover, MetricsFn, StateKey, serve_http, serve_stdio};
 use toolhost::internal::registry::Registry;
 use toolhost::internal::registry::lazy::RegistryMode;
 use toolhost::live::LivePlugins;
@@ -150,6 +150,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     tokio::spawn(reload_on_signal(Arc::clone(&live)));
+    let metrics = started.metrics.clone();
     let dispatcher = started.dispatcher;
     for path in &args.plugins {
         // Relative to the working directory, as a command-line path is.
@@ -167,7 +168,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // session approvals, tasks; the server made as the library's Host makes it.
     let shared = Shared::open(live.config())?;
     let key = state_key(&started.live, args.stateless)?;
-    let server = shared.mcp_server(dispatcher, args.config.audience(), key, elicit);
+    let scrape: Option<MetricsFn> = metrics.clone().map(|metrics| {
+        let (live, dispatcher) = (Arc::clone(&live), dispatcher.clone());
+        Arc::new(move || metrics_text(&metrics, &live, &dispatcher)) as MetricsFn
+    });
+    let server = shared.mcp_server(dispatcher, args.config.audience(), key, elicit, metrics);
     let grace = Duration::from_millis(args.grace_ms);
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -200,6 +205,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             allowed_origins: args.allowed_origins.clone(),
             stateless: args.stateless,
             status: Some(Arc::new(move || status.status())),
+            metrics: scrape,
             max_sessions: args.max_sessions,
             session_idle: Duration::from_secs(args.session_idle_secs),
             max_connections: args.max_connections,

@@ -49,6 +49,7 @@
 
 pub mod distribution;
 mod exec;
+mod metrics;
 pub(crate) mod plugins;
 pub mod plugins_dir;
 pub mod protected;
@@ -56,10 +57,13 @@ mod store;
 
 pub use distribution::{OciConfig, SignaturesConfig};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
+pub use metrics::MetricsConfig;
 pub use plugins::{PluginConfig, PluginStatus};
 pub use plugins_dir::PluginsDirConfig;
 pub use protected::ProtectedPaths;
 pub use store::{Shared, StoreConfig, TasksConfig};
+#[doc(inline)]
+pub use toolhost_core::metrics::Metrics;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,6 +79,7 @@ use crate::registry::Registry;
 use crate::registry::lazy::RegistryMode;
 use crate::spill::SpillConfig;
 use crate::toolsets::{ToolsetDef, ToolsetSelection, Toolsets};
+use toolhost_core::metrics::CallObserver;
 
 /// The most bytes a config file may have (it is read whole).
 pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
@@ -133,6 +138,9 @@ pub struct Config {
     /// `[tasks]`: calls run as MCP tasks.
     #[serde(default)]
     pub tasks: TasksConfig,
+    /// `[metrics]`: Prometheus metrics on the HTTP listener.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
     /// The folder relative paths are resolved against: the file's, or the
     /// working directory for a config made in code; always absolute.
     #[serde(skip)]
@@ -164,6 +172,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             store: StoreConfig::default(),
             tasks: TasksConfig::default(),
+            metrics: MetricsConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
         }
@@ -482,13 +491,23 @@ impl Config {
             ));
         }
         self.prepare_storage()?;
+        let metrics = self.metrics.enabled.then(|| Arc::new(Metrics::new()));
+        let approver = match (&metrics, approver) {
+            (Some(metrics), Some(inner)) => Some(Arc::new(metrics::CountedApprovals {
+                inner,
+                metrics: Arc::clone(metrics),
+            })
+                as Arc<dyn crate::approval::ApprovalCallback>),
+            (_, approver) => approver,
+        };
         let gate = self.approval_gate(approver)?;
         let exec_backend = self.register_builtins(&mut registry, &gate)?;
         self.register_codemode(engine, &mut registry).await?;
-        let dispatcher = self
-            .configure(Dispatcher::builder(registry))?
-            .approval(gate)
-            .build()?;
+        let mut builder = self.configure(Dispatcher::builder(registry))?.approval(gate);
+        if let Some(metrics) = &metrics {
+            builder = builder.observer(Arc::clone(metrics) as Arc<dyn CallObserver>);
+        }
+        let dispatcher = builder.build()?;
         // Trusted keys that cannot be read are wrong as a whole: this fails.
         let live = crate::live::LivePlugins::new(&dispatcher, engine.clone(), self.clone())?;
         let plugins = live.load_entries().await;
@@ -519,6 +538,7 @@ impl Config {
             plugins,
             exec_backend,
             warnings,
+            metrics,
         })
     }
 
@@ -647,6 +667,8 @@ pub struct Started {
     pub exec_backend: Option<String>,
     /// What the operator should know (also logged).
     pub warnings: Vec<String>,
+    /// The metrics, when `[metrics] enabled`.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl Started {
@@ -665,6 +687,28 @@ impl Started {
         status["warnings"] = serde_json::json!(self.warnings);
         status
     }
+
+    /// The metrics as Prometheus scrapes them (`None` when off): see
+    /// [`metrics_text`].
+    pub fn metrics_text(&self) -> Option<String> {
+        Some(metrics_text(self.metrics.as_ref()?, &self.live, &self.dispatcher))
+    }
+}
+
+/// `metrics` as Prometheus scrapes them, with the plugins of `live` and
+/// the bridged servers of `dispatcher` counted as they are now.
+pub fn metrics_text(metrics: &Metrics, live: &crate::live::LivePlugins, dispatcher: &Dispatcher) -> String {
+    let status = live.status();
+    let plugins = status["plugins"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let loaded = plugins.iter().filter(|p| p["status"] == "loaded").count();
+    metrics.plugins(loaded, plugins.len() - loaded);
+    let servers = dispatcher.mcp_status();
+    let up = servers.iter().filter(|s| s.available).count();
+    metrics.bridged(up, servers.len() - up);
+    metrics.render()
 }
 
 /// `path` made absolute against the working directory (lexically: links

@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
 use toolhost_core::dispatch::Dispatcher;
+use toolhost_core::metrics::Metrics;
 use toolhost_core::registry::ToolAudience;
 use toolhost_mcp::{
     McpApprover, McpServer, MemoryStore, RedisOptions, RedisStore, RoundTrips, StateKey, StateSealer, Store,
@@ -199,13 +200,15 @@ impl Shared {
 
     /// The MCP server of `dispatcher` for `audience`: its request states
     /// sealed with `key`, its approvals asked by `approver` (none: the
-    /// dispatcher's own gate decides), its tasks served when `[tasks]` is on.
+    /// dispatcher's own gate decides), its tasks served when `[tasks]` is
+    /// on, its requests counted in `metrics` when `[metrics]` is.
     pub fn mcp_server(
         &self,
         dispatcher: Dispatcher,
         audience: ToolAudience,
         key: StateKey,
         approver: Option<Arc<McpApprover>>,
+        metrics: Option<Arc<Metrics>>,
     ) -> McpServer {
         let sealer = StateSealer::new(key, Arc::clone(&self.store));
         let mut server = McpServer::new(dispatcher, audience).with_round_trips(RoundTrips::new(sealer));
@@ -214,6 +217,9 @@ impl Shared {
         }
         if let Some(tasks) = &self.tasks {
             server = server.with_tasks(Arc::clone(tasks));
+        }
+        if let Some(metrics) = metrics {
+            server = server.with_metrics(metrics);
         }
         server
     }
