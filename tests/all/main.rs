@@ -5,6 +5,7 @@ mod support;
 
 mod admission;
 mod approval_flow;
+mod audit;
 mod cache;
 mod call_many;
 mod capabilities;

@@ -104,7 +104,7 @@ impl Replica {
     }
 
     /// SIGKILL: no chance to finish or hand anything over.
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();

@@ -40,6 +40,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod bounded;
 pub mod client;
 pub mod content;

@@ -223,14 +223,14 @@ impl Metrics {
 /// ends (or is abandoned: its future dropped, as a cancelled request's
 /// is). Called in the call's own task, so an observer must be quick.
 pub trait CallObserver: Send + Sync + 'static {
-    /// A call began.
-    fn started(&self, info: &CallInfo);
+    /// A call began, with `arguments` as the caller gave them.
+    fn started(&self, info: &CallInfo, arguments: &serde_json::Value);
     /// The call `info` began ended: with `event`, or abandoned (`None`).
     fn ended(&self, info: &CallInfo, event: Option<&ToolCallEvent>);
 }
 
 impl CallObserver for Metrics {
-    fn started(&self, _info: &CallInfo) {
+    fn started(&self, _info: &CallInfo, _arguments: &serde_json::Value) {
         self.in_flight.inc();
     }
 

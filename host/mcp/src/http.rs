@@ -47,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::framing;
 use super::server::{McpServer, finish};
+use toolhost_core::audit::AuditLog;
 use toolhost_core::error::{Error, ErrorCode, Result};
 
 /// A JSON report served at `GET /status` (behind the bearer token).
@@ -78,6 +79,9 @@ pub struct HttpOptions {
     pub status: Option<StatusFn>,
     /// What `GET /metrics` answers (behind the bearer token); none: 404.
     pub metrics: Option<MetricsFn>,
+    /// Where clients let in (once each) and turned away (every time) are
+    /// written (see [`toolhost_core::audit`]).
+    pub audit: Option<Arc<AuditLog>>,
     /// Connections served at once; the next is accepted when one closes.
     /// Held to half the process's soft file-descriptor limit, the rest
     /// being the host's own (plugins, the compile cache, bridged servers).
@@ -106,6 +110,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateless", &self.stateless)
             .field("status", &self.status.is_some())
             .field("metrics", &self.metrics.is_some())
+            .field("audit", &self.audit.is_some())
             .field("max_connections", &self.max_connections)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
@@ -124,6 +129,7 @@ impl Default for HttpOptions {
             stateless: false,
             status: None,
             metrics: None,
+            audit: None,
             max_connections: 1024,
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(30),
@@ -228,7 +234,14 @@ pub async fn serve_http(
     }
     let health = server.clone();
     let router = router
-        .layer(middleware::from_fn_with_state(Arc::new(token), require_bearer))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(Bearer {
+                token,
+                audit: options.audit.clone(),
+                seen: std::sync::Mutex::default(),
+            }),
+            require_bearer,
+        ))
         .layer(middleware::from_fn_with_state(
             Arc::new(origin_policy),
             require_origin,
@@ -520,14 +533,74 @@ async fn require_origin(
     next.run(request).await
 }
 
-async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
-    if let Some(token) = token.as_deref() {
+/// The bearer token every request must carry, and where clients are
+/// audited.
+struct Bearer {
+    token: Option<String>,
+    audit: Option<Arc<AuditLog>>,
+    /// The clients (token digest and user agent) already written as let
+    /// in, so that each is written once, not once per request; bounded.
+    seen: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
+}
+
+/// The most clients remembered as let in; past it the memory starts over
+/// (a client is written once more).
+const MAX_SEEN_CLIENTS: usize = 4096;
+
+impl Bearer {
+    /// Writes `decision` about the client of `request` to the audit log
+    /// (a let-in client once).
+    fn audit(&self, request: &Request, decision: &str, why: &str) {
+        let Some(audit) = &self.audit else { return };
+        let headers = request.headers();
+        let client = headers
+            .get(http::header::AUTHORIZATION)
+            .map(|v| format!("blake3:{}", blake3::hash(v.as_bytes()).to_hex()));
+        let agent = headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.chars().take(200).collect::<String>());
+        if decision == "allowed" {
+            let key = (
+                client.clone().unwrap_or_default(),
+                agent.clone().unwrap_or_default(),
+            );
+            let mut seen = self
+                .seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if seen.len() >= MAX_SEEN_CLIENTS {
+                seen.clear();
+            }
+            if !seen.insert(key) {
+                return;
+            }
+        }
+        let mut line = serde_json::Map::new();
+        line.insert("decision".into(), Value::from(decision));
+        line.insert("why".into(), Value::from(why));
+        line.insert("client".into(), client.map_or(Value::Null, Value::from));
+        line.insert("user_agent".into(), agent.map_or(Value::Null, Value::from));
+        audit.record("client", line);
+    }
+}
+
+async fn require_bearer(State(bearer): State<Arc<Bearer>>, request: Request, next: Next) -> Response {
+    if let Some(token) = bearer.token.as_deref() {
         let given = request
             .headers()
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+        let refused = match given {
+            None => Some("no bearer token"),
+            Some(g) if !constant_time_eq(g.as_bytes(), token.as_bytes()) => {
+                Some("the bearer token does not match")
+            }
+            Some(_) => None,
+        };
+        if let Some(why) = refused {
+            bearer.audit(&request, "refused", why);
             return (
                 StatusCode::UNAUTHORIZED,
                 [(http::header::WWW_AUTHENTICATE, "Bearer")],
@@ -535,6 +608,13 @@ async fn require_bearer(State(token): State<Arc<Option<String>>>, request: Reque
             )
                 .into_response();
         }
+        bearer.audit(&request, "allowed", "the bearer token matches");
+    } else {
+        bearer.audit(
+            &request,
+            "allowed",
+            "no token is required (a loopback listener served without one)",
+        );
     }
     next.run(request).await
 }

@@ -35,7 +35,7 @@
 //! cargo bench -p toolhost --bench mcp                   # release build
 //! MCP_BENCH_BUSY=2 cargo bench -p toolhost --bench mcp  # vCPUs kept busy
 //! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench -p toolhost --bench mcp
-//! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn cargo bench -p toolhost --bench mcp  # some sections
+//! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn,metrics cargo bench -p toolhost --bench mcp  # some sections
 //! MCP_BENCH_ROUNDS=5 cargo bench -p toolhost --bench mcp  # rounds (default 3)
 //! MCP_BENCH_BLOCKS=20 cargo bench -p toolhost --bench mcp  # turns within a round (default 10)
 //! ```
@@ -138,6 +138,8 @@ enum Kind {
     Rmcp,
     RmcpSandbox,
     Toolhost,
+    /// `toolhost serve` with `[metrics] enabled`.
+    ToolhostMetrics,
 }
 
 impl Kind {
@@ -147,6 +149,7 @@ impl Kind {
             Kind::Rmcp => "floor/rmcp",
             Kind::RmcpSandbox => "floor/rmcp+sandbox",
             Kind::Toolhost => "toolhost",
+            Kind::ToolhostMetrics => "toolhost+metrics",
         }
     }
 
@@ -155,20 +158,21 @@ impl Kind {
             Kind::Echo => "echo",
             Kind::Rmcp => "rmcp",
             Kind::RmcpSandbox => "rmcp+sandbox",
-            Kind::Toolhost => unreachable!("toolhost is no floor"),
+            Kind::Toolhost | Kind::ToolhostMetrics => unreachable!("toolhost is no floor"),
         }
     }
 
     /// The server's command: `toolhost serve`, or this benchmark as a floor.
     fn command(self, http: bool) -> Command {
-        let mut command = if self == Kind::Toolhost {
+        let mut command = if matches!(self, Kind::Toolhost | Kind::ToolhostMetrics) {
             let mut c = Command::new(env!("CARGO_BIN_EXE_toolhost"));
             let cache = support::cache_dir().display().to_string();
             let plugin = support::plugin_path("hello").display().to_string();
-            let empty = support::workspace_root()
-                .join("tests/data/empty.toml")
-                .display()
-                .to_string();
+            let config = match self {
+                Kind::ToolhostMetrics => "tests/data/metrics.toml",
+                _ => "tests/data/empty.toml",
+            };
+            let empty = support::workspace_root().join(config).display().to_string();
             c.args([
                 "serve",
                 "--cache-dir",
@@ -818,6 +822,28 @@ fn main() {
             rmcp.cpu_us,
             Spread::of(&over_echo).plain(),
             echo.p50_us
+        );
+    }
+    if section("metrics") {
+        println!(
+            "\n== stdio, one call in flight (n={calls}, {rounds} rounds): toolhost with [metrics] on beside off"
+        );
+        let mut cpu = Vec::new();
+        for _ in 0..rounds {
+            let sides = [Kind::Toolhost, Kind::ToolhostMetrics].map(|kind| Side {
+                kind,
+                payload: 3,
+                calls,
+            });
+            let mut measured = side_by_side(&sides, 1, blocks).into_iter();
+            let (off, on) = (measured.next().unwrap(), measured.next().unwrap());
+            print_round_trip("metrics", Kind::Toolhost, &off);
+            print_round_trip("metrics", Kind::ToolhostMetrics, &on);
+            cpu.push(on.cpu_us / off.cpu_us);
+        }
+        println!(
+            "mcp/metrics/summary: server CPU per call with metrics on = {} the same with them off",
+            Spread::of(&cpu).ratio()
         );
     }
     if section("stdio32") {

@@ -397,6 +397,9 @@ impl Host {
         if options.metrics.is_none() {
             options.metrics = self.metrics_fn();
         }
+        if options.audit.is_none() {
+            options.audit = self.started.audit.clone();
+        }
         let server = self.mcp_server(audience);
         crate::mcp::serve_http(server, listener, options, shutdown, GRACE).await
     }

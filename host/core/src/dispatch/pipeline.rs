@@ -69,7 +69,7 @@ impl Dispatcher {
             session_id: ctx.session.shared_id(),
             audience: ctx.session.audience(),
         };
-        let mut observed = Observed::start(&self.inner.observers, &info);
+        let mut observed = Observed::start(&self.inner.observers, &info, &arguments);
         let Ran {
             outcome,
             source,
@@ -534,7 +534,7 @@ struct Observed<'a> {
 }
 
 impl<'a> Observed<'a> {
-    fn start(observers: &'a [Arc<dyn CallObserver>], info: &CallInfo) -> Observed<'a> {
+    fn start(observers: &'a [Arc<dyn CallObserver>], info: &CallInfo, arguments: &Value) -> Observed<'a> {
         if observers.is_empty() {
             return Observed {
                 observers,
@@ -542,7 +542,7 @@ impl<'a> Observed<'a> {
             };
         }
         for observer in observers {
-            observer.started(info);
+            observer.started(info, arguments);
         }
         Observed {
             observers,

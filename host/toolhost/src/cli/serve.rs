@@ -151,6 +151,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     tokio::spawn(reload_on_signal(Arc::clone(&live)));
     let metrics = started.metrics.clone();
+    let audit = started.audit.clone();
     let dispatcher = started.dispatcher;
     for path in &args.plugins {
         // Relative to the working directory, as a command-line path is.
@@ -206,6 +207,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             stateless: args.stateless,
             status: Some(Arc::new(move || status.status())),
             metrics: scrape,
+            audit,
             max_sessions: args.max_sessions,
             session_idle: Duration::from_secs(args.session_idle_secs),
             max_connections: args.max_connections,

@@ -57,7 +57,7 @@ mod store;
 
 pub use distribution::{OciConfig, SignaturesConfig};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
-pub use metrics::MetricsConfig;
+pub use metrics::{AuditConfig, MetricsConfig};
 pub use plugins::{PluginConfig, PluginStatus};
 pub use plugins_dir::PluginsDirConfig;
 pub use protected::ProtectedPaths;
@@ -141,6 +141,9 @@ pub struct Config {
     /// `[metrics]`: Prometheus metrics on the HTTP listener.
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// `[audit]`: the audit log.
+    #[serde(default)]
+    pub audit: AuditConfig,
     /// The folder relative paths are resolved against: the file's, or the
     /// working directory for a config made in code; always absolute.
     #[serde(skip)]
@@ -173,6 +176,7 @@ impl Default for Config {
             store: StoreConfig::default(),
             tasks: TasksConfig::default(),
             metrics: MetricsConfig::default(),
+            audit: AuditConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
         }
@@ -492,13 +496,16 @@ impl Config {
         }
         self.prepare_storage()?;
         let metrics = self.metrics.enabled.then(|| Arc::new(Metrics::new()));
-        let approver = match (&metrics, approver) {
-            (Some(metrics), Some(inner)) => Some(Arc::new(metrics::CountedApprovals {
-                inner,
-                metrics: Arc::clone(metrics),
-            })
-                as Arc<dyn crate::approval::ApprovalCallback>),
-            (_, approver) => approver,
+        let audit = self.audit.open(&self.base_dir)?;
+        let approver = match approver {
+            Some(inner) if metrics.is_some() || audit.is_some() => {
+                Some(Arc::new(metrics::ObservedApprovals {
+                    inner,
+                    metrics: metrics.clone(),
+                    audit: audit.clone(),
+                }) as Arc<dyn crate::approval::ApprovalCallback>)
+            }
+            approver => approver,
         };
         let gate = self.approval_gate(approver)?;
         let exec_backend = self.register_builtins(&mut registry, &gate)?;
@@ -507,9 +514,13 @@ impl Config {
         if let Some(metrics) = &metrics {
             builder = builder.observer(Arc::clone(metrics) as Arc<dyn CallObserver>);
         }
+        if let Some(audit) = &audit {
+            builder = builder.observer(Arc::clone(audit) as Arc<dyn CallObserver>);
+        }
         let dispatcher = builder.build()?;
         // Trusted keys that cannot be read are wrong as a whole: this fails.
-        let live = crate::live::LivePlugins::new(&dispatcher, engine.clone(), self.clone())?;
+        let live =
+            crate::live::LivePlugins::audited(&dispatcher, engine.clone(), self.clone(), audit.clone())?;
         let plugins = live.load_entries().await;
         let mut warnings = Vec::new();
         if exec_backend.as_deref() == Some("local") {
@@ -539,6 +550,7 @@ impl Config {
             exec_backend,
             warnings,
             metrics,
+            audit,
         })
     }
 
@@ -669,6 +681,8 @@ pub struct Started {
     pub warnings: Vec<String>,
     /// The metrics, when `[metrics] enabled`.
     pub metrics: Option<Arc<Metrics>>,
+    /// The audit log, when `[audit] path` is set.
+    pub audit: Option<Arc<toolhost_core::audit::AuditLog>>,
 }
 
 impl Started {

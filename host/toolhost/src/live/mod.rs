@@ -45,6 +45,8 @@ use crate::distribution::Origin;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::identity::ComponentHash;
+use serde_json::json;
+use toolhost_core::audit::AuditLog;
 
 /// The plugins of a running host (see the [module docs](self)). Cheap to
 /// share.
@@ -58,6 +60,8 @@ pub struct LivePlugins {
     slots: Mutex<Slots>,
     /// How many reloads have run, and what the last one changed.
     reloads: Mutex<(u64, Option<ReloadReport>)>,
+    /// Where loads, refusals and unloads are written, when audited.
+    audit: Option<Arc<AuditLog>>,
 }
 
 /// Every plugin's status, by where it sits.
@@ -179,6 +183,17 @@ impl LivePlugins {
     ///
     /// As [`Admission::new`].
     pub fn new(dispatcher: &Dispatcher, engine: Engine, config: Config) -> Result<Arc<Self>> {
+        LivePlugins::audited(dispatcher, engine, config, None)
+    }
+
+    /// [`LivePlugins::new`], every load, refusal and unload written to
+    /// `audit` (see [`toolhost_core::audit`]).
+    pub(crate) fn audited(
+        dispatcher: &Dispatcher,
+        engine: Engine,
+        config: Config,
+        audit: Option<Arc<AuditLog>>,
+    ) -> Result<Arc<Self>> {
         Ok(Arc::new(LivePlugins {
             dispatcher: dispatcher.downgrade(),
             admission: Admission::new(engine, &config)?,
@@ -186,6 +201,7 @@ impl LivePlugins {
             changing: tokio::sync::Mutex::new(()),
             slots: Mutex::new(Slots::default()),
             reloads: Mutex::new((0, None)),
+            audit,
         }))
     }
 
@@ -343,6 +359,12 @@ impl LivePlugins {
         self.swap(Some(hash), None)?;
         let tools = self.slots().remove(&slot).map(|s| s.tools).unwrap_or_default();
         tracing::info!(component = %hash, "plugin unloaded");
+        if let Some(audit) = &self.audit {
+            let mut line = serde_json::Map::new();
+            line.insert("component".into(), json!(hash.to_string()));
+            line.insert("tools".into(), json!(tools));
+            audit.record("plugin_unloaded", line);
+        }
         Ok(tools)
     }
 
@@ -412,6 +434,14 @@ impl LivePlugins {
     /// Admits `request` into `slot`: its bytes fetched first, outside the
     /// lock, then every other step and the swap under it.
     async fn admit(&self, via: Via, slot: &Slot, request: &PluginRequest) -> Outcome {
+        let outcome = self.admit_once(via, slot, request).await;
+        if let Some(audit) = &self.audit {
+            audit_outcome(audit, via, request, &outcome);
+        }
+        outcome
+    }
+
+    async fn admit_once(&self, via: Via, slot: &Slot, request: &PluginRequest) -> Outcome {
         let acquired = match self.admission.acquire(&request.place).await {
             Ok(acquired) => acquired,
             // A file's errors name it already.
@@ -462,5 +492,43 @@ impl LivePlugins {
                 None => Ok(Vec::new()),
             }
         })
+    }
+}
+
+/// An admission's audit lines: the plugin loaded (and each capability it
+/// declared that its grant does not give) or refused, and why.
+fn audit_outcome(audit: &AuditLog, via: Via, request: &PluginRequest, outcome: &Outcome) {
+    let mut line = serde_json::Map::new();
+    line.insert("plugin".into(), json!(request.name));
+    line.insert("via".into(), json!(via));
+    match outcome {
+        Outcome::Loaded(status) => {
+            line.insert("component".into(), json!(status.hash.map(|h| h.to_string())));
+            line.insert("tools".into(), json!(status.tools));
+            let not_granted = status
+                .component
+                .as_ref()
+                .map(|c| c.capabilities().not_granted.clone())
+                .unwrap_or_default();
+            audit.record("plugin_loaded", line.clone());
+            for capability in not_granted {
+                let mut refused = line.clone();
+                refused.remove("tools");
+                refused.insert("capability".into(), json!(capability));
+                refused.insert(
+                    "why".into(),
+                    json!("declared by the component, not granted by the config: the plugin runs without it"),
+                );
+                audit.record("grant_refused", refused);
+            }
+        }
+        Outcome::Refused(hash, e) => {
+            line.insert("component".into(), json!(hash.map(|h| h.to_string())));
+            line.insert("error_code".into(), json!(e.code().as_str()));
+            line.insert("why".into(), json!(e.to_string()));
+            audit.record("plugin_refused", line);
+        }
+        // The same bytes: nothing happened.
+        Outcome::Unchanged { .. } => {}
     }
 }

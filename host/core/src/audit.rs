@@ -1,0 +1,303 @@
+//! # The audit log: who did what, what was decided, and why
+//!
+//! One JSON object per line, appended to a file the operator names (`[audit]
+//! path`): every tool call, every approval decision, every plugin loaded,
+//! unloaded or refused, every capability a plugin declared and was not
+//! granted, and every HTTP client let in or turned away. Each line says
+//! when (`time`, RFC 3339 with milliseconds, UTC), what happened (`event`),
+//! who (`session`, and for HTTP the caller: a digest of its token, never
+//! the token), what (the tool, the component's hash, a BLAKE3 digest of the
+//! arguments: never the arguments themselves), the decision and why.
+//!
+//! **No finished line is lost.** A line is written whole, with one
+//! `write(2)` on a file opened for appending, before the action it records
+//! is answered: a process that crashes afterwards has it in the file (the
+//! kernel holds it), and a crash in the middle of a line leaves no other
+//! line damaged. (A machine that loses power may lose what its disk had
+//! not stored yet: the log is not synced per line, which would cost a
+//! call a disk flush.)
+//!
+//! **Rotated.** When a line would take the file past `max_bytes`, the file
+//! is renamed `PATH.1` (an older `PATH.1` becomes `PATH.2`, and so on up
+//! to `keep`; the oldest is removed) and a new file is begun.
+//!
+//! A log that cannot be written (a full disk, a removed folder) does not
+//! stop the host: each failure is logged (`tracing`, warn) and counted in
+//! [`AuditLog::lost`].
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Map, Value};
+
+use crate::dispatch::{CallInfo, CallOutcome, ToolCallEvent};
+use crate::error::{Error, ErrorCode, Result};
+use crate::metrics::CallObserver;
+use crate::registry::{CallId, ToolSource};
+
+/// Where the log goes and how it turns over.
+#[derive(Debug, Clone)]
+pub struct AuditOptions {
+    /// The file lines are appended to.
+    pub path: PathBuf,
+    /// The most bytes the file grows to before it is rotated.
+    pub max_bytes: u64,
+    /// How many rotated files are kept (`PATH.1` ... `PATH.keep`).
+    pub keep: usize,
+}
+
+struct Writer {
+    file: File,
+    len: u64,
+}
+
+/// The audit log; see the [module](self) documentation.
+pub struct AuditLog {
+    options: AuditOptions,
+    writer: Mutex<Writer>,
+    /// The arguments' digests of the calls running, by call.
+    digests: Mutex<HashMap<CallId, String>>,
+    lost: AtomicU64,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("path", &self.options.path)
+            .finish_non_exhaustive()
+    }
+}
+
+fn open(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// The BLAKE3 digest of a JSON value's text, as `blake3:HEX`.
+pub fn digest(value: &Value) -> String {
+    let text = serde_json::to_vec(value).unwrap_or_default();
+    format!("blake3:{}", blake3::hash(&text).to_hex())
+}
+
+impl AuditLog {
+    /// Opens (creating it, readable by its owner only) the log `options`
+    /// name, appending to what is there.
+    ///
+    /// # Errors
+    ///
+    /// `config` when the file cannot be opened, or `max_bytes` is zero.
+    pub fn open(options: AuditOptions) -> Result<AuditLog> {
+        if options.max_bytes == 0 {
+            return Err(Error::new(
+                ErrorCode::Config,
+                "[audit] max_bytes must be at least 1",
+            ));
+        }
+        let file = open(&options.path).map_err(|e| {
+            Error::new(
+                ErrorCode::Config,
+                format!("[audit] path {}: {e}", options.path.display()),
+            )
+        })?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(AuditLog {
+            options,
+            writer: Mutex::new(Writer { file, len }),
+            digests: Mutex::default(),
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    /// Lines that could not be written.
+    pub fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Appends one `event` line with `fields` (and the time).
+    pub fn record(&self, event: &str, fields: Map<String, Value>) {
+        let mut line = Map::with_capacity(fields.len() + 2);
+        line.insert(
+            "time".into(),
+            Value::from(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        );
+        line.insert("event".into(), Value::from(event));
+        line.extend(fields);
+        let mut bytes = serde_json::to_vec(&Value::Object(line)).unwrap_or_default();
+        bytes.push(b'\n');
+        if let Err(e) = self.write(&bytes) {
+            self.lost.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(path = %self.options.path.display(), "an audit line could not be written: {e}");
+        }
+    }
+
+    fn write(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let len = line.len() as u64;
+        if writer.len > 0 && writer.len.saturating_add(len) > self.options.max_bytes {
+            self.rotate()?;
+            *writer = Writer {
+                file: open(&self.options.path)?,
+                len: 0,
+            };
+        }
+        // One write of the whole line: appended at once, or not at all
+        // but for a short write, which the rest of the line completes.
+        writer.file.write_all(line)?;
+        writer.len = writer.len.saturating_add(len);
+        Ok(())
+    }
+
+    /// `PATH.(n-1)` to `PATH.n`, ..., `PATH` to `PATH.1`.
+    fn rotate(&self) -> std::io::Result<()> {
+        let numbered = |n: usize| {
+            let mut name = self.options.path.clone().into_os_string();
+            name.push(format!(".{n}"));
+            PathBuf::from(name)
+        };
+        if self.options.keep == 0 {
+            return std::fs::remove_file(&self.options.path);
+        }
+        let _ = std::fs::remove_file(numbered(self.options.keep));
+        for n in (1..self.options.keep).rev() {
+            let from = numbered(n);
+            if from.exists() {
+                std::fs::rename(&from, numbered(n + 1))?;
+            }
+        }
+        std::fs::rename(&self.options.path, numbered(1))
+    }
+}
+
+/// What a call's line says of its source.
+fn source_fields(source: Option<&ToolSource>, line: &mut Map<String, Value>) {
+    match source {
+        Some(ToolSource::Wasm { component_hash }) => {
+            line.insert("source".into(), Value::from("wasm"));
+            line.insert("component".into(), Value::from(component_hash.to_string()));
+        }
+        Some(ToolSource::Mcp { server }) => {
+            line.insert("source".into(), Value::from("mcp"));
+            line.insert("server".into(), Value::from(server.clone()));
+        }
+        Some(ToolSource::Builtin) => {
+            line.insert("source".into(), Value::from("builtin"));
+        }
+        None => {
+            line.insert("source".into(), Value::Null);
+        }
+    }
+}
+
+impl CallObserver for AuditLog {
+    fn started(&self, info: &CallInfo, arguments: &Value) {
+        self.digests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(info.call_id, digest(arguments));
+    }
+
+    fn ended(&self, info: &CallInfo, event: Option<&ToolCallEvent>) {
+        let arguments = self
+            .digests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&info.call_id);
+        let mut line = Map::new();
+        line.insert("session".into(), Value::from(info.session_id.as_ref()));
+        line.insert("call_id".into(), Value::from(info.call_id));
+        if let Some(parent) = info.parent_call_id {
+            line.insert("parent_call_id".into(), Value::from(parent));
+        }
+        let name = event.and_then(|e| e.stands_for.as_deref()).unwrap_or(&info.name);
+        line.insert("tool".into(), Value::from(name));
+        line.insert("arguments".into(), Value::from(arguments));
+        match event {
+            Some(event) => {
+                source_fields(event.source.as_ref(), &mut line);
+                let (outcome, code) = match event.outcome {
+                    CallOutcome::Ok => ("ok", Value::Null),
+                    CallOutcome::Error(code) => ("error", Value::from(code.as_str())),
+                };
+                line.insert("outcome".into(), Value::from(outcome));
+                line.insert("error_code".into(), code);
+                line.insert(
+                    "duration_ms".into(),
+                    Value::from(event.duration.as_secs_f64() * 1e3),
+                );
+            }
+            None => {
+                line.insert("outcome".into(), Value::from("abandoned"));
+            }
+        }
+        self.record("call", line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_turn_over_into_numbered_files_and_none_is_lost_or_torn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(AuditOptions {
+            path: path.clone(),
+            max_bytes: 1000,
+            keep: 3,
+        })
+        .unwrap();
+        for i in 0..100 {
+            let mut line = Map::new();
+            line.insert("n".into(), Value::from(i));
+            log.record("test", line);
+        }
+        let numbered = |n: usize| dir.path().join(format!("audit.jsonl.{n}"));
+        assert!(numbered(1).exists() && numbered(3).exists() && !numbered(4).exists());
+        let mut seen = Vec::new();
+        for file in [numbered(3), numbered(2), numbered(1), path.clone()] {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(text.len() <= 1000, "{} is {} bytes", file.display(), text.len());
+            for line in text.lines() {
+                let value: Value = serde_json::from_str(line).unwrap();
+                assert_eq!(value["event"], "test");
+                seen.push(value["n"].as_u64().unwrap());
+            }
+        }
+        // The newest lines, in order, none missing; the oldest files gone.
+        let first = seen[0];
+        assert_eq!(seen, (first..100).collect::<Vec<_>>());
+        assert!(first > 0, "the oldest file is gone");
+        assert_eq!(log.lost(), 0);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn a_log_that_cannot_be_written_counts_its_lost_lines_and_the_host_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(AuditOptions {
+            path: path.clone(),
+            max_bytes: 10,
+            keep: 1,
+        })
+        .unwrap();
+        log.record("first", Map::new());
+        // The folder goes away: rotation cannot rename into it.
+        drop(dir);
+        log.record("second", Map::new());
+        assert_eq!(log.lost(), 1);
+    }
+}
