@@ -138,7 +138,7 @@ enum Kind {
     Rmcp,
     RmcpSandbox,
     Toolhost,
-    /// `toolhost serve` with `[metrics] enabled`.
+    /// `toolhost serve` with `[metrics] enabled` and an `[audit]` log.
     ToolhostMetrics,
 }
 
@@ -149,7 +149,7 @@ impl Kind {
             Kind::Rmcp => "floor/rmcp",
             Kind::RmcpSandbox => "floor/rmcp+sandbox",
             Kind::Toolhost => "toolhost",
-            Kind::ToolhostMetrics => "toolhost+metrics",
+            Kind::ToolhostMetrics => "toolhost+metrics+audit",
         }
     }
 
@@ -168,11 +168,12 @@ impl Kind {
             let mut c = Command::new(env!("CARGO_BIN_EXE_toolhost"));
             let cache = support::cache_dir().display().to_string();
             let plugin = support::plugin_path("hello").display().to_string();
-            let config = match self {
-                Kind::ToolhostMetrics => "tests/data/metrics.toml",
-                _ => "tests/data/empty.toml",
-            };
-            let empty = support::workspace_root().join(config).display().to_string();
+            let empty = match self {
+                Kind::ToolhostMetrics => observed_config(),
+                _ => support::workspace_root().join("tests/data/empty.toml"),
+            }
+            .display()
+            .to_string();
             c.args([
                 "serve",
                 "--cache-dir",
@@ -445,6 +446,21 @@ fn print_cpu_and_wall(section: &str, kind: Kind, m: &Measured) {
         m.cpu_us,
         m.wall_us
     );
+}
+
+/// A config with metrics on and an audit log in the temporary folder.
+fn observed_config() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolhost-bench-observed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let path = dir.join("toolhost.toml");
+    // MCP_BENCH_OBSERVED=metrics or audit measures one of them alone.
+    let text = match std::env::var("MCP_BENCH_OBSERVED").as_deref() {
+        Ok("metrics") => "[metrics]\nenabled = true\n",
+        Ok("audit") => "[audit]\npath = \"audit.jsonl\"\n",
+        _ => "[metrics]\nenabled = true\n\n[audit]\npath = \"audit.jsonl\"\n",
+    };
+    std::fs::write(&path, text).expect("the config");
+    path
 }
 
 /// The median and range of a figure over the rounds.
@@ -842,7 +858,7 @@ fn main() {
             cpu.push(on.cpu_us / off.cpu_us);
         }
         println!(
-            "mcp/metrics/summary: server CPU per call with metrics on = {} the same with them off",
+            "mcp/metrics/summary: server CPU per call with metrics and the audit log on = {} the same with them off",
             Spread::of(&cpu).ratio()
         );
     }
