@@ -294,3 +294,79 @@ pub struct Authenticator {
     /// The issuer's JWTs, when `[auth]` is configured.
     pub jwt: Option<Arc<JwtVerifier>>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> AuthConfig {
+        toml::from_str(
+            r#"
+issuer = "https://as.example"
+jwks_url = "https://as.example/jwks"
+audience = "https://mcp.example/mcp"
+[[scopes]]
+scope = "read"
+audience = "public"
+toolsets = ["time"]
+[[scopes]]
+scope = "files"
+audience = "trusted"
+toolsets = ["files"]
+[[scopes]]
+scope = "admin"
+audience = "trusted"
+"#,
+        )
+        .unwrap()
+    }
+
+    fn scopes(list: &[&str]) -> BTreeSet<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scopes_make_one_grant() {
+        let c = config();
+        assert_eq!(c.grant("a", &scopes(&["other"])), None);
+        let read = c.grant("a", &scopes(&["read", "other"])).unwrap();
+        assert_eq!(read.audience, ToolAudience::Public);
+        assert_eq!(read.toolsets, Some(vec!["time".to_string()]));
+        let both = c.grant("a", &scopes(&["read", "files"])).unwrap();
+        assert_eq!(both.audience, ToolAudience::Trusted);
+        assert_eq!(both.toolsets, Some(vec!["files".to_string(), "time".to_string()]));
+        assert_eq!(c.grant("a", &scopes(&["read", "admin"])).unwrap().toolsets, None);
+    }
+
+    #[test]
+    fn metadata_and_challenges() {
+        let c = config();
+        c.validate().unwrap();
+        assert_eq!(
+            c.metadata_url(),
+            "https://mcp.example/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(c.metadata()["scopes_supported"], json!(["read", "files", "admin"]));
+        assert_eq!(c.metadata()["authorization_servers"], json!(["https://as.example"]));
+        assert_eq!(
+            challenge("https://m/x", Some(("invalid_token", "a \"quoted\"\n thing")), &["a", "b"]),
+            r#"Bearer resource_metadata="https://m/x", error="invalid_token", error_description="a ?quoted?? thing", scope="a b""#
+        );
+    }
+
+    #[test]
+    fn plain_http_key_sets_only_on_loopback() {
+        let mut c = config();
+        for (url, ok) in [
+            ("http://127.0.0.1:9/jwks", true),
+            ("http://localhost:9/jwks", true),
+            ("http://[::1]:9/jwks", true),
+            ("http://as.example/jwks", false),
+            ("http://10.0.0.1/jwks", false),
+            ("ftp://as.example/jwks", false),
+        ] {
+            c.jwks_url = url.into();
+            assert_eq!(c.validate().is_ok(), ok, "{url}");
+        }
+    }
+}
