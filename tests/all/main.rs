@@ -41,6 +41,7 @@ mod mcp_revisions;
 mod mcp_server;
 mod mrtr;
 mod nested;
+mod oauth;
 mod oci;
 mod peers;
 mod plugin_files;

@@ -10,7 +10,8 @@
 //! body rmcp would refuse gets the JSON-RPC error the spec names (see
 //! [`framing`](super::framing)). `GET /healthz` answers 200 (503 once
 //! shutting down) without a token, for load balancers; `GET /status`
-//! answers [`HttpOptions::status`] behind the token.
+//! answers [`HttpOptions::status`] behind the token (an OAuth token's
+//! grant must be of everything, trusted).
 //!
 //! With [`HttpOptions::auth`] the endpoint is an OAuth 2.1 resource server
 //! besides (see [`crate::auth`]): the protected-resource metadata is served
@@ -56,6 +57,7 @@ use super::auth::{Grant, JwtVerifier, Refusal, challenge};
 use super::framing;
 use super::server::{McpServer, finish};
 use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::registry::ToolAudience;
 
 /// A JSON report served at `GET /status` (behind the bearer token).
 pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
@@ -218,9 +220,23 @@ pub async fn serve_http(
     if let Some(status) = options.status.clone() {
         router = router.route(
             "/status",
-            axum::routing::get(move || {
-                let body = status().to_string();
-                async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+            axum::routing::get(move |request: Request| {
+                // The host's whole state: for the static token, or an
+                // OAuth grant of everything, trusted.
+                let whole = request
+                    .extensions()
+                    .get::<Arc<Grant>>()
+                    .is_none_or(|g| g.audience == ToolAudience::Trusted && g.toolsets.is_none());
+                let answer = whole.then(|| status().to_string());
+                async move {
+                    match answer {
+                        Some(body) => {
+                            ([(http::header::CONTENT_TYPE, "application/json")], body).into_response()
+                        }
+                        None => (StatusCode::FORBIDDEN, "/status needs a token granting everything")
+                            .into_response(),
+                    }
+                }
             }),
         );
     }

@@ -346,10 +346,20 @@ audience = "trusted"
             c.metadata_url(),
             "https://mcp.example/.well-known/oauth-protected-resource/mcp"
         );
-        assert_eq!(c.metadata()["scopes_supported"], json!(["read", "files", "admin"]));
-        assert_eq!(c.metadata()["authorization_servers"], json!(["https://as.example"]));
         assert_eq!(
-            challenge("https://m/x", Some(("invalid_token", "a \"quoted\"\n thing")), &["a", "b"]),
+            c.metadata()["scopes_supported"],
+            json!(["read", "files", "admin"])
+        );
+        assert_eq!(
+            c.metadata()["authorization_servers"],
+            json!(["https://as.example"])
+        );
+        assert_eq!(
+            challenge(
+                "https://m/x",
+                Some(("invalid_token", "a \"quoted\"\n thing")),
+                &["a", "b"]
+            ),
             r#"Bearer resource_metadata="https://m/x", error="invalid_token", error_description="a ?quoted?? thing", scope="a b""#
         );
     }

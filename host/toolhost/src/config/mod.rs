@@ -130,6 +130,9 @@ pub struct Config {
     /// `[store]`: where state shared by replicas lives (tasks).
     #[serde(default)]
     pub store: StoreConfig,
+    /// `[auth]`: OAuth access tokens accepted over HTTP, and what their
+    /// scopes grant (see [`crate::mcp::auth`]); off unless present.
+    pub auth: Option<crate::mcp::auth::AuthConfig>,
     /// `[tasks]`: calls run as MCP tasks.
     #[serde(default)]
     pub tasks: TasksConfig,
@@ -163,6 +166,7 @@ impl Default for Config {
             require_approval: Vec::new(),
             mcp: McpConfig::default(),
             store: StoreConfig::default(),
+            auth: None,
             tasks: TasksConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
