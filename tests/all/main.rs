@@ -43,6 +43,7 @@ mod mcp_server;
 mod metrics;
 mod mrtr;
 mod nested;
+mod oauth;
 mod oci;
 mod peers;
 mod plugin_files;

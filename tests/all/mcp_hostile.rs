@@ -266,7 +266,7 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
@@ -329,10 +329,14 @@ fn read_exchange(stream: TcpStream) -> Exchange {
 
 /// POSTs `body` and reads the whole answer.
 pub(crate) fn post(addr: &str, token: &str, session: Option<&str>, body: &[u8]) -> Exchange {
+    exchange(addr, &post_head(addr, token, session, body.len()), body)
+}
+
+/// Sends `head` (through its blank line) and `body` on a fresh connection
+/// and reads the whole answer.
+pub(crate) fn exchange(addr: &str, head: &str, body: &[u8]) -> Exchange {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .write_all(post_head(addr, token, session, body.len()).as_bytes())
-        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(body).unwrap();
     read_exchange(stream)
 }

@@ -10,7 +10,15 @@
 //! body rmcp would refuse gets the JSON-RPC error the spec names (see
 //! [`framing`](super::framing)). `GET /healthz` answers 200 (503 once
 //! shutting down) without a token, for load balancers; `GET /status`
-//! answers [`HttpOptions::status`] behind the token.
+//! answers [`HttpOptions::status`] behind the token (an OAuth token's
+//! grant must be of everything, trusted).
+//!
+//! With [`HttpOptions::auth`] the endpoint is an OAuth 2.1 resource server
+//! besides (see [`crate::auth`]): the protected-resource metadata is served
+//! without a token, a JWT access token of the issuer is accepted beside
+//! the static one, and its scopes' [`Grant`] is what the MCP session it
+//! opens sees (an MCP session stays with the grant that opened it: a
+//! request of that session with a token of another grant gets HTTP 403).
 //!
 //! ## What one client can hold
 //!
@@ -45,10 +53,12 @@ use serde_json::Value;
 use tokio::sync::{Mutex, MutexGuard, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{Grant, JwtVerifier, Refusal, challenge};
 use super::framing;
 use super::server::{McpServer, finish};
 use toolhost_core::audit::AuditLog;
 use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::registry::ToolAudience;
 
 /// A JSON report served at `GET /status` (behind the bearer token).
 pub type StatusFn = Arc<dyn Fn() -> Value + Send + Sync>;
@@ -62,8 +72,11 @@ pub type MetricsFn = Arc<dyn Fn() -> String + Send + Sync>;
 #[derive(Clone)]
 pub struct HttpOptions {
     /// Every request must carry `Authorization: Bearer TOKEN`. Required when
-    /// the listener is not on a loopback address.
+    /// the listener is not on a loopback address (unless [`HttpOptions::auth`]).
     pub bearer_token: Option<String>,
+    /// OAuth access tokens of an issuer, accepted beside the static token
+    /// (see [`crate::auth`]).
+    pub auth: Option<Arc<JwtVerifier>>,
     /// Browser origins allowed besides the loopback ones, e.g.
     /// `https://app.example.com:443` (`:*` for any port).
     pub allowed_origins: Vec<String>,
@@ -105,6 +118,7 @@ impl std::fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpOptions")
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field("auth", &self.auth.as_ref().map(|a| a.config().issuer.clone()))
             .field("allowed_origins", &self.allowed_origins)
             .field("path", &self.path)
             .field("stateless", &self.stateless)
@@ -124,6 +138,7 @@ impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
             bearer_token: None,
+            auth: None,
             allowed_origins: Vec::new(),
             path: "/mcp".into(),
             stateless: false,
@@ -146,7 +161,7 @@ impl Default for HttpOptions {
 /// # Errors
 ///
 /// [`ErrorCode::Config`] if the listener is not on a loopback address and no
-/// bearer token is set; [`ErrorCode::Io`] if its address cannot be read.
+/// bearer token nor [`HttpOptions::auth`] is set; [`ErrorCode::Io`] if its address cannot be read.
 pub async fn serve_http(
     server: McpServer,
     listener: tokio::net::TcpListener,
@@ -158,7 +173,7 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|e| Error::io("reading the listener's address", e))?;
     let token = options.bearer_token.clone().filter(|t| !t.is_empty());
-    if !addr.ip().is_loopback() && token.is_none() {
+    if !addr.ip().is_loopback() && token.is_none() && options.auth.is_none() {
         return Err(Error::new(
             ErrorCode::Config,
             format!(
@@ -177,7 +192,7 @@ pub async fn serve_http(
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_cancellation_token(rmcp_ct.clone());
-    if token.is_some() {
+    if token.is_some() || options.auth.is_some() {
         // The token, not the Host name, is what protects a public listener.
         config = config.disable_allowed_hosts();
     }
@@ -189,7 +204,14 @@ pub async fn serve_http(
     let sessions = Arc::new(sessions);
     let factory_server = server.clone();
     let rmcp = StreamableHttpService::new(
-        move || Ok(factory_server.new_session()),
+        // The grant of the request that opens the session, if it came with
+        // an OAuth token (rmcp calls this within `Endpoint::rmcp`).
+        move || {
+            Ok(match GRANT.try_with(Option::clone).ok().flatten() {
+                Some(grant) => factory_server.new_session_granted(grant.audience, grant.toolsets.clone()),
+                None => factory_server.new_session(),
+            })
+        },
         Arc::clone(&sessions),
         config,
     );
@@ -201,6 +223,9 @@ pub async fn serve_http(
             opening: Mutex::new(()),
         }),
         body_timeout: options.body_timeout,
+        auth: options.auth.clone(),
+        server: server.clone(),
+        bound: std::sync::Mutex::default(),
     };
     let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
     let mut router = axum::Router::new()
@@ -209,9 +234,23 @@ pub async fn serve_http(
     if let Some(status) = options.status.clone() {
         router = router.route(
             "/status",
-            axum::routing::get(move || {
-                let body = status().to_string();
-                async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+            axum::routing::get(move |request: Request| {
+                // The host's whole state: for the static token, or an
+                // OAuth grant of everything, trusted.
+                let whole = request
+                    .extensions()
+                    .get::<Arc<Grant>>()
+                    .is_none_or(|g| g.audience == ToolAudience::Trusted && g.toolsets.is_none());
+                let answer = whole.then(|| status().to_string());
+                async move {
+                    match answer {
+                        Some(body) => {
+                            ([(http::header::CONTENT_TYPE, "application/json")], body).into_response()
+                        }
+                        None => (StatusCode::FORBIDDEN, "/status needs a token granting everything")
+                            .into_response(),
+                    }
+                }
             }),
         );
     }
@@ -233,14 +272,15 @@ pub async fn serve_http(
         );
     }
     let health = server.clone();
-    let router = router
+    let mut router = router
         .layer(middleware::from_fn_with_state(
-            Arc::new(Bearer {
+            Arc::new(Callers {
                 token,
+                auth: options.auth.clone(),
                 audit: options.audit.clone(),
                 seen: std::sync::Mutex::default(),
             }),
-            require_bearer,
+            authenticate,
         ))
         .layer(middleware::from_fn_with_state(
             Arc::new(origin_policy),
@@ -262,6 +302,24 @@ pub async fn serve_http(
                 }
             }),
         );
+    if let Some(auth) = &options.auth {
+        // RFC 9728: at the root, and with the resource's path appended.
+        let document = auth.config().metadata().to_string();
+        let mut paths = vec!["/.well-known/oauth-protected-resource".to_string()];
+        let suffixed = format!("{}{}", paths[0], auth.config().resource_path());
+        if suffixed != paths[0] {
+            paths.push(suffixed);
+        }
+        for path in paths {
+            let document = document.clone();
+            router = router.route(
+                &path,
+                axum::routing::get(move || async move {
+                    ([(http::header::CONTENT_TYPE, "application/json")], document)
+                }),
+            );
+        }
+    }
     // New connections are accepted through the grace period (so that
     // `/healthz` can say 503), and stop once the calls have drained.
     let drained = CancellationToken::new();
@@ -395,6 +453,19 @@ struct Endpoint {
     /// `None` when stateless (no session is kept).
     limit: Option<SessionLimit>,
     body_timeout: Duration,
+    /// OAuth tokens' verifier, when configured.
+    auth: Option<Arc<JwtVerifier>>,
+    /// The server, for what a grant lets a caller call.
+    server: McpServer,
+    /// With `auth`: the grant that opened each MCP session (`None`: the
+    /// static token's), which every later request of it must carry.
+    bound: std::sync::Mutex<std::collections::HashMap<String, Option<Arc<Grant>>>>,
+}
+
+tokio::task_local! {
+    /// The grant of the request being handed to rmcp, for the session
+    /// factory.
+    static GRANT: Option<Arc<Grant>>;
 }
 
 /// The live sessions' bound ([`HttpOptions::max_sessions`]).
@@ -411,6 +482,18 @@ impl Endpoint {
     /// (`handle`), not as a tower service, which would clone it (and its
     /// configuration) for every request.
     async fn serve(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+        let grant = request.extensions().get::<Arc<Grant>>().cloned();
+        if let Some(refused) = endpoint.other_grant(&request, grant.as_ref()) {
+            return refused;
+        }
+        GRANT
+            .scope(grant.clone(), endpoint.serve_granted(request, grant))
+            .await
+    }
+
+    /// [`Endpoint::serve`] for a caller whose grant is known.
+    async fn serve_granted(&self, request: Request, grant: Option<Arc<Grant>>) -> Response {
+        let endpoint = self;
         if request.method() == http::Method::DELETE {
             // A session ended: rmcp answers 202, which the official SDKs
             // take for a failure ("Session termination failed: 202"); the
@@ -451,6 +534,12 @@ impl Endpoint {
                 None => endpoint.rmcp(Request::from_parts(parts, Body::from(bytes))).await,
             };
         };
+        if let Some(grant) = &grant
+            && envelope.is("tools/call")
+            && let Some(refused) = endpoint.outside_grant(grant, &bytes)
+        {
+            return refused;
+        }
         let opening = !parts.headers.contains_key("mcp-session-id") && envelope.is("initialize");
         let _opening = match (&endpoint.limit, opening) {
             (Some(limit), true) => match limit.admit(envelope.id).await {
@@ -467,10 +556,114 @@ impl Endpoint {
         {
             return answer;
         }
+        let opened = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        if let (true, Some(id)) = (opening, opened) {
+            endpoint.bind(id, grant).await;
+        }
         response
     }
 
+    /// With OAuth on, records the grant that opened the session `id`,
+    /// forgetting the sessions that have ended.
+    async fn bind(&self, id: String, grant: Option<Arc<Grant>>) {
+        let (Some(_), Some(limit)) = (&self.auth, &self.limit) else {
+            return;
+        };
+        let live: std::collections::HashSet<String> = limit
+            .sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
+        let mut bound = self
+            .bound
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        bound.retain(|k, _| live.contains(k));
+        bound.insert(id, grant);
+    }
+
+    /// HTTP 403 for a request of an MCP session opened with another grant
+    /// than this request's (another token's scopes or subject).
+    fn other_grant(&self, request: &Request, grant: Option<&Arc<Grant>>) -> Option<Response> {
+        let auth = self.auth.as_ref()?;
+        let id = request.headers().get("mcp-session-id")?.to_str().ok()?;
+        let bound = self
+            .bound
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let opened = bound.get(id)?;
+        let same = match (opened, grant) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.subject == b.subject && a.scopes == b.scopes,
+            _ => false,
+        };
+        if same {
+            return None;
+        }
+        let scopes: Vec<&str> = opened
+            .as_ref()
+            .map(|g| g.scopes.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        Some(refuse(
+            StatusCode::FORBIDDEN,
+            &challenge(
+                &auth.config().metadata_url(),
+                Some((
+                    "insufficient_scope",
+                    "this MCP session was opened with another grant; open a new session with this token",
+                )),
+                &scopes,
+            ),
+        ))
+    }
+
+    /// HTTP 403 `insufficient_scope` for a `tools/call` (its body
+    /// `bytes`) of a tool `grant` does not hold but another configured
+    /// scope would; `None` otherwise (a tool no scope grants is unknown, as
+    /// it would be to a caller without the token).
+    fn outside_grant(&self, grant: &Grant, bytes: &[u8]) -> Option<Response> {
+        let auth = self.auth.as_ref()?;
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            params: Params<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            name: std::borrow::Cow<'a, str>,
+        }
+        let call: Call<'_> = serde_json::from_slice(bytes).ok()?;
+        let name = call.params.name.as_ref();
+        let dispatcher = self.server.dispatcher();
+        if dispatcher.grants(grant.audience, grant.toolsets.as_deref(), name) {
+            return None;
+        }
+        let needed = auth
+            .config()
+            .scopes_granting(|audience, toolsets| dispatcher.grants(audience, toolsets, name));
+        if needed.is_empty() {
+            return None;
+        }
+        let description = format!("calling `{name}` needs one of the scopes: {}", needed.join(" "));
+        Some(refuse(
+            StatusCode::FORBIDDEN,
+            &challenge(
+                &auth.config().metadata_url(),
+                Some(("insufficient_scope", &description)),
+                &needed,
+            ),
+        ))
+    }
+
     async fn rmcp(&self, request: Request) -> Response {
+        // `GRANT` is set by `serve` around this, for the session factory.
         self.rmcp.handle(request).await.map(Body::new)
     }
 }
@@ -533,10 +726,11 @@ async fn require_origin(
     next.run(request).await
 }
 
-/// The bearer token every request must carry, and where clients are
-/// audited.
-struct Bearer {
+/// Who may call: the static token, and the issuer's tokens; and where
+/// clients are audited.
+struct Callers {
     token: Option<String>,
+    auth: Option<Arc<JwtVerifier>>,
     audit: Option<Arc<AuditLog>>,
     /// The clients (token digest and user agent) already written as let
     /// in, so that each is written once, not once per request; bounded.
@@ -547,10 +741,11 @@ struct Bearer {
 /// (a client is written once more).
 const MAX_SEEN_CLIENTS: usize = 4096;
 
-impl Bearer {
+impl Callers {
     /// Writes `decision` about the client of `request` to the audit log
-    /// (a let-in client once).
-    fn audit(&self, request: &Request, decision: &str, why: &str) {
+    /// (a let-in client once): a digest of the token it presented (never
+    /// the token), its user agent, the token's subject when it is a JWT.
+    fn audit(&self, request: &Request, decision: &str, why: &str, subject: Option<&str>) {
         let Some(audit) = &self.audit else { return };
         let headers = request.headers();
         let client = headers
@@ -580,43 +775,111 @@ impl Bearer {
         line.insert("decision".into(), Value::from(decision));
         line.insert("why".into(), Value::from(why));
         line.insert("client".into(), client.map_or(Value::Null, Value::from));
+        line.insert("subject".into(), subject.map_or(Value::Null, Value::from));
         line.insert("user_agent".into(), agent.map_or(Value::Null, Value::from));
         audit.record("client", line);
     }
 }
 
-async fn require_bearer(State(bearer): State<Arc<Bearer>>, request: Request, next: Next) -> Response {
-    if let Some(token) = bearer.token.as_deref() {
-        let given = request
-            .headers()
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let refused = match given {
-            None => Some("no bearer token"),
-            Some(g) if !constant_time_eq(g.as_bytes(), token.as_bytes()) => {
-                Some("the bearer token does not match")
-            }
-            Some(_) => None,
-        };
-        if let Some(why) = refused {
-            bearer.audit(&request, "refused", why);
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(http::header::WWW_AUTHENTICATE, "Bearer")],
-                "a valid bearer token is required",
-            )
-                .into_response();
-        }
-        bearer.audit(&request, "allowed", "the bearer token matches");
-    } else {
-        bearer.audit(
+/// Lets a request through when it carries the static token (no grant: the
+/// server's own audience and toolsets) or a JWT of the issuer that
+/// verifies (its [`Grant`] put into the request's extensions); otherwise
+/// HTTP 401 (or 403 for a valid token holding no configured scope), with
+/// the challenge of [`crate::auth`]. Without either, every request passes.
+/// Each client let in is audited once, each refusal every time.
+async fn authenticate(State(callers): State<Arc<Callers>>, mut request: Request, next: Next) -> Response {
+    if callers.token.is_none() && callers.auth.is_none() {
+        callers.audit(
             &request,
             "allowed",
             "no token is required (a loopback listener served without one)",
+            None,
         );
+        return next.run(request).await;
     }
-    next.run(request).await
+    let given = request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    if let (Some(given), Some(token)) = (given, callers.token.as_deref())
+        && constant_time_eq(given.as_bytes(), token.as_bytes())
+    {
+        callers.audit(&request, "allowed", "the static bearer token", None);
+        return next.run(request).await;
+    }
+    let Some(auth) = &callers.auth else {
+        let why = match given {
+            None => "no bearer token",
+            Some(_) => "the bearer token does not match",
+        };
+        callers.audit(&request, "refused", why, None);
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(http::header::WWW_AUTHENTICATE, "Bearer")],
+            "a valid bearer token is required",
+        )
+            .into_response();
+    };
+    let config = auth.config();
+    let url = config.metadata_url();
+    let scopes = config.scopes_supported();
+    let Some(given) = given.filter(|g| !g.is_empty()) else {
+        callers.audit(&request, "refused", "no bearer token", None);
+        return refuse(StatusCode::UNAUTHORIZED, &challenge(&url, None, &scopes));
+    };
+    match auth.verify(given).await {
+        Ok(grant) => {
+            tracing::debug!(subject = %grant.subject, scopes = ?grant.scopes, "an OAuth token was accepted");
+            callers.audit(
+                &request,
+                "allowed",
+                "an access token of the issuer",
+                Some(&grant.subject),
+            );
+            request.extensions_mut().insert(Arc::new(grant));
+            next.run(request).await
+        }
+        Err(Refusal::NoScope) => {
+            callers.audit(
+                &request,
+                "refused",
+                "the token holds none of the scopes this server grants",
+                None,
+            );
+            refuse(
+                StatusCode::FORBIDDEN,
+                &challenge(
+                    &url,
+                    Some((
+                        "insufficient_scope",
+                        "the token holds none of the scopes this server grants",
+                    )),
+                    &scopes,
+                ),
+            )
+        }
+        Err(refusal) => {
+            tracing::info!("an OAuth token was refused: {refusal}");
+            callers.audit(&request, "refused", &refusal.to_string(), None);
+            refuse(
+                StatusCode::UNAUTHORIZED,
+                &challenge(&url, Some(("invalid_token", &refusal.to_string())), &scopes),
+            )
+        }
+    }
+}
+
+fn refuse(status: StatusCode, www_authenticate: &str) -> Response {
+    let value = http::HeaderValue::from_str(www_authenticate)
+        .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"));
+    let body = if status == StatusCode::FORBIDDEN {
+        "the token's scopes do not allow this"
+    } else {
+        "a valid bearer token is required"
+    };
+    (status, [(http::header::WWW_AUTHENTICATE, value)], body).into_response()
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -17,6 +17,7 @@
 //! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
 //! | every malformed request answered; the one bounded line reader | [`framing`] |
 //! | browser origins | [`origin`] |
+//! | OAuth access tokens (JWTs), the protected-resource metadata, scopes as grants | [`auth`]: [`auth::AuthConfig`], [`auth::JwtVerifier`] |
 //! | approvals asked of the client (elicitation, or a 2026-07-28 client's input request) | [`approval`]: [`McpApprover`] |
 //! | a 2026-07-28 request's questions: multi-round-trip results | [`round_trip`]: [`RoundTrips`] |
 //! | the sealed `requestState` they carry | [`request_state`]: [`StateSealer`], [`StateKey`] |
@@ -51,6 +52,7 @@
 
 pub mod approval;
 pub mod asking;
+pub mod auth;
 pub mod bridge;
 mod catalog;
 pub mod child;

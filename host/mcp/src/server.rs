@@ -207,6 +207,22 @@ impl McpServer {
         }
     }
 
+    /// The same server for a new MCP session of a caller with a grant
+    /// (an OAuth token's scopes: see [`crate::auth`]): its session is of
+    /// `audience` and sees only `toolsets` (all served, when `None`).
+    pub fn new_session_granted(&self, audience: ToolAudience, toolsets: Option<Vec<String>>) -> Self {
+        McpServer {
+            session: Session::granted("mcp", audience, toolsets),
+            audience,
+            ..self.new_session()
+        }
+    }
+
+    /// The dispatcher it serves.
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
+    }
+
     /// The dispatch session this server's calls run in.
     pub fn session(&self) -> &Arc<Session> {
         &self.session

@@ -22,6 +22,7 @@ use crate::registry::{
     CallContext, Completion, PromptResult, PromptSpec, Provenance, Registry, ResourceSpec,
     ResourceTemplateSpec,
 };
+use crate::toolsets::ToolsetSelection;
 
 /// What a completion is for (MCP's `ref`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +181,19 @@ impl Dispatcher {
             .registry
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let toolsets = current.selected_toolsets.clone()?;
+        let mut toolsets = current.selected_toolsets.clone()?;
+        if let Some(granted) = session.toolsets() {
+            // The toolsets granted, and those they include, that the
+            // selection shows; one that does not resolve grants nothing.
+            let mut shown = BTreeSet::new();
+            for name in granted {
+                let one = ToolsetSelection::enabled([name.as_str()]);
+                if let Ok(sets) = self.inner.toolsets.select_toolsets(&one, &current.registry) {
+                    shown.extend(sets.into_iter().filter(|s| toolsets.contains(s)));
+                }
+            }
+            toolsets = Arc::new(shown);
+        }
         Ok((
             Arc::clone(&current.registry),
             Seen {

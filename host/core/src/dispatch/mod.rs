@@ -556,6 +556,61 @@ impl Dispatcher {
             .map(Arc::new)
     }
 
+    /// The names `session` may use of `registry`: the toolset selection's
+    /// ([`Dispatcher::selected`]), less what the session's grant leaves out
+    /// (see [`Session::granted`]). A granted toolset that does not resolve
+    /// (none has that name, now) grants nothing.
+    fn selected_for(&self, registry: &Registry, session: &Session) -> Result<Arc<BTreeSet<String>>> {
+        let selected = self.selected(registry)?;
+        let Some(granted) = session.toolsets() else {
+            return Ok(selected);
+        };
+        Ok(Arc::new(self.granted_names(registry, &selected, granted)))
+    }
+
+    /// The names of `selected` that the toolsets `granted` hold.
+    fn granted_names(
+        &self,
+        registry: &Registry,
+        selected: &BTreeSet<String>,
+        granted: &[String],
+    ) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        for toolset in granted {
+            match self
+                .inner
+                .toolsets
+                .select(&ToolsetSelection::enabled([toolset.as_str()]), registry)
+            {
+                Ok(tools) => names.extend(tools.into_iter().filter(|t| selected.contains(t))),
+                Err(e) => tracing::debug!("a session's granted toolset `{toolset}` grants nothing: {e}"),
+            }
+        }
+        names
+    }
+
+    /// Whether a session of `audience` granted `toolsets` (all the
+    /// selection's when `None`) may call the tool `name` now: it is
+    /// registered, visible to the audience and selected. What an HTTP
+    /// server asks to tell a token's missing scope (HTTP 403) from an
+    /// unknown tool.
+    pub fn grants(&self, audience: ToolAudience, toolsets: Option<&[String]>, name: &str) -> bool {
+        let registry = self.registry();
+        let Some(entry) = registry.get(name) else {
+            return false;
+        };
+        if !audience.may_use(entry.audience()) {
+            return false;
+        }
+        let Ok(selected) = self.selected(&registry) else {
+            return false;
+        };
+        match toolsets {
+            None => selected.contains(name),
+            Some(granted) => self.granted_names(&registry, &selected, granted).contains(name),
+        }
+    }
+
     /// The definitions the model sees this turn (OpenAI format). Full mode:
     /// every selected, visible, available tool. Lazy mode: `tool_search`,
     /// then the tools the session activated that pass the same filters.
@@ -575,7 +630,7 @@ impl Dispatcher {
     /// As [`Dispatcher::definitions`].
     pub fn tool_specs(&self, session: &Session) -> Result<Vec<ToolSpec>> {
         let registry = self.registry();
-        let selected = self.selected(&registry)?;
+        let selected = self.selected_for(&registry, session)?;
         let mut specs = registry.visible_specs(session.audience(), Some(&selected));
         if self.inner.mode == RegistryMode::Lazy {
             let activated = session.activated();

@@ -36,7 +36,7 @@ impl ToolCaller for NestedCaller {
     fn visible_tools(&self) -> Vec<ToolSpec> {
         let registry = self.dispatcher.registry();
         self.dispatcher
-            .searchable(&registry, self.session.audience())
+            .searchable(&registry, &self.session)
             .iter()
             .map(|e| e.spec().clone())
             .collect()

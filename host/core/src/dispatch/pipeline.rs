@@ -12,7 +12,7 @@ use super::GateDecision;
 use super::errors::{self, Failure};
 use super::events::{CallOutcome, ToolCallEvent};
 use super::hooks::{CallInfo, PreDecision};
-use super::{DispatchContext, Dispatcher, ToolResult, is_lazy_search};
+use super::{DispatchContext, Dispatcher, Session, ToolResult, is_lazy_search};
 use crate::metrics::CallObserver;
 use std::collections::BTreeSet;
 
@@ -109,6 +109,10 @@ impl Dispatcher {
         // One read of the shared snapshot: the registry and what the
         // toolset selection picks from it.
         let (registry, selected) = self.snapshot();
+        let selected = match (selected, ctx.session.toolsets()) {
+            (Ok(_), Some(_)) => self.selected_for(&registry, &ctx.session),
+            (selected, _) => selected,
+        };
         if is_lazy_search(self.inner.mode, &info.name) {
             return Ran::of(
                 self.tool_search(&registry, &arguments, ctx),
@@ -249,7 +253,7 @@ impl Dispatcher {
         let session = &ctx.session;
         let lazy = self.inner.mode == RegistryMode::Lazy;
         let Some(entry) = registry.get(name) else {
-            return Err((self.unknown(registry, name, session.audience()), None));
+            return Err((self.unknown(registry, name, session), None));
         };
         let source = Some(entry.source().clone());
         if let Err(failure) = audience_gate(entry, ctx) {
@@ -259,7 +263,7 @@ impl Dispatcher {
             .as_ref()
             .map_err(|e| (Failure::Pipeline(e.clone()), source.clone()))?;
         if !selected.contains(name) {
-            return Err((self.unknown(registry, name, session.audience()), source));
+            return Err((self.unknown(registry, name, session), source));
         }
         // Lazy mode keeps tools out of the model's context until it
         // activates them; a tool's nested calls do not enter that context.
@@ -281,8 +285,8 @@ impl Dispatcher {
         Ok(entry)
     }
 
-    fn unknown(&self, registry: &Registry, name: &str, audience: crate::registry::ToolAudience) -> Failure {
-        let visible = self.searchable(registry, audience);
+    fn unknown(&self, registry: &Registry, name: &str, session: &Session) -> Failure {
+        let visible = self.searchable(registry, session);
         let suggestions = lazy::suggest(visible.iter().map(|e| e.name()), name, 3);
         Failure::Unknown {
             suggestions: suggestions.into_iter().map(String::from).collect(),
@@ -294,17 +298,17 @@ impl Dispatcher {
     pub(super) fn searchable<'r>(
         &self,
         registry: &'r Registry,
-        audience: crate::registry::ToolAudience,
+        session: &Session,
     ) -> Vec<&'r Arc<ToolEntry>> {
-        match self.selected(registry) {
-            Ok(selected) => registry.available_entries(audience, Some(&selected)),
+        match self.selected_for(registry, session) {
+            Ok(selected) => registry.available_entries(session.audience(), Some(&selected)),
             Err(_) => Vec::new(),
         }
     }
 
     /// `tool_search(query=...)` or `tool_search(name=...)` (lazy mode).
     fn tool_search(&self, registry: &Registry, arguments: &Value, ctx: &DispatchContext) -> Step<ToolOutput> {
-        let candidates = self.searchable(registry, ctx.session.audience());
+        let candidates = self.searchable(registry, &ctx.session);
         if let Some(name) = arguments.get("name").and_then(Value::as_str) {
             let Some(entry) = candidates.iter().find(|e| e.name() == name) else {
                 let suggestions = lazy::suggest(candidates.iter().map(|e| e.name()), name, 3);

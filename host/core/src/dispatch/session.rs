@@ -13,6 +13,11 @@
 //! after a restart or a context compression): it then also owns what they
 //! owned (their receipts). Only the application declares that; nothing a
 //! model or an MCP client sends can.
+//!
+//! A session may be **granted** only some toolsets ([`Session::granted`],
+//! for an HTTP client whose OAuth token's scopes name them): it then sees
+//! and calls only the tools of those toolsets that the dispatcher's own
+//! selection serves; the rest are unknown to it, in every list and call.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,6 +32,8 @@ pub struct Session {
     id: Arc<str>,
     audience: ToolAudience,
     continues: Arc<[String]>,
+    /// The toolsets granted; `None`: all that the dispatcher selects.
+    toolsets: Option<Arc<[String]>>,
     activated: Mutex<BTreeSet<String>>,
 }
 
@@ -77,6 +84,20 @@ impl Session {
             id: Arc::from(new_session_id(label)),
             audience,
             continues: previous.into_iter().collect(),
+            toolsets: None,
+            activated: Mutex::default(),
+        })
+    }
+
+    /// A new session of `audience` that sees only the tools of `toolsets`
+    /// (those among the dispatcher's selection; a name no toolset has
+    /// grants nothing), or everything the dispatcher selects when `None`.
+    pub fn granted(label: &str, audience: ToolAudience, toolsets: Option<Vec<String>>) -> Arc<Session> {
+        Arc::new(Session {
+            id: Arc::from(new_session_id(label)),
+            audience,
+            continues: Arc::from([]),
+            toolsets: toolsets.map(Arc::from),
             activated: Mutex::default(),
         })
     }
@@ -112,6 +133,12 @@ impl Session {
     /// The session's audience.
     pub fn audience(&self) -> ToolAudience {
         self.audience
+    }
+
+    /// The toolsets granted to this session, if it was granted only some
+    /// (see [`Session::granted`]).
+    pub fn toolsets(&self) -> Option<&[String]> {
+        self.toolsets.as_deref()
     }
 
     /// The tools activated so far (lazy mode).

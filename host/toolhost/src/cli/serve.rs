@@ -185,9 +185,23 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 "--no-token serves only on a loopback address ({local} is not one): any process that can reach it could call the tools; give --token instead"
             );
         }
+        // `[auth]`: the issuer's OAuth tokens, beside any static token.
+        let auth = match live.config().auth.clone() {
+            Some(section) => Some(Arc::new(
+                toolhost::internal::mcp::auth::JwtVerifier::new(section).context("[auth]")?,
+            )),
+            None => None,
+        };
+        if args.no_token && auth.is_some() {
+            anyhow::bail!(
+                "--no-token: the config's [auth] section asks for OAuth tokens; remove one or the other"
+            );
+        }
         let token = match args.token.clone().filter(|t| !t.is_empty()) {
             Some(token) => token,
             None if args.no_token => String::new(),
+            // With OAuth tokens, no static token unless the operator gives one.
+            None if auth.is_some() => String::new(),
             // A public address needs the operator's own token (serve_http
             // refuses it without one); on loopback, one is made up so that
             // other local users and processes cannot call the tools.
@@ -203,6 +217,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let status = Arc::clone(&live);
         let options = HttpOptions {
             bearer_token: Some(token).filter(|t| !t.is_empty()),
+            auth,
             allowed_origins: args.allowed_origins.clone(),
             stateless: args.stateless,
             status: Some(Arc::new(move || status.status())),

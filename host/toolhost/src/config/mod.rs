@@ -135,6 +135,9 @@ pub struct Config {
     /// `[store]`: where state shared by replicas lives (tasks).
     #[serde(default)]
     pub store: StoreConfig,
+    /// `[auth]`: OAuth access tokens accepted over HTTP, and what their
+    /// scopes grant (see [`crate::mcp::auth`]); off unless present.
+    pub auth: Option<crate::mcp::auth::AuthConfig>,
     /// `[tasks]`: calls run as MCP tasks.
     #[serde(default)]
     pub tasks: TasksConfig,
@@ -174,6 +177,7 @@ impl Default for Config {
             require_approval: Vec::new(),
             mcp: McpConfig::default(),
             store: StoreConfig::default(),
+            auth: None,
             tasks: TasksConfig::default(),
             metrics: MetricsConfig::default(),
             audit: AuditConfig::default(),
