@@ -23,6 +23,8 @@
 //! registry does not have counts as `tool="(unknown)"`, so a client calling
 //! made-up names cannot grow the series without end.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
@@ -53,7 +55,26 @@ pub struct Metrics {
     approvals: Family<Labels, Counter>,
     plugins: Family<Labels, Gauge>,
     bridged: Family<Labels, Gauge>,
+    /// Each tool's series of a successful call, resolved once: a call
+    /// looks them up by the tool's name, allocating nothing.
+    tools: RwLock<HashMap<String, Arc<ToolSeries>>>,
 }
+
+/// The series one tool's successful calls and requests count in.
+struct ToolSeries {
+    /// The source its series were made for.
+    source: &'static str,
+    ok: Counter,
+    duration: Histogram,
+    fuel: Histogram,
+    memory: Histogram,
+    /// `tools/call` answered without an error.
+    operation: Histogram,
+}
+
+/// The most tools whose series are kept resolved (a registry larger than
+/// this still counts, through the families).
+const MAX_RESOLVED_TOOLS: usize = 4096;
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -164,7 +185,50 @@ impl Metrics {
             approvals,
             plugins,
             bridged,
+            tools: RwLock::default(),
         }
+    }
+
+    /// `tool`'s series (made on its first call), when `source` is the one
+    /// they were made for.
+    fn series(&self, tool: &str, source: &'static str) -> Option<Arc<ToolSeries>> {
+        if let Some(series) = self
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(tool)
+        {
+            return (series.source == source).then(|| Arc::clone(series));
+        }
+        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if tools.len() >= MAX_RESOLVED_TOOLS {
+            return None;
+        }
+        let by_tool = vec![("tool", tool.to_string())];
+        let series = Arc::new(ToolSeries {
+            source,
+            ok: self
+                .calls
+                .get_or_create(&vec![
+                    ("tool", tool.to_string()),
+                    ("source", source.to_string()),
+                    ("outcome", "ok".to_string()),
+                ])
+                .clone(),
+            duration: self.call_duration.get_or_create(&by_tool).clone(),
+            fuel: self.fuel.get_or_create(&by_tool).clone(),
+            memory: self.memory.get_or_create(&by_tool).clone(),
+            operation: self
+                .operations
+                .get_or_create(&vec![
+                    ("mcp_method_name", "tools/call".to_string()),
+                    ("gen_ai_tool_name", tool.to_string()),
+                    ("error_type", String::new()),
+                ])
+                .clone(),
+        });
+        tools.insert(tool.to_string(), Arc::clone(&series));
+        Some(series)
     }
 
     /// Records an MCP request `method` answered in `duration`: for
@@ -172,6 +236,18 @@ impl Metrics {
     /// have) and `error_type` (`tool_error` for a result with `isError`, a
     /// JSON-RPC error's code) when it failed.
     pub fn operation(&self, method: &str, tool: Option<&str>, error_type: Option<&str>, duration: Duration) {
+        if let (Some(tool), None, "tools/call") = (tool, error_type, method) {
+            let resolved = self
+                .tools
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(tool)
+                .cloned();
+            if let Some(series) = resolved {
+                series.operation.observe(duration.as_secs_f64());
+                return;
+            }
+        }
         let labels = vec![
             ("mcp_method_name", method.to_string()),
             ("gen_ai_tool_name", tool.unwrap_or_default().to_string()),
@@ -239,21 +315,31 @@ impl CallObserver for Metrics {
         let Some(event) = event else { return };
         let name = event.stands_for.as_deref().unwrap_or(&event.name);
         let (tool, source) = match &event.source {
-            Some(source) => (name.to_string(), source.kind().to_string()),
-            None => (UNKNOWN_TOOL.to_string(), "none".to_string()),
+            Some(source) => (name, source.kind()),
+            None => (UNKNOWN_TOOL, "none"),
         };
+        // The common case, a known tool's successful call: resolved series.
+        if let (CallOutcome::Ok, Some(series)) = (event.outcome, self.series(tool, source)) {
+            series.ok.inc();
+            series.duration.observe(event.duration.as_secs_f64());
+            if let Some(usage) = event.usage {
+                series.fuel.observe(usage.fuel_consumed as f64);
+                series.memory.observe(usage.peak_memory_bytes as f64);
+            }
+            return;
+        }
         let outcome = match event.outcome {
             CallOutcome::Ok => "ok".to_string(),
             CallOutcome::Error(code) => code.as_str().to_string(),
         };
         self.calls
             .get_or_create(&vec![
-                ("tool", tool.clone()),
-                ("source", source),
+                ("tool", tool.to_string()),
+                ("source", source.to_string()),
                 ("outcome", outcome),
             ])
             .inc();
-        let by_tool = vec![("tool", tool)];
+        let by_tool = vec![("tool", tool.to_string())];
         self.call_duration
             .get_or_create(&by_tool)
             .observe(event.duration.as_secs_f64());
