@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
 use super::{InFlight, McpServer, call_result};
-use crate::tasks::{DeferredCall, TaskCall, Tasks};
+use crate::tasks::{AsTask, TaskCall, Tasks};
 use toolhost_core::registry::TaskSupport;
 
 /// What a `tools/call` becomes.
@@ -26,7 +26,7 @@ pub(super) enum Called {
     /// A call that becomes a task when its tool says so: to run now, in
     /// [`Tasks::run_deferred`] (a 2026-07-28 request: it asks by
     /// multi-round-trip results until then).
-    Deferred(Arc<Tasks>, DeferredCall),
+    Deferred(Arc<Tasks>, AsTask),
 }
 
 impl McpServer {
@@ -91,24 +91,21 @@ impl McpServer {
             }
             return Ok(Called::Now(guard));
         }
+        let task = AsTask {
+            elicitation: capabilities.elicitation.is_some(),
+            sampling: capabilities.sampling.is_some(),
+            guard: Box::new(guard),
+            to_result: call_result,
+        };
         if deferred {
-            let call = DeferredCall {
-                elicitation: capabilities.elicitation.is_some(),
-                sampling: capabilities.sampling.is_some(),
-                guard: Box::new(guard),
-                to_result: call_result,
-            };
-            return Ok(Called::Deferred(Arc::clone(tasks), call));
+            return Ok(Called::Deferred(Arc::clone(tasks), task));
         }
         let call = TaskCall {
             dispatcher: self.dispatcher.clone(),
             session: Arc::clone(&self.session),
             name: request.name.to_string(),
             arguments: Value::Object(request.arguments.clone().unwrap_or_default()),
-            elicitation: capabilities.elicitation.is_some(),
-            sampling: capabilities.sampling.is_some(),
-            guard: Box::new(guard),
-            to_result: call_result,
+            task,
         };
         let created = tasks.start(call).await.map_err(|e| e.to_rpc())?;
         Ok(Called::Task(created))

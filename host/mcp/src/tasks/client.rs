@@ -17,9 +17,8 @@ use tokio::sync::oneshot;
 
 use super::Tasks;
 use crate::asking::ASK_TIMEOUT;
-use toolhost_core::client::{
-    Answer, AskKind, ClientRequests, ElicitRequest, ElicitResponse, Question, Request, Round,
-};
+use rmcp::model::ElicitResult;
+use toolhost_core::client::{Answer, AskKind, ClientRequests, ElicitRequest, Question, Request, Round};
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::BoxFuture;
 
@@ -198,19 +197,15 @@ impl TaskClient {
         }
     }
 
-    /// The client's answer to a request of `kind`, as the call gets it.
+    /// The client's answer to a request of `kind`, as the call gets it:
+    /// read by the same readers as a session's or a round trip's answers.
     fn answer(kind: &str, answer: Value) -> Result<Answer> {
         if kind == SAMPLE {
             return crate::asking::sample_response(answer).map(Answer::Sample);
         }
-        let mut answer: ElicitResponse =
+        let result: ElicitResult =
             serde_json::from_value(answer).map_err(|e| unreadable("elicitation", e))?;
-        if answer.action != toolhost_core::client::ElicitAction::Accept {
-            answer.content = None;
-        } else if answer.content.is_none() {
-            answer.content = Some(serde_json::Map::new());
-        }
-        Ok(Answer::Elicit(answer))
+        crate::asking::elicit_response(result.action, result.content).map(Answer::Elicit)
     }
 }
 

@@ -19,22 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Tasks;
 use super::client::Waiters;
-use super::run::{Running, drive};
+use super::run::{AsTask, Running, drive};
 use toolhost_core::client::{AskKind, ClientHandle, ClientRequests, Question, Round};
 use toolhost_core::dispatch::{DispatchContext, ToolResult};
 use toolhost_core::registry::BoxFuture;
-
-/// What a deferred call needs to become a task.
-pub(crate) struct DeferredCall {
-    /// What the client declared on the request: whether the task's
-    /// questions may be put to it.
-    pub elicitation: bool,
-    pub sampling: bool,
-    /// Held while the call runs (a graceful shutdown waits for it).
-    pub guard: Box<dyn Send>,
-    /// Makes the call's MCP result.
-    pub to_result: fn(ToolResult) -> rmcp::model::CallToolResult,
-}
 
 /// How a deferred call answers its request.
 pub(crate) enum Deferred {
@@ -109,7 +97,7 @@ impl Tasks {
     /// the call goes on in its request.
     pub(crate) async fn run_deferred<F>(
         self: &Arc<Self>,
-        deferred: DeferredCall,
+        deferred: AsTask,
         mut ctx: DispatchContext,
         work: F,
     ) -> Deferred

@@ -51,9 +51,9 @@ use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, DetailedTask, ErrorCode as RpcCode, InputResponses, Task, TaskStatus};
 
 use crate::store::{Store, StoreError};
-pub(crate) use deferred::{Deferred, DeferredCall};
+pub(crate) use deferred::Deferred;
 use record::{Record, now_ms, timestamp};
-pub(crate) use run::TaskCall;
+pub(crate) use run::{AsTask, TaskCall};
 use toolhost_core::error::{Error, ErrorCode};
 
 /// How tasks are kept and run.

@@ -17,13 +17,11 @@ use toolhost_core::client::ClientHandle;
 use toolhost_core::dispatch::{DispatchContext, Dispatcher, Session, ToolResult};
 use toolhost_core::error::ErrorCode;
 
-/// A call to run as a task.
-pub(crate) struct TaskCall {
-    pub dispatcher: Dispatcher,
-    pub session: Arc<Session>,
-    pub name: String,
-    pub arguments: Value,
-    /// What the client declared on the request: whether the call's
+/// What a call needs to run as a task, besides the call itself: the same
+/// for a call that is a task from its start ([`TaskCall`]) and one that
+/// begins its task itself ([`Tasks::run_deferred`]).
+pub(crate) struct AsTask {
+    /// What the client declared on the request: whether the task's
     /// questions may be put to it.
     pub elicitation: bool,
     pub sampling: bool,
@@ -31,6 +29,15 @@ pub(crate) struct TaskCall {
     pub guard: Box<dyn Send>,
     /// Makes the call's MCP result.
     pub to_result: fn(ToolResult) -> rmcp::model::CallToolResult,
+}
+
+/// A call to run as a task.
+pub(crate) struct TaskCall {
+    pub dispatcher: Dispatcher,
+    pub session: Arc<Session>,
+    pub name: String,
+    pub arguments: Value,
+    pub task: AsTask,
 }
 
 impl std::fmt::Debug for TaskCall {
@@ -63,10 +70,13 @@ impl Tasks {
             session,
             name,
             arguments,
-            elicitation,
-            sampling,
-            guard,
-            to_result,
+            task:
+                AsTask {
+                    elicitation,
+                    sampling,
+                    guard,
+                    to_result,
+                },
         } = call;
         let cancel = CancellationToken::new();
         let waiters = Waiters::default();
