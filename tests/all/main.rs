@@ -64,6 +64,7 @@ mod soak;
 mod tasks;
 mod tool_approval;
 mod toolsets;
+mod traces;
 mod versions;
 mod wit3;
 

@@ -124,11 +124,18 @@ impl Drop for Replica {
 /// nothing of the client stays.
 pub(crate) fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool) -> Value {
     let extensions = if tasks { json!({TASKS: {}}) } else { json!({}) };
-    params["_meta"] = json!({
+    let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "0"},
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": extensions},
     });
+    // What the caller put in `_meta` (a trace context) goes along.
+    if let Some(Value::Object(extra)) = params.get("_meta") {
+        for (key, value) in extra {
+            meta[key] = value.clone();
+        }
+    }
+    params["_meta"] = meta;
     let name = params
         .get("taskId")
         .or_else(|| params.get("name"))

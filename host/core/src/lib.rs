@@ -21,6 +21,7 @@
 //! | redacting secrets from text | [`redact`] |
 //! | text helpers | [`text`] |
 //! | a caller's W3C trace context, carried into nested and bridged calls | [`trace`] |
+//! | OpenTelemetry spans of calls and their steps | [`spans`] |
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -53,6 +54,7 @@ pub mod metrics;
 pub mod progress;
 pub mod redact;
 pub mod registry;
+pub mod spans;
 pub mod spill;
 pub mod text;
 pub mod toolsets;

@@ -462,6 +462,10 @@ pub struct Usage {
     /// milliseconds.
     #[serde(default)]
     pub wall_time_ms: u64,
+    /// How long the call waited for a free instance of the pool before it
+    /// could start, in microseconds (0: one was free).
+    #[serde(default)]
+    pub instance_wait_us: u64,
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! # W3C trace context: one trace across nested and bridged calls
 //!
 //! An MCP client may put a W3C `traceparent` (and `tracestate`) in a
-//! request's `_meta` (MCP 2026-07-28; earlier clients do it too). toolhost
-//! does not trace on its own yet: it carries the context it received, as a
-//! W3C intermediary that does not participate forwards it unchanged, into
-//! every call the request causes — nested calls from plugins and code mode,
-//! and requests to bridged MCP servers — so their spans join the caller's
-//! trace.
+//! request's `_meta` (MCP 2026-07-28; earlier clients do it too), or an
+//! HTTP client in its request's headers. toolhost carries it into every
+//! call the request causes — nested calls from plugins and code mode, and
+//! requests to bridged MCP servers — so their spans join the caller's
+//! trace. Without tracing on, it passes the context on unchanged, as a W3C
+//! intermediary that does not participate does; with tracing on (see
+//! [`crate::spans`]), each span it makes becomes the parent of what is
+//! made under it, here and in the bridged servers.
 //!
 //! The context is parsed once, where it enters ([`TraceContext::parse`]),
 //! and refused when malformed (the W3C rule: an invalid `traceparent` is
@@ -24,11 +26,22 @@ pub const TRACESTATE: &str = "tracestate";
 pub const MAX_TRACESTATE: usize = 8192;
 
 /// A call's W3C trace context, valid by construction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TraceContext {
     traceparent: String,
     tracestate: Option<String>,
+    /// The OpenTelemetry context of the span made here that this context
+    /// names as parent (none: the context came from outside).
+    local: Option<opentelemetry::Context>,
 }
+
+impl PartialEq for TraceContext {
+    fn eq(&self, other: &Self) -> bool {
+        self.traceparent == other.traceparent && self.tracestate == other.tracestate
+    }
+}
+
+impl Eq for TraceContext {}
 
 impl TraceContext {
     /// The context of `traceparent` and `tracestate`, or `None` when the
@@ -71,7 +84,55 @@ impl TraceContext {
         Some(TraceContext {
             traceparent: traceparent[..55].to_string(),
             tracestate,
+            local: None,
         })
+    }
+
+    /// The context naming the span of `cx` as parent, or `None` when `cx`
+    /// holds no valid span context.
+    pub(crate) fn of_span(cx: &opentelemetry::Context) -> Option<TraceContext> {
+        use opentelemetry::trace::TraceContextExt;
+        let span = cx.span();
+        let sc = span.span_context();
+        if !sc.is_valid() {
+            return None;
+        }
+        let state = sc.trace_state().header();
+        Some(TraceContext {
+            traceparent: format!(
+                "00-{}-{}-{:02x}",
+                sc.trace_id(),
+                sc.span_id(),
+                sc.trace_flags().to_u8()
+            ),
+            tracestate: (!state.is_empty()).then_some(state),
+            local: Some(cx.clone()),
+        })
+    }
+
+    /// The OpenTelemetry context spans made under this one take as parent:
+    /// the local span's own, or the remote parent this context names.
+    pub(crate) fn otel_context(&self) -> opentelemetry::Context {
+        use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+        if let Some(local) = &self.local {
+            return local.clone();
+        }
+        let p = &self.traceparent;
+        // Valid by construction: lowercase hex at these places.
+        let (Ok(trace_id), Ok(span_id), Ok(flags)) = (
+            TraceId::from_hex(&p[3..35]),
+            SpanId::from_hex(&p[36..52]),
+            u8::from_str_radix(&p[53..55], 16),
+        ) else {
+            return opentelemetry::Context::new();
+        };
+        let state = self
+            .tracestate
+            .as_deref()
+            .and_then(|s| s.parse::<TraceState>().ok())
+            .unwrap_or_default();
+        let sc = SpanContext::new(trace_id, span_id, TraceFlags::new(flags), true, state);
+        opentelemetry::Context::new().with_remote_span_context(sc)
     }
 
     /// The `traceparent` value (its version-00 form).

@@ -63,9 +63,11 @@ use toolhost_core::metrics::Metrics;
 use toolhost_core::progress::{Progress, ProgressSink};
 use toolhost_core::registry::lazy::RegistryMode;
 use toolhost_core::registry::{BoxFuture, ToolAudience, ToolSpec};
+use toolhost_core::spans::Tracing;
 use toolhost_core::trace::TraceContext;
 
 mod task_calls;
+mod traced;
 
 /// How long the first `tools/list` waits for bridged MCP servers to report
 /// their tools (connected, or failed) before answering without them; they
@@ -101,6 +103,8 @@ pub struct McpServer {
     tasks: Option<Arc<crate::tasks::Tasks>>,
     /// Where requests' durations are counted, when metrics are on.
     metrics: Option<Arc<Metrics>>,
+    /// Where requests' spans go, when tracing is on.
+    tracing: Option<Tracing>,
 }
 
 struct Shared {
@@ -157,7 +161,15 @@ impl McpServer {
             )),
             tasks: None,
             metrics: None,
+            tracing: None,
         }
+    }
+
+    /// Makes a server span of each request (see [`toolhost_core::spans`]):
+    /// the parent of its calls' spans.
+    pub fn with_tracing(mut self, tracing: Tracing) -> Self {
+        self.tracing = Some(tracing);
+        self
     }
 
     /// Counts each request's duration in `metrics`
@@ -307,17 +319,11 @@ impl McpServer {
     fn request_ctx(&self, context: &RequestContext<RoleServer>) -> DispatchContext {
         DispatchContext {
             cancel: context.ct.clone(),
-            trace: trace_of(context),
+            trace: traced::trace_of(context),
             client: Some(ClientHandle(Arc::new(PeerClient::new(context.peer.clone())))),
             ..DispatchContext::new(Arc::clone(&self.session))
         }
     }
-}
-
-/// The W3C trace context of a request's `_meta`, if it has a valid one.
-fn trace_of(context: &RequestContext<RoleServer>) -> Option<Arc<TraceContext>> {
-    let parent = context.meta.get_traceparent()?;
-    TraceContext::parse(parent, context.meta.get_tracestate()).map(Arc::new)
 }
 
 /// A new MCP session's dispatch session: `mcp-` and 128 random bits, new in
@@ -522,13 +528,17 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        trace: Option<Arc<TraceContext>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(guard) = self.enter() else {
             let e = Error::new(ErrorCode::Unavailable, "the server is shutting down");
             let text = e.to_json().to_string();
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
         };
-        let (_guard, deferred) = match self.call_as_task(&request, &context, guard).await? {
+        let (_guard, deferred) = match self
+            .call_as_task(&request, &context, guard, trace.as_ref())
+            .await?
+        {
             task_calls::Called::Task(created) => return Ok(created.into()),
             task_calls::Called::Now(guard) => (Some(guard), None),
             task_calls::Called::Deferred(tasks, call) => (None, Some((tasks, call))),
@@ -577,7 +587,7 @@ impl McpServer {
                 .map(|(relay, level)| relay.log(level)),
             // Dispatch passes it on to trusted sessions' calls only.
             client: Some(ClientHandle(Arc::new(PeerClient::new(context.peer.clone())))),
-            trace: trace_of(&context),
+            trace,
             ..DispatchContext::new(Arc::clone(&self.session))
         };
         let activated = self.session.activated().len();
@@ -702,16 +712,31 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let name = self.metrics.is_some().then(|| request.name.to_string());
-        let answer = self.answer_call(request, context).await;
-        if let Some(name) = name {
+        let span = self
+            .tracing
+            .as_ref()
+            .map(|tracing| traced::request_span(tracing, "tools/call", Some(&request.name), &context));
+        let trace = match &span {
+            Some(span) => span.context(),
+            None => traced::trace_of(&context),
+        };
+        let answer = self.answer_call(request, context, trace).await;
+        if name.is_some() || span.is_some() {
             let error_type = match &answer {
-                Err(e) => Some(e.code.0.to_string()),
-                Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-                    Some("tool_error".to_string())
-                }
+                Err(e) => Some((e.code.0.to_string(), e.message.to_string())),
+                Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => Some((
+                    "tool_error".to_string(),
+                    "the tool's result is an error".to_string(),
+                )),
                 Ok(_) => None,
             };
-            self.observe("tools/call", Some(&name), error_type.as_deref(), started);
+            if let (Some(span), Some((error_type, message))) = (&span, &error_type) {
+                traced::failed(span, error_type, message);
+            }
+            if let Some(name) = name {
+                let error_type = error_type.as_ref().map(|(t, _)| t.as_str());
+                self.observe("tools/call", Some(&name), error_type, started);
+            }
         }
         answer
     }

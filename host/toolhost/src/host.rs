@@ -427,7 +427,18 @@ impl Host {
     fn mcp_server(self, audience: ToolAudience) -> McpServer {
         let key = self.state_key.unwrap_or_else(StateKey::random);
         let metrics = self.started.metrics.clone();
-        self.shared
-            .mcp_server(self.started.dispatcher, audience, key, self.elicit, metrics)
+        let tracing = self
+            .started
+            .traces
+            .as_ref()
+            .map(|traces| traces.tracing().clone());
+        self.shared.mcp_server(
+            self.started.dispatcher,
+            audience,
+            key,
+            self.elicit,
+            metrics,
+            tracing,
+        )
     }
 }

@@ -51,6 +51,7 @@ mod hooks;
 mod nested;
 mod pipeline;
 mod session;
+mod traced;
 mod waiting;
 
 use std::collections::{BTreeSet, HashMap};
@@ -79,6 +80,7 @@ use crate::registry::lazy::{self, RegistryMode};
 use crate::registry::{
     CallId, Registration, Registry, Tool, ToolAudience, ToolEntry, ToolSource, ToolSpec, openai_definition,
 };
+use crate::spans::Tracing;
 use crate::toolsets::{ToolsetSelection, Toolsets};
 
 /// What a dispatched call carries besides its name and arguments.
@@ -203,6 +205,8 @@ struct Inner {
     gate: Option<Arc<dyn CallGate>>,
     /// Told of every call's start and end (metrics).
     observers: Vec<Arc<dyn CallObserver>>,
+    /// Where calls' spans go, if anywhere (see [`crate::spans`]).
+    tracing: Option<Tracing>,
     events: broadcast::Sender<ToolCallEvent>,
     /// Whether anyone ever subscribed to `events`: until then a call skips
     /// the channel (whose lock every call would take).
@@ -281,6 +285,7 @@ pub struct DispatcherBuilder {
     post_hooks: Vec<PostHook>,
     gate: Option<Arc<dyn CallGate>>,
     observers: Vec<Arc<dyn CallObserver>>,
+    tracing: Option<Tracing>,
     batch_concurrency: usize,
 }
 
@@ -303,6 +308,13 @@ impl DispatcherBuilder {
     /// task (see [`CallObserver`]): what metrics count.
     pub fn observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
         self.observers.push(observer);
+        self
+    }
+
+    /// Makes a span of every call and of its steps (see [`crate::spans`]);
+    /// none by default.
+    pub fn tracing(mut self, tracing: Tracing) -> Self {
+        self.tracing = Some(tracing);
         self
     }
 
@@ -416,6 +428,7 @@ impl DispatcherBuilder {
                 post_hooks: self.post_hooks,
                 gate: self.gate,
                 observers: self.observers,
+                tracing: self.tracing,
                 events,
                 subscribed: AtomicBool::new(false),
                 generation: watch::Sender::new(0),
@@ -440,6 +453,7 @@ impl Dispatcher {
             post_hooks: Vec::new(),
             gate: None,
             observers: Vec::new(),
+            tracing: None,
             batch_concurrency: DEFAULT_BATCH_CONCURRENCY,
         }
     }

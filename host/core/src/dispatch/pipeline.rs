@@ -12,6 +12,7 @@ use super::GateDecision;
 use super::errors::{self, Failure};
 use super::events::{CallOutcome, ToolCallEvent};
 use super::hooks::{CallInfo, PreDecision};
+use super::traced::{self, CallTrace};
 use super::{DispatchContext, Dispatcher, Session, ToolResult, is_lazy_search};
 use crate::metrics::CallObserver;
 use std::collections::BTreeSet;
@@ -70,11 +71,16 @@ impl Dispatcher {
             audience: ctx.session.audience(),
         };
         let mut observed = Observed::start(&self.inner.observers, &info, &arguments);
+        let traced = self
+            .inner
+            .tracing
+            .as_ref()
+            .map(|tracing| CallTrace::start(tracing, &info, ctx));
         let Ran {
             outcome,
             source,
             stands_for,
-        } = self.run_pipeline(&info, arguments, ctx).await;
+        } = self.run_pipeline(&info, arguments, ctx, traced.as_ref()).await;
         let (mut result, usage) = to_result(call_id, name, outcome);
         // The post-call hooks see a call that stands for another as that one.
         let as_effective = stands_for.map(|name| CallInfo { name, ..info.clone() });
@@ -82,6 +88,13 @@ impl Dispatcher {
             hook(as_effective.as_ref().unwrap_or(&info), &mut result);
         }
         result.call_id = call_id;
+        if let Some(traced) = traced {
+            traced.end(
+                source.as_ref(),
+                as_effective.as_ref().map(|call| call.name.as_str()),
+                &result,
+            );
+        }
         let event = ToolCallEvent {
             call_id,
             parent_call_id: ctx.parent_call_id,
@@ -101,50 +114,34 @@ impl Dispatcher {
         result
     }
 
-    async fn run_pipeline(&self, info: &CallInfo, arguments: Value, ctx: &DispatchContext) -> Ran {
-        let mut arguments = match self.pre_hooks(info, Cow::Owned(arguments)) {
-            Ok(arguments) => arguments.into_owned(),
-            Err(failure) => return Ran::failed(failure, None),
-        };
-        // One read of the shared snapshot: the registry and what the
-        // toolset selection picks from it.
-        let (registry, selected) = self.snapshot();
-        let selected = match (selected, ctx.session.toolsets()) {
-            (Ok(_), Some(_)) => self.selected_for(&registry, &ctx.session),
-            (selected, _) => selected,
-        };
-        if is_lazy_search(self.inner.mode, &info.name) {
-            return Ran::of(
-                self.tool_search(&registry, &arguments, ctx),
-                Some(ToolSource::Builtin),
-            );
-        }
-        // A host-application tool answers instead of the registry's tool of
-        // its name, behind the same gates (see `DispatcherBuilder::intercept`).
-        let intercepted = self.inner.host_tools.get(&info.name);
-        let entry = match (intercepted, registry.get(&info.name)) {
-            (Some(host), listed) => {
-                if let Err(e) = audience_gate(host, ctx) {
-                    return Ran::failed(e, Some(ToolSource::Builtin));
+    async fn run_pipeline(
+        &self,
+        info: &CallInfo,
+        arguments: Value,
+        ctx: &DispatchContext,
+        traced: Option<&CallTrace<'_>>,
+    ) -> Ran {
+        let admission = traced.map(CallTrace::admission);
+        let (entry, mut arguments, source) = match self.admit_call(info, arguments, ctx) {
+            Ok(admitted) => admitted,
+            Err(ran) => {
+                if let (Some(span), Err(failure)) = (&admission, &ran.outcome) {
+                    traced::step_failed(span, failure);
                 }
-                if listed.is_some()
-                    && let Err((failure, _)) = self.admit(&registry, &selected, &info.name, ctx)
-                {
-                    return Ran::failed(failure, Some(ToolSource::Builtin));
-                }
-                host
+                return *ran;
             }
-            (None, _) => match self.admit(&registry, &selected, &info.name, ctx) {
-                Ok(entry) => entry,
-                Err((failure, source)) => return Ran::failed(failure, source),
-            },
         };
-        let source = Some(entry.source().clone());
-        if let Err(e) = entry.validate(&arguments) {
-            return Ran::failed(Failure::Pipeline(e), source);
-        }
+        drop(admission);
         let handler = entry.handler().as_ref();
-        let (stands_for, allowed) = self.approve(info, handler, &mut arguments, &ctx.waiting).await;
+        let (stands_for, allowed) = match traced {
+            Some(traced) => {
+                let (waiting, watch) = traced.approval_watch(&ctx.waiting);
+                let decided = self.approve(info, handler, &mut arguments, &waiting).await;
+                traced.approval(&watch, decided.1.is_ok());
+                decided
+            }
+            None => self.approve(info, handler, &mut arguments, &ctx.waiting).await,
+        };
         if let Err(refused) = allowed {
             return Ran {
                 outcome: refused,
@@ -154,11 +151,75 @@ impl Dispatcher {
         }
         // A tool that cannot call tools gets no handle for nested calls.
         let caller = handler.calls_tools().then(|| self.nested_caller(ctx));
+        let outcome = match (traced, &source) {
+            (Some(traced), Some(from)) => {
+                let span = traced.run(stands_for.as_deref().unwrap_or(&info.name), from);
+                let trace = CallTrace::context_of(&span, ctx);
+                let outcome = execute(handler, arguments, info, ctx, caller, trace).await;
+                traced::ran(&span, &outcome);
+                outcome
+            }
+            _ => execute(handler, arguments, info, ctx, caller, ctx.trace.clone()).await,
+        };
         Ran {
-            outcome: execute(handler, arguments, info, ctx, caller).await,
+            outcome,
             source,
             stands_for,
         }
+    }
+
+    /// The pipeline's checks before the tool runs: the pre-call hooks,
+    /// lookup, audience, toolsets, lazy activation, availability and the
+    /// arguments' schema. `Err`: the call's end (a failure, or lazy mode's
+    /// `tool_search`, answered here).
+    fn admit_call(
+        &self,
+        info: &CallInfo,
+        arguments: Value,
+        ctx: &DispatchContext,
+    ) -> std::result::Result<(Arc<ToolEntry>, Value, Option<ToolSource>), Box<Ran>> {
+        let arguments = match self.pre_hooks(info, Cow::Owned(arguments)) {
+            Ok(arguments) => arguments.into_owned(),
+            Err(failure) => return Err(Box::new(Ran::failed(failure, None))),
+        };
+        // One read of the shared snapshot: the registry and what the
+        // toolset selection picks from it.
+        let (registry, selected) = self.snapshot();
+        let selected = match (selected, ctx.session.toolsets()) {
+            (Ok(_), Some(_)) => self.selected_for(&registry, &ctx.session),
+            (selected, _) => selected,
+        };
+        if is_lazy_search(self.inner.mode, &info.name) {
+            return Err(Box::new(Ran::of(
+                self.tool_search(&registry, &arguments, ctx),
+                Some(ToolSource::Builtin),
+            )));
+        }
+        // A host-application tool answers instead of the registry's tool of
+        // its name, behind the same gates (see `DispatcherBuilder::intercept`).
+        let intercepted = self.inner.host_tools.get(&info.name);
+        let entry = match (intercepted, registry.get(&info.name)) {
+            (Some(host), listed) => {
+                if let Err(e) = audience_gate(host, ctx) {
+                    return Err(Box::new(Ran::failed(e, Some(ToolSource::Builtin))));
+                }
+                if listed.is_some()
+                    && let Err((failure, _)) = self.admit(&registry, &selected, &info.name, ctx)
+                {
+                    return Err(Box::new(Ran::failed(failure, Some(ToolSource::Builtin))));
+                }
+                host
+            }
+            (None, _) => match self.admit(&registry, &selected, &info.name, ctx) {
+                Ok(entry) => entry,
+                Err((failure, source)) => return Err(Box::new(Ran::failed(failure, source))),
+            },
+        };
+        let source = Some(entry.source().clone());
+        if let Err(e) = entry.validate(&arguments) {
+            return Err(Box::new(Ran::failed(Failure::Pipeline(e), source)));
+        }
+        Ok((Arc::clone(entry), arguments, source))
     }
 
     /// Runs the pre-call hooks on call `info` with `arguments`: the
@@ -384,6 +445,7 @@ async fn execute(
     info: &CallInfo,
     ctx: &DispatchContext,
     caller: Option<ToolCallerHandle>,
+    trace: Option<Arc<crate::trace::TraceContext>>,
 ) -> Step<ToolOutput> {
     use futures_util::FutureExt;
     // The call's own token, not a child of the context's: the select below
@@ -410,7 +472,7 @@ async fn execute(
             crate::registry::ToolAudience::Trusted => ctx.client.clone(),
             crate::registry::ToolAudience::Public => None,
         },
-        trace: ctx.trace.clone(),
+        trace,
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let mut call = std::pin::pin!(call);

@@ -8,4 +8,5 @@ mod dispatch;
 mod fixtures;
 mod lazy;
 mod registry;
+mod spans;
 mod toolsets;

@@ -61,6 +61,7 @@ impl McpServer {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         guard: InFlight,
+        trace: Option<&Arc<toolhost_core::trace::TraceContext>>,
     ) -> Result<Called, ErrorData> {
         let Some(tasks) = &self.tasks else {
             return Ok(Called::Now(guard));
@@ -106,6 +107,7 @@ impl McpServer {
             name: request.name.to_string(),
             arguments: Value::Object(request.arguments.clone().unwrap_or_default()),
             task,
+            trace: trace.cloned(),
         };
         let created = tasks.start(call).await.map_err(|e| e.to_rpc())?;
         Ok(Called::Task(created))

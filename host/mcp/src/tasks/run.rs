@@ -38,6 +38,8 @@ pub(crate) struct TaskCall {
     pub name: String,
     pub arguments: Value,
     pub task: AsTask,
+    /// The trace the request that made it belongs to.
+    pub trace: Option<Arc<toolhost_core::trace::TraceContext>>,
 }
 
 impl std::fmt::Debug for TaskCall {
@@ -77,12 +79,14 @@ impl Tasks {
                     guard,
                     to_result,
                 },
+            trace,
         } = call;
         let cancel = CancellationToken::new();
         let waiters = Waiters::default();
         let ctx = DispatchContext {
             cancel: cancel.clone(),
             client: Some(self.client(&id, &waiters, elicitation, sampling)),
+            trace,
             ..DispatchContext::new(session)
         };
         let work = async move { Some(dispatcher.dispatch(&name, arguments, &ctx).await) };

@@ -400,10 +400,14 @@ impl LoadedComponent {
                 Err(e) => return Ran::failed(e),
             };
             let gate = self.engine.gate();
+            let mut waited = Duration::ZERO;
             let _place = match gate.try_enter(ctx.depth) {
                 Some(place) => place,
                 None => match tokio::time::timeout_at(deadline_at.into(), gate.enter(ctx.depth)).await {
-                    Ok(Ok(place)) => place,
+                    Ok(Ok(place)) => {
+                        waited = started.elapsed();
+                        place
+                    }
                     Ok(Err(e)) => return Ran::failed(e),
                     Err(_elapsed) => {
                         let e = Error::new(
@@ -454,7 +458,7 @@ impl LoadedComponent {
                 () = late => Err(None),
                 () = stopped => Err(Some(())),
             };
-            self.finish(store, outcome, &limits, started)
+            self.finish(store, outcome, &limits, started, waited)
         }
     }
 
@@ -514,6 +518,7 @@ impl LoadedComponent {
         outcome: std::result::Result<wasmtime::Result<R>, Option<()>>,
         limits: &Limits,
         started: Instant,
+        waited: Duration,
     ) -> Ran<R> {
         let fuel_left = store.get_fuel().unwrap_or(0);
         // Read in place: moving the state out of the store would copy
@@ -524,6 +529,7 @@ impl LoadedComponent {
             fuel_consumed: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: state.limiter.peak_memory as u64,
             wall_time_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            instance_wait_us: u64::try_from(waited.as_micros()).unwrap_or(u64::MAX),
         };
         let stderr = state.wasi.stderr.take();
         let stdout = state.wasi.stdout.take();

@@ -173,7 +173,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let (live, dispatcher) = (Arc::clone(&live), dispatcher.clone());
         Arc::new(move || metrics_text(&metrics, &live, &dispatcher)) as MetricsFn
     });
-    let server = shared.mcp_server(dispatcher, args.config.audience(), key, elicit, metrics);
+    let traces = started.traces.clone();
+    let tracing = traces.as_ref().map(|traces| traces.tracing().clone());
+    let server = shared.mcp_server(dispatcher, args.config.audience(), key, elicit, metrics, tracing);
     let grace = Duration::from_millis(args.grace_ms);
     if let Some(addr) = args.http {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -232,6 +234,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         serve_http(server, listener, options, shutdown, grace).await?;
     } else {
         serve_stdio(server, shutdown, grace).await?;
+    }
+    if let Some(traces) = traces {
+        // The spans of the last calls go out before the process ends, for
+        // at most the grace period (a collector that is gone costs that).
+        let _ = tokio::task::spawn_blocking(move || traces.shutdown(grace)).await;
     }
     Ok(ExitCode::SUCCESS)
 }

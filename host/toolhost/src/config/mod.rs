@@ -54,6 +54,7 @@ pub(crate) mod plugins;
 pub mod plugins_dir;
 pub mod protected;
 mod store;
+mod traces;
 
 pub use distribution::{OciConfig, SignaturesConfig};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
@@ -64,6 +65,7 @@ pub use protected::ProtectedPaths;
 pub use store::{Shared, StoreConfig, TasksConfig};
 #[doc(inline)]
 pub use toolhost_core::metrics::Metrics;
+pub use traces::{Traces, TracesConfig};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -147,6 +149,9 @@ pub struct Config {
     /// `[audit]`: the audit log.
     #[serde(default)]
     pub audit: AuditConfig,
+    /// `[traces]`: OpenTelemetry spans exported over OTLP.
+    #[serde(default)]
+    pub traces: TracesConfig,
     /// The folder relative paths are resolved against: the file's, or the
     /// working directory for a config made in code; always absolute.
     #[serde(skip)]
@@ -181,6 +186,7 @@ impl Default for Config {
             tasks: TasksConfig::default(),
             metrics: MetricsConfig::default(),
             audit: AuditConfig::default(),
+            traces: TracesConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
         }
@@ -501,6 +507,7 @@ impl Config {
         self.prepare_storage()?;
         let metrics = self.metrics.enabled.then(|| Arc::new(Metrics::new()));
         let audit = self.audit.open(&self.base_dir)?;
+        let traces = self.traces.start()?.map(Arc::new);
         let approver = match approver {
             Some(inner) if metrics.is_some() || audit.is_some() => {
                 Some(Arc::new(metrics::ObservedApprovals {
@@ -520,6 +527,9 @@ impl Config {
         }
         if let Some(audit) = &audit {
             builder = builder.observer(Arc::clone(audit) as Arc<dyn CallObserver>);
+        }
+        if let Some(traces) = &traces {
+            builder = builder.tracing(traces.tracing().clone());
         }
         let dispatcher = builder.build()?;
         // Trusted keys that cannot be read are wrong as a whole: this fails.
@@ -555,6 +565,7 @@ impl Config {
             warnings,
             metrics,
             audit,
+            traces,
         })
     }
 
@@ -687,6 +698,8 @@ pub struct Started {
     pub metrics: Option<Arc<Metrics>>,
     /// The audit log, when `[audit] path` is set.
     pub audit: Option<Arc<toolhost_core::audit::AuditLog>>,
+    /// The spans' exporter, when `[traces] endpoint` is set.
+    pub traces: Option<Arc<Traces>>,
 }
 
 impl Started {

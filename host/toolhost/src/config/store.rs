@@ -20,6 +20,7 @@ use crate::error::{Error, ErrorCode, Result};
 use toolhost_core::dispatch::Dispatcher;
 use toolhost_core::metrics::Metrics;
 use toolhost_core::registry::ToolAudience;
+use toolhost_core::spans::Tracing;
 use toolhost_mcp::{
     McpApprover, McpServer, MemoryStore, RedisOptions, RedisStore, RoundTrips, StateKey, StateSealer, Store,
     TaskOptions, Tasks,
@@ -201,7 +202,8 @@ impl Shared {
     /// The MCP server of `dispatcher` for `audience`: its request states
     /// sealed with `key`, its approvals asked by `approver` (none: the
     /// dispatcher's own gate decides), its tasks served when `[tasks]` is
-    /// on, its requests counted in `metrics` when `[metrics]` is.
+    /// on, its requests counted in `metrics` when `[metrics]` is, and
+    /// traced when `[traces]` is.
     pub fn mcp_server(
         &self,
         dispatcher: Dispatcher,
@@ -209,6 +211,7 @@ impl Shared {
         key: StateKey,
         approver: Option<Arc<McpApprover>>,
         metrics: Option<Arc<Metrics>>,
+        tracing: Option<Tracing>,
     ) -> McpServer {
         let sealer = StateSealer::new(key, Arc::clone(&self.store));
         let mut server = McpServer::new(dispatcher, audience).with_round_trips(RoundTrips::new(sealer));
@@ -220,6 +223,9 @@ impl Shared {
         }
         if let Some(metrics) = metrics {
             server = server.with_metrics(metrics);
+        }
+        if let Some(tracing) = tracing {
+            server = server.with_tracing(tracing);
         }
         server
     }

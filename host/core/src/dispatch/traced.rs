@@ -1,0 +1,194 @@
+//! The spans of one call through the pipeline (see [`crate::spans`]): made
+//! only when the dispatcher has a tracer.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use opentelemetry::KeyValue;
+
+use super::errors::Failure;
+use super::hooks::CallInfo;
+use super::waiting::{PersonWait, WaitListener, Waiting};
+use super::{DispatchContext, ToolResult};
+use crate::registry::{ToolOutput, ToolSource, Usage};
+use crate::spans::{ActiveSpan, Kind, Tracing, attr};
+use crate::trace::TraceContext;
+
+/// One call's `execute_tool` span, the parent of its steps' spans.
+pub(super) struct CallTrace<'t> {
+    tracing: &'t Tracing,
+    span: ActiveSpan,
+}
+
+impl<'t> CallTrace<'t> {
+    /// The span of call `info`, under the context's trace (a client's
+    /// request, or the call that made this one).
+    pub(super) fn start(tracing: &'t Tracing, info: &CallInfo, ctx: &DispatchContext) -> CallTrace<'t> {
+        let span = tracing.start(
+            format!("execute_tool {}", info.name),
+            Kind::Internal,
+            ctx.trace.as_deref(),
+            vec![
+                KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
+                KeyValue::new(attr::GEN_AI_TOOL, info.name.clone()),
+                KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string()),
+                KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
+            ],
+        );
+        CallTrace { tracing, span }
+    }
+
+    /// The span of the pipeline's checks before the tool runs.
+    pub(super) fn admission(&self) -> ActiveSpan {
+        self.span
+            .child(self.tracing, "admission", Kind::Internal, Vec::new())
+    }
+
+    /// A [`Waiting`] for the approval gate that notes when a person is
+    /// asked (and still tells `parent`), and what it noted.
+    pub(super) fn approval_watch(&self, parent: &Waiting) -> (Waiting, Arc<ApprovalWatch>) {
+        let watch = Arc::new(ApprovalWatch {
+            parent: parent.clone(),
+            state: Mutex::default(),
+        });
+        (Waiting::to(Arc::clone(&watch) as Arc<dyn WaitListener>), watch)
+    }
+
+    /// The `approval` span of the time a person was asked, if one was.
+    pub(super) fn approval(&self, watch: &ApprovalWatch, allowed: bool) {
+        let (from, to) = {
+            let state = watch.state.lock().unwrap_or_else(PoisonError::into_inner);
+            match (state.from, state.to) {
+                (Some(from), Some(to)) => (from, to),
+                _ => return,
+            }
+        };
+        let span = self.span.child_at(
+            self.tracing,
+            "approval",
+            Kind::Internal,
+            vec![KeyValue::new(
+                attr::APPROVAL_DECISION,
+                if allowed { "allowed" } else { "refused" },
+            )],
+            Some(from),
+        );
+        span.end_at(to);
+    }
+
+    /// The span of the tool's own work: `sandbox` for a component,
+    /// `tools/call` (a client span) for a bridged server's tool, `run`
+    /// otherwise.
+    pub(super) fn run(&self, name: &str, source: &ToolSource) -> ActiveSpan {
+        let (span_name, kind, attributes) = match source {
+            ToolSource::Wasm { component_hash } => (
+                format!("sandbox {name}"),
+                Kind::Internal,
+                vec![KeyValue::new(attr::COMPONENT, component_hash.to_string())],
+            ),
+            ToolSource::Mcp { server } => (
+                format!("tools/call {name}"),
+                Kind::Client,
+                vec![
+                    KeyValue::new(attr::MCP_METHOD, "tools/call"),
+                    KeyValue::new(attr::GEN_AI_TOOL, name.to_string()),
+                    KeyValue::new(attr::MCP_SERVER, server.clone()),
+                ],
+            ),
+            ToolSource::Builtin => (format!("run {name}"), Kind::Internal, Vec::new()),
+        };
+        self.span.child(self.tracing, span_name, kind, attributes)
+    }
+
+    /// The context the tool's nested and bridged calls carry.
+    pub(super) fn context_of(span: &ActiveSpan, ctx: &DispatchContext) -> Option<Arc<TraceContext>> {
+        span.context().or_else(|| ctx.trace.clone())
+    }
+
+    /// Ends call `info`'s span with its result.
+    pub(super) fn end(self, source: Option<&ToolSource>, stands_for: Option<&str>, result: &ToolResult) {
+        let span = self.span;
+        if let Some(source) = source {
+            span.set(KeyValue::new(attr::TOOL_SOURCE, source.kind()));
+        }
+        if let Some(name) = stands_for {
+            span.set(KeyValue::new(attr::STANDS_FOR, name.to_string()));
+        }
+        if let Some(code) = result.error_code {
+            let message = result
+                .error
+                .as_ref()
+                .map_or_else(|| code.as_str().to_string(), |e| e.message().to_string());
+            span.fail(code.as_str(), message);
+        }
+    }
+}
+
+/// Ends the span of a step with how it went: a failure's code and message.
+pub(super) fn step_failed(span: &ActiveSpan, failure: &Failure) {
+    let code = failure.code();
+    let message = match failure {
+        Failure::Handler(e) | Failure::Pipeline(e) => e.message().to_string(),
+        Failure::Unknown { .. } => "no such tool".to_string(),
+    };
+    span.fail(code.as_str(), message);
+}
+
+/// Ends the span of the tool's work with what it used and how it ended.
+pub(super) fn ran(span: &ActiveSpan, outcome: &std::result::Result<ToolOutput, Failure>) {
+    let usage = match outcome {
+        Ok(output) => output.usage,
+        Err(Failure::Handler(e) | Failure::Pipeline(e)) => e.usage().copied(),
+        Err(Failure::Unknown { .. }) => None,
+    };
+    if let Some(Usage {
+        fuel_consumed,
+        peak_memory_bytes,
+        instance_wait_us,
+        ..
+    }) = usage
+    {
+        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        span.set(KeyValue::new(attr::FUEL, int(fuel_consumed)));
+        span.set(KeyValue::new(attr::PEAK_MEMORY, int(peak_memory_bytes)));
+        span.set(KeyValue::new(attr::INSTANCE_WAIT, int(instance_wait_us)));
+    }
+    match outcome {
+        Ok(output) => {
+            if let Some(code) = output.error_code {
+                let reason = output.reason.clone().unwrap_or_else(|| code.as_str().to_string());
+                span.fail(code.as_str(), reason);
+            }
+        }
+        Err(failure) => step_failed(span, failure),
+    }
+}
+
+/// When a person was asked during the approval gate's check (the first
+/// question's start and the last one's end), told on to the call's own
+/// [`Waiting`].
+pub(super) struct ApprovalWatch {
+    parent: Waiting,
+    state: Mutex<WatchState>,
+}
+
+#[derive(Default)]
+struct WatchState {
+    from: Option<SystemTime>,
+    to: Option<SystemTime>,
+    /// The parent's wait, held while a person is asked.
+    open: Option<PersonWait>,
+}
+
+impl WaitListener for ApprovalWatch {
+    fn person_waiting(&self, waiting: bool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if waiting {
+            state.from.get_or_insert_with(SystemTime::now);
+            state.open = Some(self.parent.person());
+        } else {
+            state.to = Some(SystemTime::now());
+            state.open = None;
+        }
+    }
+}

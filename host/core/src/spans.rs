@@ -1,0 +1,259 @@
+//! # Spans: what a call did, as OpenTelemetry traces
+//!
+//! Off unless the host is given a tracer ([`Tracing`]: the operator's
+//! `[traces]` config builds one exporting over OTLP, or a host application
+//! hands in its own). Then every call the dispatcher runs is a span, and so
+//! are the steps it takes, following OpenTelemetry's conventions for MCP
+//! and GenAI tool calls:
+//!
+//! | span | kind | what |
+//! |---|---|---|
+//! | `{mcp.method.name} {target}` | server | an MCP request (made by the MCP server) |
+//! | `execute_tool {gen_ai.tool.name}` | internal | one call through the dispatch pipeline |
+//! | `admission` | internal | its hooks, lookup, audience, toolsets, availability, arguments' schema |
+//! | `approval` | internal | the time a person was asked whether it may run (only when one was) |
+//! | `sandbox {tool}` | internal | a WebAssembly call: fuel, peak memory, the wait for an instance |
+//! | `tools/call {tool}` | client | a bridged MCP server's tool |
+//! | `run {tool}` | internal | any other tool's handler |
+//!
+//! A nested call (a plugin or a code-mode script calling a tool) is an
+//! `execute_tool` span under the span of the call that made it, and a
+//! bridged server gets the W3C context of the span that calls it, so its
+//! own spans join the trace.
+//!
+//! **Never in the way.** A span is recorded in memory and handed to the
+//! exporter's queue when it ends; the export runs on a thread of its own,
+//! and a full queue (a collector slow or gone) drops spans rather than
+//! making a call wait.
+//!
+//! The context travels as a [`TraceContext`]: its W3C form for what leaves
+//! the process, and the local span's OpenTelemetry context for the spans
+//! made under it here.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::{Context, KeyValue};
+
+use crate::trace::TraceContext;
+
+pub use opentelemetry::KeyValue as Attribute;
+pub use opentelemetry::trace::SpanKind as Kind;
+
+/// The attribute names toolhost's spans use: OpenTelemetry's (MCP, GenAI,
+/// JSON-RPC, errors) and toolhost's own (`toolhost.*`).
+pub mod attr {
+    /// The MCP method of a request (`tools/call`).
+    pub const MCP_METHOD: &str = "mcp.method.name";
+    /// The MCP revision the client speaks.
+    pub const MCP_PROTOCOL_VERSION: &str = "mcp.protocol.version";
+    /// The MCP session's id.
+    pub const MCP_SESSION: &str = "mcp.session.id";
+    /// A resource's URI (`resources/read`).
+    pub const MCP_RESOURCE_URI: &str = "mcp.resource.uri";
+    /// The JSON-RPC id of a request, as a string.
+    pub const JSONRPC_REQUEST_ID: &str = "jsonrpc.request.id";
+    /// The JSON-RPC error code of a request that failed, as a string.
+    pub const RPC_STATUS_CODE: &str = "rpc.response.status_code";
+    /// `pipe` (stdio) or `tcp` (HTTP).
+    pub const NETWORK_TRANSPORT: &str = "network.transport";
+    /// `execute_tool`, for a tool's call.
+    pub const GEN_AI_OPERATION: &str = "gen_ai.operation.name";
+    /// The tool's name.
+    pub const GEN_AI_TOOL: &str = "gen_ai.tool.name";
+    /// The tool call's id.
+    pub const GEN_AI_TOOL_CALL_ID: &str = "gen_ai.tool.call.id";
+    /// A prompt's name (`prompts/get`).
+    pub const GEN_AI_PROMPT: &str = "gen_ai.prompt.name";
+    /// Why it failed: `tool_error` for a tool's result with `isError`, a
+    /// JSON-RPC code, or toolhost's error code.
+    pub const ERROR_TYPE: &str = "error.type";
+    /// Where the tool comes from: `builtin`, `mcp` or `wasm`.
+    pub const TOOL_SOURCE: &str = "toolhost.tool.source";
+    /// A WebAssembly tool's component (its BLAKE3 hash).
+    pub const COMPONENT: &str = "toolhost.component.hash";
+    /// A bridged tool's MCP server, as configured.
+    pub const MCP_SERVER: &str = "toolhost.mcp.server";
+    /// How deep the call is nested (0: a client's call).
+    pub const CALL_DEPTH: &str = "toolhost.call.depth";
+    /// The call a call stands for (a lazy server's `call_tool`).
+    pub const STANDS_FOR: &str = "toolhost.call.stands_for";
+    /// Fuel a sandboxed call used.
+    pub const FUEL: &str = "toolhost.sandbox.fuel_consumed";
+    /// The most linear memory a sandboxed call's instance held, in bytes.
+    pub const PEAK_MEMORY: &str = "toolhost.sandbox.peak_memory_bytes";
+    /// How long a sandboxed call waited for a free instance, in
+    /// microseconds.
+    pub const INSTANCE_WAIT: &str = "toolhost.sandbox.instance_wait_us";
+    /// What the person asked decided: `allowed` or `refused`.
+    pub const APPROVAL_DECISION: &str = "toolhost.approval.decision";
+}
+
+/// Where the host's spans go: an OpenTelemetry tracer, shared by every
+/// call. Cheap to clone.
+#[derive(Clone)]
+pub struct Tracing {
+    tracer: Arc<BoxedTracer>,
+}
+
+impl std::fmt::Debug for Tracing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tracing")
+    }
+}
+
+impl Tracing {
+    /// Spans go to `tracer` (any OpenTelemetry tracer: the SDK's, or a host
+    /// application's own).
+    pub fn new<T>(tracer: T) -> Tracing
+    where
+        T: Tracer + Send + Sync + 'static,
+        T::Span: Send + Sync + 'static,
+    {
+        Tracing {
+            tracer: Arc::new(BoxedTracer::new(Box::new(tracer))),
+        }
+    }
+
+    /// Starts span `name` of `kind` now, under `parent` (none: the root of
+    /// a new trace), with `attributes`.
+    pub fn start(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        parent: Option<&TraceContext>,
+        attributes: Vec<KeyValue>,
+    ) -> ActiveSpan {
+        self.start_at(name, kind, parent, attributes, None)
+    }
+
+    /// Like [`Tracing::start`], the span starting at `at` (now if `None`):
+    /// for a step whose start is known only once it is over.
+    pub fn start_at(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        parent: Option<&TraceContext>,
+        attributes: Vec<KeyValue>,
+        at: Option<SystemTime>,
+    ) -> ActiveSpan {
+        let parent = parent.map_or_else(Context::new, TraceContext::otel_context);
+        self.build(name.into(), kind, attributes, at, &parent)
+    }
+
+    /// A span under `parent`, starting at `at` (now if `None`).
+    fn build(
+        &self,
+        name: Cow<'static, str>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        at: Option<SystemTime>,
+        parent: &Context,
+    ) -> ActiveSpan {
+        let mut builder = self
+            .tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes);
+        if let Some(at) = at {
+            builder = builder.with_start_time(at);
+        }
+        let span = self.tracer.build_with_context(builder, parent);
+        ActiveSpan {
+            cx: parent.with_span(span),
+        }
+    }
+}
+
+/// A span that was started: it ends when [`ActiveSpan::end`] is called or
+/// when it is dropped (a call abandoned mid-way still ends its spans).
+#[derive(Debug)]
+pub struct ActiveSpan {
+    /// The context holding the span: the parent of spans made under it.
+    cx: Context,
+}
+
+impl ActiveSpan {
+    /// The context calls made under this span carry: its W3C form names
+    /// this span as their parent. `None` when the tracer makes no real
+    /// spans (a no-op tracer).
+    pub fn context(&self) -> Option<Arc<TraceContext>> {
+        TraceContext::of_span(&self.cx).map(Arc::new)
+    }
+
+    /// Whether the span is recorded (not sampled out): attributes that cost
+    /// something to make can be skipped when it is not.
+    pub fn is_recording(&self) -> bool {
+        self.cx.span().is_recording()
+    }
+
+    /// Sets `attribute` on the span.
+    pub fn set(&self, attribute: KeyValue) {
+        self.cx.span().set_attribute(attribute);
+    }
+
+    /// Marks the span failed: `error.type` is `error_type`, its status an
+    /// error saying `message`.
+    pub fn fail(&self, error_type: impl Into<opentelemetry::Value>, message: impl Into<Cow<'static, str>>) {
+        let span = self.cx.span();
+        span.set_attribute(KeyValue::new(attr::ERROR_TYPE, error_type));
+        span.set_status(Status::error(message));
+    }
+
+    /// Starts a child span of `kind` now.
+    pub fn child(
+        &self,
+        tracing: &Tracing,
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+    ) -> ActiveSpan {
+        self.child_at(tracing, name, kind, attributes, None)
+    }
+
+    /// Starts a child span of `kind` at `at` (now if `None`).
+    pub fn child_at(
+        &self,
+        tracing: &Tracing,
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        at: Option<SystemTime>,
+    ) -> ActiveSpan {
+        tracing.build(name.into(), kind, attributes, at, &self.cx)
+    }
+
+    /// Ends the span now.
+    pub fn end(self) {
+        // Dropped: see `Drop`.
+    }
+
+    /// Ends the span at `at`.
+    pub fn end_at(self, at: SystemTime) {
+        self.cx.span().end_with_timestamp(at);
+    }
+}
+
+impl Drop for ActiveSpan {
+    fn drop(&mut self) {
+        // Ending an ended span does nothing.
+        self.cx.span().end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::trace::noop::NoopTracer;
+
+    #[test]
+    fn a_noop_tracer_gives_no_context_to_pass_on() {
+        let tracing = Tracing::new(NoopTracer::new());
+        let span = tracing.start("x", SpanKind::Internal, None, Vec::new());
+        assert!(span.context().is_none());
+        assert!(!span.is_recording());
+    }
+}

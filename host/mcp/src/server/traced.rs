@@ -1,0 +1,80 @@
+//! A request's trace: the W3C context it came with, and its server span
+//! when the server traces (see [`toolhost_core::spans`]).
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use toolhost_core::spans::{ActiveSpan, Attribute, Kind, Tracing, attr};
+use toolhost_core::trace::{TRACEPARENT, TRACESTATE, TraceContext};
+
+/// The W3C trace context of a request: its `_meta`'s (MCP's own place for
+/// it), else its HTTP request's `traceparent` header; `None` when neither
+/// holds a valid one.
+pub(super) fn trace_of(context: &RequestContext<RoleServer>) -> Option<Arc<TraceContext>> {
+    if let Some(parent) = context.meta.get_traceparent() {
+        return TraceContext::parse(parent, context.meta.get_tracestate()).map(Arc::new);
+    }
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    TraceContext::parse(header(TRACEPARENT)?, header(TRACESTATE)).map(Arc::new)
+}
+
+/// The server span of request `method` (`tools/call`) about `target` (a
+/// tool's or prompt's name), under the request's own trace context, named
+/// `{method} {target}` as OpenTelemetry's MCP conventions say.
+pub(super) fn request_span(
+    tracing: &Tracing,
+    method: &'static str,
+    target: Option<&str>,
+    context: &RequestContext<RoleServer>,
+) -> ActiveSpan {
+    let parts = context.extensions.get::<http::request::Parts>();
+    let mut attributes = vec![
+        Attribute::new(attr::MCP_METHOD, method),
+        Attribute::new(attr::JSONRPC_REQUEST_ID, request_id(&context.id)),
+        Attribute::new(
+            attr::NETWORK_TRANSPORT,
+            if parts.is_some() { "tcp" } else { "pipe" },
+        ),
+    ];
+    if let Some(version) = context.protocol_version() {
+        attributes.push(Attribute::new(attr::MCP_PROTOCOL_VERSION, version.to_string()));
+    }
+    if let Some(session) = parts
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+    {
+        attributes.push(Attribute::new(attr::MCP_SESSION, session.to_string()));
+    }
+    let name = match (method, target) {
+        ("tools/call", Some(tool)) => {
+            attributes.push(Attribute::new(attr::GEN_AI_TOOL, tool.to_string()));
+            attributes.push(Attribute::new(attr::GEN_AI_OPERATION, "execute_tool"));
+            format!("{method} {tool}")
+        }
+        ("prompts/get", Some(prompt)) => {
+            attributes.push(Attribute::new(attr::GEN_AI_PROMPT, prompt.to_string()));
+            format!("{method} {prompt}")
+        }
+        _ => method.to_string(),
+    };
+    tracing.start(name, Kind::Server, trace_of(context).as_deref(), attributes)
+}
+
+/// Marks a request's span failed: `error_type` is `tool_error` for a
+/// tool's result with `isError`, or the JSON-RPC error's code (also its
+/// `rpc.response.status_code`).
+pub(super) fn failed(span: &ActiveSpan, error_type: &str, message: &str) {
+    if error_type != "tool_error" {
+        span.set(Attribute::new(attr::RPC_STATUS_CODE, error_type.to_string()));
+    }
+    span.fail(error_type.to_string(), message.to_string());
+}
+
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    }
+}

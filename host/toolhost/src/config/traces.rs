@@ -1,0 +1,214 @@
+//! `[traces]`: OpenTelemetry spans of requests and calls (see
+//! [`toolhost_core::spans`] for which), exported over OTLP/HTTP to a
+//! collector.
+//!
+//! ```toml
+//! [traces]
+//! endpoint = "http://127.0.0.1:4318"   # none (the default): no spans
+//! ```
+//!
+//! Spans are sent in batches from a thread of their own (OpenTelemetry's
+//! batch processor and a blocking HTTP client), never from a call's task:
+//! a collector that is slow, refuses, or is gone makes the queue fill, and
+//! spans past `max_queue` are dropped, while calls go on as fast as
+//! without traces.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
+use serde::Deserialize;
+
+use crate::error::{Error, ErrorCode, Result};
+use toolhost_core::spans::Tracing;
+
+/// The `[traces]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracesConfig {
+    /// The collector's OTLP/HTTP base URL (`http://collector:4318`):
+    /// spans are POSTed to `{endpoint}/v1/traces` as protobuf. None: no
+    /// spans are made.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+    /// Headers sent with every export (a collector's API key).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The `service.name` of the spans' resource.
+    #[serde(default = "default_service_name")]
+    pub service_name: String,
+    /// The share of new traces recorded, from 0.0 to 1.0; a request that
+    /// comes with a trace context follows its caller's decision.
+    #[serde(default = "default_sample_ratio")]
+    pub sample_ratio: f64,
+    /// The longest one export may take before it is abandoned.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// The most finished spans waiting to be exported; more are dropped.
+    #[serde(default = "default_max_queue")]
+    pub max_queue: usize,
+    /// How long finished spans wait before they are sent (a full batch of
+    /// 512 goes at once).
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: u64,
+}
+
+fn default_service_name() -> String {
+    "toolhost".to_string()
+}
+
+fn default_sample_ratio() -> f64 {
+    1.0
+}
+
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+
+fn default_max_queue() -> usize {
+    2048
+}
+
+fn default_delay_ms() -> u64 {
+    1000
+}
+
+impl Default for TracesConfig {
+    fn default() -> Self {
+        TracesConfig {
+            endpoint: None,
+            headers: BTreeMap::new(),
+            service_name: default_service_name(),
+            sample_ratio: default_sample_ratio(),
+            timeout_ms: default_timeout_ms(),
+            max_queue: default_max_queue(),
+            delay_ms: default_delay_ms(),
+        }
+    }
+}
+
+/// The spans' exporter, running: where the dispatcher and the MCP server
+/// send spans ([`Traces::tracing`]), and what to flush before the process
+/// ends ([`Traces::shutdown`]).
+pub struct Traces {
+    provider: SdkTracerProvider,
+    tracing: Tracing,
+}
+
+impl std::fmt::Debug for Traces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Traces")
+    }
+}
+
+impl Traces {
+    /// Where spans go.
+    pub fn tracing(&self) -> &Tracing {
+        &self.tracing
+    }
+
+    /// Sends the spans still queued, waiting at most `timeout`, and stops
+    /// the exporter. Blocks: call it off the async runtime's workers.
+    pub fn shutdown(&self, timeout: Duration) {
+        if let Err(e) = self.provider.shutdown_with_timeout(timeout) {
+            tracing::warn!("traces: the last spans were not all sent: {e}");
+        }
+    }
+}
+
+impl TracesConfig {
+    /// The exporter, started, when an endpoint is set.
+    ///
+    /// # Errors
+    ///
+    /// `config` for an endpoint that is not an `http://` or `https://` URL,
+    /// a header that HTTP does not allow, a ratio outside 0..=1, or a zero
+    /// queue or timeout.
+    pub fn start(&self) -> Result<Option<Traces>> {
+        let Some(endpoint) = &self.endpoint else {
+            return Ok(None);
+        };
+        let bad = |message: String| Error::new(ErrorCode::Config, format!("[traces] {message}"));
+        let base = endpoint.trim_end_matches('/');
+        let url = format!("{base}/v1/traces");
+        let parsed = url
+            .parse::<http::Uri>()
+            .map_err(|e| bad(format!("endpoint {endpoint:?} is not a URL: {e}")))?;
+        if !matches!(parsed.scheme_str(), Some("http" | "https")) || parsed.host().is_none() {
+            return Err(bad(format!(
+                "endpoint {endpoint:?} must be an http:// or https:// URL with a host (a collector's OTLP/HTTP port, usually 4318)"
+            )));
+        }
+        for (name, value) in &self.headers {
+            http::HeaderName::try_from(name.as_str())
+                .map_err(|_| bad(format!("headers: {name:?} is not an HTTP header name")))?;
+            http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| bad(format!("headers: the value of {name:?} is not allowed in HTTP")))?;
+        }
+        if !(0.0..=1.0).contains(&self.sample_ratio) {
+            return Err(bad(format!(
+                "sample_ratio = {} must be from 0.0 to 1.0",
+                self.sample_ratio
+            )));
+        }
+        if self.max_queue == 0 || self.timeout_ms == 0 {
+            return Err(bad("max_queue and timeout_ms must be at least 1".to_string()));
+        }
+        let timeout = Duration::from_millis(self.timeout_ms);
+        let config = self.clone();
+        // The blocking client runs a runtime of its own: it is built (and
+        // later dropped, with the exporter) off the async runtime's
+        // threads, where making or dropping a runtime is not allowed.
+        let built = std::thread::spawn(move || config.provider(url, timeout))
+            .join()
+            .map_err(|_| Error::internal("[traces]: building the exporter panicked"))??;
+        Ok(Some(built))
+    }
+
+    fn provider(&self, url: String, timeout: Duration) -> Result<Traces> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::blocking::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| Error::new(ErrorCode::Config, format!("[traces]: the HTTP client: {e}")))?;
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_http_client(client)
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(url)
+            .with_timeout(timeout)
+            .with_headers(self.headers.clone().into_iter().collect())
+            .build()
+            .map_err(|e| Error::new(ErrorCode::Config, format!("[traces]: the OTLP exporter: {e}")))?;
+        let batches = BatchConfigBuilder::default()
+            .with_max_queue_size(self.max_queue)
+            .with_max_export_batch_size(512.min(self.max_queue))
+            .with_scheduled_delay(Duration::from_millis(self.delay_ms))
+            .build();
+        let processor = BatchSpanProcessor::builder(exporter)
+            .with_batch_config(batches)
+            .build();
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(processor)
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
+                self.sample_ratio,
+            ))))
+            .with_resource(
+                Resource::builder()
+                    .with_service_name(self.service_name.clone())
+                    .with_attribute(opentelemetry::KeyValue::new(
+                        "service.version",
+                        env!("CARGO_PKG_VERSION"),
+                    ))
+                    .build(),
+            )
+            .build();
+        let tracing = Tracing::new(provider.tracer("toolhost"));
+        Ok(Traces { provider, tracing })
+    }
+}
