@@ -115,6 +115,11 @@ impl AuditLog {
         })
     }
 
+    /// The file it appends to.
+    pub fn path(&self) -> &Path {
+        &self.options.path
+    }
+
     /// Lines that could not be written.
     pub fn lost(&self) -> u64 {
         self.lost.load(Ordering::Relaxed)
@@ -173,6 +178,99 @@ impl AuditLog {
         }
         std::fs::rename(&self.options.path, numbered(1))
     }
+}
+
+/// What [`read_tail`] looks for: lines containing `text` (ASCII case
+/// ignored), of the event `event`, at most `limit` of them.
+#[derive(Debug, Clone, Default)]
+pub struct AuditQuery {
+    /// Text every line returned contains (none: any).
+    pub text: Option<String>,
+    /// The `event` every line returned has (none: any).
+    pub event: Option<String>,
+    /// The most lines returned.
+    pub limit: usize,
+}
+
+/// The newest lines of an audit log, as [`read_tail`] found them.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct AuditTail {
+    /// The lines that match, newest first.
+    pub lines: Vec<Value>,
+    /// How many bytes were read.
+    pub scanned_bytes: u64,
+    /// Whether older lines were left unread (the read's budget ran out,
+    /// or `limit` lines were found first).
+    pub more: bool,
+}
+
+/// The most bytes [`read_tail`] reads, over the file and its newest
+/// rotated one.
+pub const MAX_TAIL_BYTES: u64 = 8 << 20;
+
+/// Reads the newest lines of the audit log at `path` (then of `PATH.1`,
+/// when the file holds less than [`MAX_TAIL_BYTES`]) that match `query`,
+/// newest first: a bounded read of the files' ends, whatever their size.
+/// A line cut by the budget or not JSON is skipped. Blocking: call it off
+/// the async workers.
+///
+/// # Errors
+///
+/// When `path` cannot be read (a missing rotated file is no error).
+pub fn read_tail(path: &Path, query: &AuditQuery) -> std::io::Result<AuditTail> {
+    use std::io::{Read, Seek, SeekFrom};
+    let needle = query.text.as_deref().map(str::to_ascii_lowercase);
+    let mut tail = AuditTail::default();
+    let mut budget = MAX_TAIL_BYTES;
+    let mut rotated = path.as_os_str().to_owned();
+    rotated.push(".1");
+    for (i, file) in [path.to_path_buf(), PathBuf::from(rotated)].iter().enumerate() {
+        let mut f = match File::open(file) {
+            Ok(f) => f,
+            Err(e) if i > 0 && e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) => return Err(e),
+        };
+        let len = f.metadata()?.len();
+        let start = len.saturating_sub(budget);
+        f.seek(SeekFrom::Start(start))?;
+        let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
+        f.take(len - start).read_to_end(&mut bytes)?;
+        budget -= bytes.len() as u64;
+        tail.scanned_bytes += bytes.len() as u64;
+        let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+        if start > 0 {
+            // The first line began before the read: cut, skipped.
+            lines.remove(0);
+            tail.more = true;
+        }
+        for line in lines.into_iter().rev().filter(|l| !l.is_empty()) {
+            if tail.lines.len() >= query.limit {
+                tail.more = true;
+                return Ok(tail);
+            }
+            if let Some(needle) = &needle
+                && !line
+                    .to_ascii_lowercase()
+                    .windows(needle.len().max(1))
+                    .any(|w| w == needle.as_bytes())
+            {
+                continue;
+            }
+            let Ok(value) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            if let Some(event) = &query.event
+                && value.get("event").and_then(Value::as_str) != Some(event)
+            {
+                continue;
+            }
+            tail.lines.push(value);
+        }
+        if budget == 0 {
+            break;
+        }
+    }
+    Ok(tail)
 }
 
 /// What a call's line says of its source.
@@ -282,6 +380,58 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn the_tail_is_read_newest_first_across_a_rotation_and_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(AuditOptions {
+            path: path.clone(),
+            max_bytes: 300,
+            keep: 2,
+        })
+        .unwrap();
+        for i in 0..12 {
+            let mut line = Map::new();
+            line.insert("n".into(), Value::from(i));
+            line.insert("who".into(), Value::from(if i % 3 == 0 { "Ada" } else { "bob" }));
+            log.record(if i % 2 == 0 { "even" } else { "odd" }, line);
+        }
+        let all = read_tail(
+            &path,
+            &AuditQuery {
+                limit: 100,
+                ..AuditQuery::default()
+            },
+        )
+        .unwrap();
+        let ns: Vec<u64> = all.lines.iter().map(|l| l["n"].as_u64().unwrap()).collect();
+        assert!(ns.len() > 3 && ns.windows(2).all(|w| w[0] == w[1] + 1), "{ns:?}");
+        assert_eq!(ns[0], 11);
+        let query = AuditQuery {
+            text: Some("ADA".into()),
+            event: Some("odd".into()),
+            limit: 100,
+        };
+        let found = read_tail(&path, &query).unwrap();
+        assert!(
+            found
+                .lines
+                .iter()
+                .all(|l| l["who"] == "Ada" && l["event"] == "odd")
+        );
+        assert_eq!(found.lines[0]["n"], 9);
+        let two = read_tail(
+            &path,
+            &AuditQuery {
+                limit: 2,
+                ..AuditQuery::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(two.lines.len(), 2);
+        assert!(two.more);
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! | the WIT-free [`Tool`](registry::Tool) trait, the registry, tool names | [`registry`] |
 //! | named bundles of tools | [`toolsets`] |
 //! | sessions and the call pipeline: hooks, the call gate, events, batches, lazy mode | [`dispatch`] |
+//! | the calls in flight and the last ones finished, for an operator's console | [`call_log`] |
 //! | rich content (images, audio, resources) beside a result's JSON | [`content`] |
 //! | asking the caller's client: elicitation and sampling | [`client`] |
 //! | progress reports of long calls | [`progress`] |
@@ -43,6 +44,7 @@
 
 pub mod audit;
 pub mod bounded;
+pub mod call_log;
 pub mod client;
 pub mod content;
 pub mod dispatch;

@@ -46,6 +46,9 @@ pub struct CallInfo {
     pub session_id: Arc<str>,
     /// The session's audience.
     pub audience: ToolAudience,
+    /// The caller's W3C trace context, if its request carried one (see
+    /// [`crate::trace`]).
+    pub trace: Option<Arc<crate::trace::TraceContext>>,
 }
 
 /// A pre-call hook's decision. Pre-call hooks run before the lookup;

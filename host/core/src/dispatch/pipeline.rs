@@ -69,6 +69,7 @@ impl Dispatcher {
             name: name.to_string(),
             session_id: ctx.session.shared_id(),
             audience: ctx.session.audience(),
+            trace: ctx.trace.clone(),
         };
         let mut observed = Observed::start(&self.inner.observers, &info, &arguments);
         let traced = self
