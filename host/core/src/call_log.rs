@@ -299,8 +299,7 @@ impl Record {
             origin,
             session: self.session.to_string(),
             audience: self.audience,
-            started: chrono::DateTime::<chrono::Utc>::from(self.started)
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            started: crate::text::rfc3339_millis(self.started),
             duration_ms: duration.as_secs_f64() * 1e3,
             outcome,
             error_code,

@@ -71,3 +71,9 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     }
     p.get(pi..).unwrap_or_default().iter().all(|c| *c == '*')
 }
+
+/// `time` as RFC 3339 with milliseconds, in UTC (`2026-12-07T03:40:12.345Z`),
+/// as the audit log and the console write times.
+pub fn rfc3339_millis(time: std::time::SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -54,6 +54,7 @@ use tokio::sync::{Mutex, MutexGuard, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{Grant, JwtVerifier, Refusal, challenge};
+use super::console::Console;
 use super::framing;
 use super::server::{McpServer, finish};
 use toolhost_core::audit::AuditLog;
@@ -95,6 +96,9 @@ pub struct HttpOptions {
     /// Where clients let in (once each) and turned away (every time) are
     /// written (see [`toolhost_core::audit`]).
     pub audit: Option<Arc<AuditLog>>,
+    /// The operator's console at `GET /console` (see [`crate::console`]);
+    /// none: not served.
+    pub console: Option<Arc<Console>>,
     /// Connections served at once; the next is accepted when one closes.
     /// Held to half the process's soft file-descriptor limit, the rest
     /// being the host's own (plugins, the compile cache, bridged servers).
@@ -125,6 +129,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("status", &self.status.is_some())
             .field("metrics", &self.metrics.is_some())
             .field("audit", &self.audit.is_some())
+            .field("console", &self.console.is_some())
             .field("max_connections", &self.max_connections)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
@@ -145,6 +150,7 @@ impl Default for HttpOptions {
             status: None,
             metrics: None,
             audit: None,
+            console: None,
             max_connections: 1024,
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(30),
@@ -227,7 +233,7 @@ pub async fn serve_http(
         server: server.clone(),
         bound: std::sync::Mutex::default(),
     };
-    let origin_policy = super::origin::OriginPolicy::new(&origins_for_policy);
+    let origin_policy = Arc::new(super::origin::OriginPolicy::new(&origins_for_policy));
     let mut router = axum::Router::new()
         .route(&options.path, axum::routing::any(Endpoint::serve))
         .with_state(Arc::new(endpoint));
@@ -272,18 +278,16 @@ pub async fn serve_http(
         );
     }
     let health = server.clone();
+    let callers = Arc::new(Callers {
+        token,
+        auth: options.auth.clone(),
+        audit: options.audit.clone(),
+        seen: std::sync::Mutex::default(),
+    });
     let mut router = router
+        .layer(middleware::from_fn_with_state(Arc::clone(&callers), authenticate))
         .layer(middleware::from_fn_with_state(
-            Arc::new(Callers {
-                token,
-                auth: options.auth.clone(),
-                audit: options.audit.clone(),
-                seen: std::sync::Mutex::default(),
-            }),
-            authenticate,
-        ))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(origin_policy),
+            Arc::clone(&origin_policy),
             require_origin,
         ))
         // Readiness for load balancers and orchestrators, without the token:
@@ -302,6 +306,13 @@ pub async fn serve_http(
                 }
             }),
         );
+    if let Some(console) = options.console.clone() {
+        // The page needs no token; its API the same as `/mcp`, and its own
+        // origin check (the page's origin, whatever the listener's name).
+        let (pages, api) = super::console::router(console, server.clone(), origin_policy);
+        let api = api.layer(middleware::from_fn_with_state(callers, authenticate));
+        router = router.merge(pages).merge(api);
+    }
     if let Some(auth) = &options.auth {
         // RFC 9728: at the root, and with the resource's path appended.
         let document = auth.config().metadata().to_string();
@@ -726,6 +737,13 @@ async fn require_origin(
     next.run(request).await
 }
 
+/// Put into a request's extensions when it carried the static bearer
+/// token: the proof, for the routes that need one, that the caller is the
+/// operator (a listener without any token lets requests through without
+/// it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StaticToken;
+
 /// Who may call: the static token, and the issuer's tokens; and where
 /// clients are audited.
 struct Callers {
@@ -807,6 +825,7 @@ async fn authenticate(State(callers): State<Arc<Callers>>, mut request: Request,
         && constant_time_eq(given.as_bytes(), token.as_bytes())
     {
         callers.audit(&request, "allowed", "the static bearer token", None);
+        request.extensions_mut().insert(StaticToken);
         return next.run(request).await;
     }
     let Some(auth) = &callers.auth else {

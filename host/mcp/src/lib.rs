@@ -19,6 +19,7 @@
 //! | browser origins | [`origin`] |
 //! | OAuth access tokens (JWTs), the protected-resource metadata, scopes as grants | [`auth`]: [`auth::AuthConfig`], [`auth::JwtVerifier`] |
 //! | approvals asked of the client (elicitation, or a 2026-07-28 client's input request) | [`approval`]: [`McpApprover`] |
+//! | the operator's console at `/console`: calls, plugins, servers, approvals waiting, the audit log | [`console`]: [`console::Console`], [`console::PendingApprovals`] |
 //! | a 2026-07-28 request's questions: multi-round-trip results | [`round_trip`]: [`RoundTrips`] |
 //! | the sealed `requestState` they carry | [`request_state`]: [`StateSealer`], [`StateKey`] |
 //! | a call's own questions to its client (elicitation, sampling) | [`asking`]: [`PeerClient`] |
@@ -58,6 +59,7 @@ mod catalog;
 pub mod child;
 pub mod client;
 pub mod config;
+pub mod console;
 pub mod framing;
 pub mod http;
 pub mod lazy;

@@ -123,6 +123,9 @@ pub enum ApprovalOutcome {
     },
     /// Nobody can be asked (for example, no terminal); treated as a denial.
     Unavailable,
+    /// Too many questions already wait for an answer, so this one was not
+    /// put; a denial, and the model is told why.
+    Overloaded,
 }
 
 /// Asks a person to approve something.

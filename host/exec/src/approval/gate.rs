@@ -361,6 +361,7 @@ impl ApprovalGate {
                 return Decision::Block(r);
             }
             ApprovalOutcome::Unavailable => return Decision::Block(block(BlockReason::NoApprover)),
+            ApprovalOutcome::Overloaded => return Decision::Block(block(BlockReason::Overloaded)),
         };
         if choice == Choice::Deny {
             return Decision::Block(block(BlockReason::Denied));

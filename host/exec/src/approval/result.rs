@@ -38,6 +38,8 @@ pub enum BlockReason {
     DenyRule,
     /// The question was sent; the answer will come later.
     Pending,
+    /// Too many approvals were already waiting for an answer.
+    Overloaded,
 }
 
 /// The JSON result of a call that did not run.
@@ -81,6 +83,9 @@ impl BlockedResult {
             ),
             BlockReason::DenyRule => format!(
                 "BLOCKED: {what} is forbidden by operator policy ({summary}). Do NOT retry this command or variations of it."
+            ),
+            BlockReason::Overloaded => format!(
+                "BLOCKED: {what} needs approval ({summary}) and too many approvals are already waiting for an answer, so it was not asked. Do NOT retry this command or variations of it now; ask the user to look at the pending approvals."
             ),
             BlockReason::Pending => format!(
                 "BLOCKED: {what} needs approval ({summary}); the user has been asked and will answer later. Do NOT retry this command or variations of it; wait for the user's answer."

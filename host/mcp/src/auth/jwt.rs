@@ -71,6 +71,9 @@ enum Scp {
 pub struct JwtVerifier {
     config: AuthConfig,
     jwks: JwksCache,
+    /// Scopes that grant no tools but let a token in (see
+    /// [`JwtVerifier::recognizing`]).
+    others: BTreeSet<String>,
 }
 
 impl JwtVerifier {
@@ -88,7 +91,22 @@ impl JwtVerifier {
             Duration::from_secs(config.jwks_refresh_s),
         )
         .map_err(|why| Error::new(ErrorCode::Config, format!("[auth] jwks_url: {why}")))?;
-        Ok(JwtVerifier { config, jwks })
+        Ok(JwtVerifier {
+            config,
+            jwks,
+            others: BTreeSet::new(),
+        })
+    }
+
+    /// Also lets in a token holding one of `scopes`, which grant no tool
+    /// (the console's: see [`crate::console::ConsoleScopes`]): its grant
+    /// holds those of them it has, and, unless it also holds a scope of
+    /// `[[auth.scopes]]`, no toolset (its MCP session lists nothing). A
+    /// token holding none of these nor of `[[auth.scopes]]` is refused as
+    /// before ([`Refusal::NoScope`]).
+    pub fn recognizing(mut self, scopes: impl IntoIterator<Item = String>) -> JwtVerifier {
+        self.others.extend(scopes);
+        self
     }
 
     /// The section it verifies for.
@@ -155,7 +173,20 @@ impl JwtVerifier {
             None => {}
         }
         let subject = claims.sub.or(claims.client_id).unwrap_or_default();
-        self.config.grant(&subject, &scopes).ok_or(Refusal::NoScope)
+        let others: BTreeSet<String> = self.others.intersection(&scopes).cloned().collect();
+        match self.config.grant(&subject, &scopes) {
+            Some(mut grant) => {
+                grant.scopes.extend(others);
+                Ok(grant)
+            }
+            None if !others.is_empty() => Ok(Grant {
+                subject,
+                scopes: others,
+                audience: toolhost_core::registry::ToolAudience::Public,
+                toolsets: Some(Vec::new()),
+            }),
+            None => Err(Refusal::NoScope),
+        }
     }
 }
 

@@ -14,9 +14,10 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use toolhost::admission::{PluginRequest, Via};
-use toolhost::config::{PluginsDirConfig, Shared, Started, metrics_text};
+use toolhost::config::{Config, PluginsDirConfig, Shared, Started, metrics_text, plugins_view};
 use toolhost::internal::admin;
 use toolhost::internal::approval::{ApprovalCallback, CliPrompt};
+use toolhost::internal::mcp::console::{Console, PendingApprovals};
 use toolhost::internal::mcp::request_state::STATE_KEY_ENV;
 use toolhost::internal::mcp::{HttpOptions, McpApprover, MetricsFn, StateKey, serve_http, serve_stdio};
 use toolhost::internal::registry::Registry;
@@ -99,6 +100,10 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut config = args.config.load()?;
+    // The console, over HTTP: approvals that no client can answer wait
+    // there for the operator.
+    let pending = console_approvals(&args, &config)?;
     let tty = if args.approve_on_tty {
         let prompt = CliPrompt::tty().map_err(|_| {
             anyhow::anyhow!("--approve-on-tty: this process has no controlling terminal to ask on")
@@ -107,20 +112,23 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    // Clients that can answer a form are asked (elicitation); the terminal,
-    // if allowed, for the others; otherwise the call is denied. A stateless
+    let fallback = match &pending {
+        Some(pending) => Some(Arc::clone(pending) as Arc<dyn ApprovalCallback>),
+        None => tty,
+    };
+    // Clients that can answer a form are asked (elicitation); the console or
+    // the terminal, if either, for the others; otherwise the call is denied. A stateless
     // server asks 2026-07-28 clients only (multi-round-trip results): a
     // server-initiated request's answer would reach another request (or
     // another replica).
     let elicit = (!args.no_elicit).then(|| match args.stateless {
-        true => McpApprover::without_sessions(tty.clone()),
-        false => McpApprover::new(tty.clone()),
+        true => McpApprover::without_sessions(fallback.clone()),
+        false => McpApprover::new(fallback.clone()),
     });
     let approver = match &elicit {
         Some(elicit) => Some(Arc::clone(elicit) as Arc<dyn ApprovalCallback>),
-        None => tty,
+        None => fallback,
     };
-    let mut config = args.config.load()?;
     let engine = args.config.engine_for(&config)?;
     if let Some(dir) = &args.plugins_dir {
         // Into the config before it starts, so that its protected paths
@@ -152,6 +160,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(reload_on_signal(Arc::clone(&live)));
     let metrics = started.metrics.clone();
     let audit = started.audit.clone();
+    let console = match (pending, started.calls.clone()) {
+        (Some(pending), Some(calls)) => {
+            let mut console = Console::new(Arc::clone(&calls))
+                .with_approvals(pending)
+                .with_plugins(plugins_view(Arc::clone(&live), calls))
+                .with_scopes(live.config().console.scopes());
+            if let Some(audit) = &audit {
+                console = console.with_audit(Arc::clone(audit));
+            }
+            Some(Arc::new(console))
+        }
+        _ => None,
+    };
     let dispatcher = started.dispatcher;
     for path in &args.plugins {
         // Relative to the working directory, as a command-line path is.
@@ -189,9 +210,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         // `[auth]`: the issuer's OAuth tokens, beside any static token.
         let auth = match live.config().auth.clone() {
-            Some(section) => Some(Arc::new(
-                toolhost::internal::mcp::auth::JwtVerifier::new(section).context("[auth]")?,
-            )),
+            Some(section) => {
+                let mut verifier =
+                    toolhost::internal::mcp::auth::JwtVerifier::new(section).context("[auth]")?;
+                if console.is_some() {
+                    // Console-only tokens are let in (seeing no tools).
+                    verifier = verifier.recognizing(live.config().console.scopes().configured());
+                }
+                Some(Arc::new(verifier))
+            }
             None => None,
         };
         if args.no_token && auth.is_some() {
@@ -225,12 +252,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             status: Some(Arc::new(move || status.status())),
             metrics: scrape,
             audit,
+            console: console.clone(),
             max_sessions: args.max_sessions,
             session_idle: Duration::from_secs(args.session_idle_secs),
             max_connections: args.max_connections,
             ..HttpOptions::default()
         };
         errln!("toolhost: serving MCP at http://{local}{}", options.path);
+        if console.is_some() {
+            errln!("toolhost: the console is at http://{local}/console (give it the bearer token)");
+        }
         serve_http(server, listener, options, shutdown, grace).await?;
     } else {
         serve_stdio(server, shutdown, grace).await?;
@@ -241,6 +272,29 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let _ = tokio::task::spawn_blocking(move || traces.shutdown(grace)).await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The approvals waiting for the console, when `[console] enabled` and
+/// serving HTTP; the console refuses to go with what it cannot work with.
+fn console_approvals(args: &ServeArgs, config: &Config) -> anyhow::Result<Option<Arc<PendingApprovals>>> {
+    if !config.console.enabled {
+        return Ok(None);
+    }
+    if args.http.is_none() {
+        errln!("toolhost: note: [console] is served on the HTTP listener only; --stdio serves none");
+        return Ok(None);
+    }
+    if args.no_token {
+        anyhow::bail!(
+            "--no-token: the console ([console] enabled) needs a bearer token, or anyone on this machine could decide approvals; give --token, or turn the console off"
+        );
+    }
+    if args.approve_on_tty {
+        anyhow::bail!(
+            "--approve-on-tty: with [console] enabled, approvals no client can answer wait on the console; use one or the other"
+        );
+    }
+    Ok(Some(Arc::new(PendingApprovals::new(config.console.max_pending))))
 }
 
 /// What needs MCP sessions, refused or announced in stateless mode.

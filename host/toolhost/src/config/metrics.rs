@@ -104,7 +104,7 @@ impl ApprovalCallback for ObservedApprovals {
             let outcome = self.inner.request(request).await;
             let (decision, choice) = match &outcome {
                 ApprovalOutcome::Decided(Choice::Deny) => ("refused", Some("deny")),
-                ApprovalOutcome::Unavailable => ("refused", None),
+                ApprovalOutcome::Unavailable | ApprovalOutcome::Overloaded => ("refused", None),
                 ApprovalOutcome::Decided(Choice::Once) => ("granted", Some("once")),
                 ApprovalOutcome::Decided(Choice::Session) => ("granted", Some("session")),
                 ApprovalOutcome::Decided(Choice::Always) => ("granted", Some("always")),
@@ -122,6 +122,7 @@ impl ApprovalCallback for ObservedApprovals {
                 line.insert("choice".into(), json!(choice));
                 let why = match &outcome {
                     ApprovalOutcome::Unavailable => "nobody could be asked: refused",
+                    ApprovalOutcome::Overloaded => "too many approvals were waiting: refused unasked",
                     ApprovalOutcome::Pending { .. } => "asked; the answer comes later",
                     _ => "the person asked decided",
                 };

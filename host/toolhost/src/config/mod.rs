@@ -47,6 +47,7 @@
 //! assert!(err.message().contains("key `foo`"), "{err}");
 //! ```
 
+mod console;
 pub mod distribution;
 mod exec;
 mod metrics;
@@ -56,6 +57,7 @@ pub mod protected;
 mod store;
 mod traces;
 
+pub use console::{ConsoleConfig, plugins_view};
 pub use distribution::{OciConfig, SignaturesConfig};
 pub use exec::{ExecConfig, SshConfig, sandbox_works};
 pub use metrics::{AuditConfig, MetricsConfig};
@@ -152,6 +154,9 @@ pub struct Config {
     /// `[traces]`: OpenTelemetry spans exported over OTLP.
     #[serde(default)]
     pub traces: TracesConfig,
+    /// `[console]`: the operator's console on the HTTP listener.
+    #[serde(default)]
+    pub console: ConsoleConfig,
     /// The folder relative paths are resolved against: the file's, or the
     /// working directory for a config made in code; always absolute.
     #[serde(skip)]
@@ -187,6 +192,7 @@ impl Default for Config {
             metrics: MetricsConfig::default(),
             audit: AuditConfig::default(),
             traces: TracesConfig::default(),
+            console: ConsoleConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
         }
@@ -504,8 +510,13 @@ impl Config {
                 ),
             ));
         }
+        self.console.validate()?;
         self.prepare_storage()?;
         let metrics = self.metrics.enabled.then(|| Arc::new(Metrics::new()));
+        let calls = self
+            .console
+            .enabled
+            .then(|| Arc::new(toolhost_core::call_log::CallLog::new(self.console.recent_calls)));
         let audit = self.audit.open(&self.base_dir)?;
         let traces = self.traces.start()?.map(Arc::new);
         let approver = match approver {
@@ -530,6 +541,9 @@ impl Config {
         }
         if let Some(traces) = &traces {
             builder = builder.tracing(traces.tracing().clone());
+        }
+        if let Some(calls) = &calls {
+            builder = builder.observer(Arc::clone(calls) as Arc<dyn CallObserver>);
         }
         let dispatcher = builder.build()?;
         // Trusted keys that cannot be read are wrong as a whole: this fails.
@@ -566,6 +580,7 @@ impl Config {
             metrics,
             audit,
             traces,
+            calls,
         })
     }
 
@@ -700,6 +715,10 @@ pub struct Started {
     pub audit: Option<Arc<toolhost_core::audit::AuditLog>>,
     /// The spans' exporter, when `[traces] endpoint` is set.
     pub traces: Option<Arc<Traces>>,
+    /// The calls as the console shows them, when `[console] enabled` (a
+    /// span recorder hands its spans to it: see
+    /// [`CallLog::record_span`](toolhost_core::call_log::CallLog::record_span)).
+    pub calls: Option<Arc<toolhost_core::call_log::CallLog>>,
 }
 
 impl Started {
