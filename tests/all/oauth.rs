@@ -15,20 +15,20 @@ use crate::mcp_hostile::{Exchange, exchange, post};
 use crate::mcp_server::{HttpServer, python_client};
 use crate::support;
 
-const ISSUER: &str = "https://issuer.toolhost.test";
-const RESOURCE: &str = "https://toolhost.test/mcp";
+pub(crate) const ISSUER: &str = "https://issuer.toolhost.test";
+pub(crate) const RESOURCE: &str = "https://toolhost.test/mcp";
 const STATIC: &str = "st4tic";
 
 /// The test issuer: its JWKS on the loopback, and tokens on request.
-struct Issuer {
+pub(crate) struct Issuer {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
-    jwks_url: String,
+    pub(crate) jwks_url: String,
 }
 
 impl Issuer {
-    fn start() -> Issuer {
+    pub(crate) fn start() -> Issuer {
         let mut child = Command::new(support::peer_python())
             .arg(support::peer_script("jwt_issuer.py"))
             .arg(ISSUER)
@@ -59,7 +59,7 @@ impl Issuer {
     }
 
     /// A valid token of `alg` holding `scope`, for a day.
-    fn valid(&mut self, alg: &str, scope: &str) -> String {
+    pub(crate) fn valid(&mut self, alg: &str, scope: &str) -> String {
         self.token(json!({"alg": alg, "exp_in": 86400,
             "claims": {"iss": ISSUER, "aud": RESOURCE, "sub": "agent-1", "scope": scope}}))
     }
