@@ -82,12 +82,21 @@ fn config(dir: &Path, extra: &str) -> PathBuf {
 /// elicitation, so that an approval it needs waits on the console; the
 /// JSON-RPC response.
 fn call(addr: SocketAddr, token: &str, tool: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": tool, "arguments": arguments, "_meta": {
+    call_traced(addr, token, tool, arguments, None)
+}
+
+/// [`call`], with a W3C `traceparent` in its `_meta` when given.
+fn call_traced(addr: SocketAddr, token: &str, tool: &str, arguments: Value, trace: Option<&str>) -> Value {
+    let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "console-test", "version": "0"},
         "io.modelcontextprotocol/clientCapabilities": {},
-    }}})
+    });
+    if let Some(trace) = trace {
+        meta["traceparent"] = json!(trace);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments, "_meta": meta}})
     .to_string();
     let auth = format!("Bearer {token}");
     let (status, text) = http_request(
@@ -158,8 +167,18 @@ fn text_of(answer: &Value) -> String {
 #[test]
 fn an_operator_approves_one_command_and_refuses_another_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
-    let served = Served::start(&config(dir.path(), "[console]\nenabled = true\n"));
+    let hello = support::plugin_path("hello");
+    let plugin = format!("[[plugins]]\npath = \"{}\"\n\n", hello.display());
+    let served = Served::start(&config(
+        dir.path(),
+        &format!("{plugin}[console]\nenabled = true\n"),
+    ));
     let addr = served.addr;
+    // A plugin's call, traced by its caller.
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
+    let greeted = call_traced(addr, TOKEN, "greet", json!({"name": "Ada"}), Some(&traceparent));
+    assert_eq!(greeted["result"]["isError"], false, "{greeted}");
     let work = tempfile::tempdir().unwrap();
     let (approved, approved_args) = victim(work.path(), "approved", "console-approved-it");
     let hostile = r#"'<img src=x onerror="window.__pwned=1">'"#;
@@ -237,6 +256,25 @@ fn an_operator_approves_one_command_and_refuses_another_in_headless_chromium() {
     assert_eq!(
         browser.eval("document.querySelectorAll('main img, main script').length"),
         json!(0)
+    );
+    // The plugin with its hash, version and calls; the traced call's trace id.
+    let hash = format!(
+        "blake3:{}",
+        blake3::hash(&std::fs::read(&hello).unwrap()).to_hex()
+    );
+    let row = browser.eval(
+        "Array.from(document.querySelectorAll('#plugins-table tbody tr')[0].cells, c => c.textContent)",
+    );
+    assert_eq!(row[1], "loaded", "{row}");
+    assert_eq!(row[2], hash.as_str(), "{row}");
+    assert!(row[3].as_str().is_some_and(|v| v.starts_with("0.")), "{row}");
+    assert_eq!(row[4], "greet", "{row}");
+    assert_eq!(row[7], "1", "{row}");
+    assert_eq!(
+        browser.eval(&format!(
+            "document.getElementById('finished').textContent.includes('{trace_id}')"
+        )),
+        json!(true)
     );
 
     // The audit log, searched from the page: both decisions, by whom.
