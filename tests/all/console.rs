@@ -262,6 +262,15 @@ fn an_operator_approves_one_command_and_refuses_another_in_headless_chromium() {
         browser.exceptions
     );
     assert_eq!(browser.eval("window.__pwned === undefined"), json!(true));
+    // Opening the page asked nothing of the listener without its token.
+    let (_, refusals) = api(
+        addr,
+        "GET",
+        "/console/api/audit?event=client&text=refused",
+        &[("Authorization", &bearer(TOKEN))],
+        "",
+    );
+    assert_eq!(refusals["lines"], json!([]), "{refusals}");
 }
 
 #[test]
@@ -305,7 +314,8 @@ fn the_console_api_lets_in_the_token_and_the_scopes_configured_and_no_one_else()
     let (folder, arguments) = victim(work.path(), "victim", "operated");
     let waiting = std::thread::spawn(move || call(addr, TOKEN, "exec", arguments));
     wait_until("the command pending", || pending(addr).len() == 1);
-    let reader = bearer(&issuer.valid("ES256", "console:read"));
+    let read_token = issuer.valid("ES256", "console:read");
+    let reader = bearer(&read_token);
     let (status, seen) = api(addr, "GET", state, &[("Authorization", &reader)], "");
     assert_eq!(status, 200, "{seen}");
     assert_eq!(seen["who"], json!({"subject": "agent-1", "access": "read"}));
@@ -316,6 +326,24 @@ fn the_console_api_lets_in_the_token_and_the_scopes_configured_and_no_one_else()
     let (status, body) = api(addr, "POST", &decide, &[("Authorization", &reader), json], once);
     assert_eq!(status, 403, "{body}");
     assert_eq!(pending(addr).len(), 1, "still pending");
+    // The page shows it to the reader, with nothing to click.
+    let mut browser = Browser::start();
+    browser.open(&format!("http://{addr}/console#token={read_token}"));
+    browser.wait_for(
+        "the pending command shown read-only",
+        "document.querySelectorAll('#approvals-list li').length === 1 && \
+         document.getElementById('approvals-note').textContent.startsWith('Read-only')",
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#approvals-list button').length"),
+        json!(0)
+    );
+    assert_eq!(
+        browser.eval("document.getElementById('who').textContent"),
+        json!("agent-1 (read)")
+    );
+    browser.screenshot(&artifacts().join("4-read-only.png"));
+    drop(browser);
     // A console-only token opens no tool either.
     let (status, _) = api(addr, "POST", "/mcp", &[("Authorization", &reader), json], "{}");
     assert_ne!(status, 200);

@@ -219,7 +219,11 @@ pub const MAX_TAIL_BYTES: u64 = 8 << 20;
 /// When `path` cannot be read (a missing rotated file is no error).
 pub fn read_tail(path: &Path, query: &AuditQuery) -> std::io::Result<AuditTail> {
     use std::io::{Read, Seek, SeekFrom};
-    let needle = query.text.as_deref().map(str::to_ascii_lowercase);
+    let needle = query
+        .text
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .map(str::to_ascii_lowercase);
     let mut tail = AuditTail::default();
     let mut budget = MAX_TAIL_BYTES;
     let mut rotated = path.as_os_str().to_owned();

@@ -22,6 +22,9 @@ use toolhost_core::audit::{AuditQuery, read_tail};
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/console.js");
 const STYLE: &str = include_str!("assets/console.css");
+/// Its icon: without one, a browser asks for `/favicon.ico`, which the
+/// listener refuses without a token (an audited refusal per visit).
+const ICON: &str = include_str!("assets/icon.svg");
 
 /// Scripts, styles and requests of this origin only; nothing inline, no
 /// plugin, no frame, no form posted anywhere.
@@ -68,6 +71,10 @@ pub(crate) fn router(
         .route(
             "/console/console.css",
             axum::routing::get(|| async { page("text/css; charset=utf-8", STYLE) }),
+        )
+        .route(
+            "/console/icon.svg",
+            axum::routing::get(|| async { page("image/svg+xml", ICON) }),
         )
         .layer(middleware::map_response(secured));
     let api = axum::Router::new()

@@ -61,6 +61,8 @@ async function api(path, options = {}) {
 }
 
 function showLogin(message) {
+  // What another token saw (and could do) goes with it.
+  $("approvals-list").replaceChildren();
   $("main").hidden = true;
   $("forget").hidden = true;
   $("login").hidden = false;
