@@ -712,7 +712,8 @@ fn malformed(body: &[u8]) -> Option<Response> {
     }
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+/// `body` as a JSON answer with `status`.
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     (
         status,
         [(http::header::CONTENT_TYPE, "application/json")],

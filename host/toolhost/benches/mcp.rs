@@ -453,10 +453,13 @@ fn observed_config() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("toolhost-bench-observed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let path = dir.join("toolhost.toml");
-    // MCP_BENCH_OBSERVED=metrics or audit measures one of them alone.
+    // MCP_BENCH_OBSERVED=metrics, audit or console measures one of them
+    // alone (the console's cost per call is its ring of calls; stdio
+    // serves no page).
     let text = match std::env::var("MCP_BENCH_OBSERVED").as_deref() {
         Ok("metrics") => "[metrics]\nenabled = true\n",
         Ok("audit") => "[audit]\npath = \"audit.jsonl\"\n",
+        Ok("console") => "[console]\nenabled = true\n",
         _ => "[metrics]\nenabled = true\n\n[audit]\npath = \"audit.jsonl\"\n",
     };
     std::fs::write(&path, text).expect("the config");

@@ -64,8 +64,10 @@ use toolhost_core::call_log::CallLog;
 pub use approvals::{ConsoleDecision, DEFAULT_MAX_PENDING, DecideError, PendingApprovals, PendingView};
 pub(crate) use routes::router;
 
-/// What the console shows of the plugins: one JSON object per plugin (the
-/// host's own view: see `toolhost::config::ConsoleConfig`).
+/// What the console shows of the plugins: one JSON object per plugin, with
+/// `name`, `status`, `hash`, `version`, `tools`, `grants`, `limits`,
+/// `calls`, `errors` (`toolhost::config::plugins_view` makes it from the
+/// live plugins).
 pub type PluginsFn = Arc<dyn Fn() -> Vec<Value> + Send + Sync>;
 
 /// Which OAuth scopes open the console; `None`: no scope does. The static

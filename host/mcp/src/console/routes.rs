@@ -9,12 +9,12 @@ use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Access, Console, ConsoleDecision};
 use crate::auth::Grant;
 use crate::bridge::McpDispatcher;
-use crate::http::StaticToken;
+use crate::http::{StaticToken, json_response};
 use crate::origin::OriginPolicy;
 use crate::server::McpServer;
 use toolhost_core::audit::{AuditQuery, read_tail};
@@ -105,17 +105,8 @@ async fn secured(mut response: Response) -> Response {
     response
 }
 
-fn answer(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 fn refused(status: StatusCode, why: &str) -> Response {
-    answer(status, &json!({ "error": why }))
+    json_response(status, &json!({ "error": why }))
 }
 
 /// Refuses (403) a browser request whose `Origin` is neither the page's
@@ -177,7 +168,7 @@ async fn state(State(api): State<Arc<Api>>, request: Request) -> Response {
         },
         "audit": { "enabled": console.audit.is_some() },
     });
-    answer(StatusCode::OK, &body)
+    json_response(StatusCode::OK, &body)
 }
 
 async fn audit(State(api): State<Arc<Api>>, request: Request) -> Response {
@@ -185,7 +176,7 @@ async fn audit(State(api): State<Arc<Api>>, request: Request) -> Response {
         return refused(StatusCode::FORBIDDEN, why);
     }
     let Some(log) = &api.console.audit else {
-        return answer(
+        return json_response(
             StatusCode::OK,
             &json!({ "enabled": false, "lines": [], "note": "there is no audit log: set [audit] path" }),
         );
@@ -214,7 +205,7 @@ async fn audit(State(api): State<Arc<Api>>, request: Request) -> Response {
         Ok(Ok(tail)) => {
             let mut body = json!(tail);
             body["enabled"] = json!(true);
-            answer(StatusCode::OK, &body)
+            json_response(StatusCode::OK, &body)
         }
         Ok(Err(e)) => {
             tracing::warn!("the console could not read the audit log: {e}");
@@ -289,7 +280,7 @@ async fn decide(State(api): State<Arc<Api>>, Path(id): Path<u64>, request: Reque
                 line.insert("summary".into(), json!(request.summary));
                 audit.record("console_decision", line);
             }
-            answer(StatusCode::OK, &json!({ "id": id, "decision": decision }))
+            json_response(StatusCode::OK, &json!({ "id": id, "decision": decision }))
         }
         Err(e) => refused(StatusCode::NOT_FOUND, &e.to_string()),
     }
