@@ -385,3 +385,44 @@ fn the_console_api_lets_in_the_token_and_the_scopes_configured_and_no_one_else()
     assert_eq!(lines.len(), 1, "{tail}");
     assert_eq!(lines[0]["operator"], "agent-1");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_serves_the_console_its_config_turns_on_without_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolhost.toml");
+    let host = toolhost::Host::builder()
+        .config(toolhost::Config::parse("[console]\nenabled = true\n", &path).unwrap())
+        .build()
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = toolhost::HttpOptions {
+        bearer_token: Some(TOKEN.into()),
+        ..toolhost::HttpOptions::default()
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(host.serve_http(
+        listener,
+        options,
+        toolhost::ToolAudience::Trusted,
+        shutdown.clone(),
+    ));
+    let (status, state) = tokio::task::spawn_blocking(move || {
+        api(
+            addr,
+            "GET",
+            "/console/api/state",
+            &[("Authorization", &bearer(TOKEN))],
+            "",
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 200, "{state}");
+    // The application's callback asks its approvals: none wait here.
+    assert_eq!(state["approvals"]["enabled"], false, "{state}");
+    assert_eq!(state["who"]["access"], "operate", "{state}");
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+}

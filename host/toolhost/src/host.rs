@@ -363,7 +363,13 @@ impl Host {
 
     /// Serves the host's tools over MCP's streamable HTTP on `listener`
     /// (at `options.path`, with its bearer token, origins and bounds), as
-    /// `audience` may see them, until `shutdown` is cancelled.
+    /// `audience` may see them, until `shutdown` is cancelled. What the
+    /// config turns on is served unless `options` sets it: `/metrics`
+    /// (`[metrics]`), the audit log (`[audit]`), and the operator's
+    /// console (`[console]`, without approvals: those are the
+    /// application's callback's; for OAuth tokens holding only the
+    /// console's scopes, build `options.auth` with
+    /// [`JwtVerifier::recognizing`](crate::mcp::auth::JwtVerifier::recognizing)).
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -400,8 +406,26 @@ impl Host {
         if options.audit.is_none() {
             options.audit = self.started.audit.clone();
         }
+        if options.console.is_none() {
+            options.console = self.console();
+        }
         let server = self.mcp_server(audience);
         crate::mcp::serve_http(server, listener, options, shutdown, GRACE).await
+    }
+
+    /// The console of `[console] enabled`: the calls, the plugins, the
+    /// audit log, its scopes. Approvals are the application's own
+    /// callback's to ask, so none wait on it.
+    fn console(&self) -> Option<Arc<crate::mcp::console::Console>> {
+        let calls = self.started.calls.clone()?;
+        let live = Arc::clone(&self.started.live);
+        let mut console = crate::mcp::console::Console::new(Arc::clone(&calls))
+            .with_plugins(crate::config::plugins_view(Arc::clone(&live), calls))
+            .with_scopes(live.config().console.scopes());
+        if let Some(audit) = &self.started.audit {
+            console = console.with_audit(Arc::clone(audit));
+        }
+        Some(Arc::new(console))
     }
 
     /// `GET /metrics`'s text, when `[metrics]` is on.
