@@ -13,7 +13,9 @@
 //! - the API: no token is 401; an OAuth token without the console's scopes
 //!   is 403; the read scope sees but cannot decide (a pending command stays
 //!   pending); the operate scope decides; another origin, or a body that is
-//!   not JSON, is refused.
+//!   not JSON, is refused;
+//! - a library `Host` serves the console its config turns on, its
+//!   approvals left to the application's own callback.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
