@@ -397,19 +397,7 @@ async fn a_host_serves_the_console_its_config_turns_on_without_approvals() {
         .build()
         .await
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let options = toolhost::HttpOptions {
-        bearer_token: Some(TOKEN.into()),
-        ..toolhost::HttpOptions::default()
-    };
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let serving = tokio::spawn(host.serve_http(
-        listener,
-        options,
-        toolhost::ToolAudience::Trusted,
-        shutdown.clone(),
-    ));
+    let (addr, shutdown, serving) = crate::mcp_server::serve_host(host, TOKEN).await;
     let (status, state) = tokio::task::spawn_blocking(move || {
         api(
             addr,

@@ -289,6 +289,33 @@ fn admin_load_and_unload_send_list_changed() {
     assert!(names(&steps[3]).contains(&"explode".to_string()));
 }
 
+/// A library `Host` serving MCP over HTTP on a loopback port, behind
+/// `token`, to trusted callers: its address, what stops it, and the
+/// serving task (which ends once stopped).
+pub(crate) async fn serve_host(
+    host: toolhost::Host,
+    token: &str,
+) -> (
+    std::net::SocketAddr,
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<toolhost::Result<()>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = toolhost::HttpOptions {
+        bearer_token: Some(token.into()),
+        ..toolhost::HttpOptions::default()
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(host.serve_http(
+        listener,
+        options,
+        toolhost::ToolAudience::Trusted,
+        shutdown.clone(),
+    ));
+    (addr, shutdown, serving)
+}
+
 /// A `toolhost serve --http` child, killed on drop.
 pub struct HttpServer {
     child: Child,

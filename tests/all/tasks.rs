@@ -407,19 +407,7 @@ async fn a_library_host_serves_tasks_from_the_config_as_toolhost_serve_does() {
         .build()
         .await
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let options = toolhost::HttpOptions {
-        bearer_token: Some(TOKEN.into()),
-        ..toolhost::HttpOptions::default()
-    };
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let serving = tokio::spawn(host.serve_http(
-        listener,
-        options,
-        toolhost::ToolAudience::Trusted,
-        shutdown.clone(),
-    ));
+    let (addr, shutdown, serving) = crate::mcp_server::serve_host(host, TOKEN).await;
     let replica = tokio::task::spawn_blocking(move || Replica::start(&config_path))
         .await
         .unwrap();
