@@ -205,6 +205,29 @@ fn an_operator_approves_one_command_and_refuses_another_in_headless_chromium() {
     assert!(text.contains("\"error_code\":\"blocked\""), "{text}");
     assert!(text.contains("the user denied it"), "{text}");
     assert!(refused.exists(), "the refused command never ran");
+    // Each call's spans, filed with it (the console records them with no
+    // [traces] export): the plugin's sandboxed run, the approval waits.
+    let auth = bearer(TOKEN);
+    let (_, state) = api(addr, "GET", "/console/api/state", &[("Authorization", &auth)], "");
+    let spans_of = |tool: &str, outcome: &str| -> Vec<String> {
+        let calls = state["calls"]["finished"].as_array().cloned().unwrap_or_default();
+        let call = calls
+            .iter()
+            .find(|c| c["tool"] == tool && c["outcome"] == outcome)
+            .unwrap_or_else(|| panic!("no {outcome} call of {tool}: {state}"));
+        call["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let greet = spans_of("greet", "ok");
+    for step in ["admission", "sandbox greet", "execute_tool greet"] {
+        assert!(greet.contains(&step.to_string()), "{greet:?}");
+    }
+    assert!(spans_of("exec", "ok").contains(&"approval".to_string()));
+    assert!(spans_of("exec", "error").contains(&"approval".to_string()));
 
     // The calls, their outcomes and the hostile texts, all as text.
     browser.wait_for(

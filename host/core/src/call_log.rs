@@ -17,10 +17,12 @@
 //!
 //! Each record has a list of [`SpanRecord`]s, empty unless a span recorder
 //! fills it: a tracer that finishes a span of call `call_id` (the
-//! [`CallInfo::call_id`] the dispatcher gave it) hands it to
+//! [`CallInfo::call_id`] the dispatcher gave it, which the dispatcher's
+//! spans carry as `gen_ai.tool.call.id`: see [`crate::spans`]) hands it to
 //! [`CallLog::record_span`], which keeps it with the call while the call is
 //! in flight or still in the ring (at most [`MAX_SPANS`] a call), and the
-//! console shows it under the call. Nothing else is needed to plug one in.
+//! console shows it under the call. toolhost's config plugs one in when the
+//! console is on (with or without `[traces]`).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -64,7 +66,22 @@ pub const MAX_CAPACITY: usize = 10_000;
 /// called; a host that loads more stops counting the new ones).
 const MAX_COMPONENTS: usize = 4096;
 
-/// One span of a call, as a span recorder reports it.
+/// A span of a call that ended, as a span recorder hands it in.
+#[derive(Debug, Clone)]
+pub struct EndedSpan {
+    /// The span's name.
+    pub name: String,
+    /// Its span id (16 hex digits), when it has one.
+    pub span_id: Option<String>,
+    /// When it began.
+    pub start: SystemTime,
+    /// When it ended.
+    pub end: SystemTime,
+    /// Its error, when it ended in one.
+    pub error: Option<String>,
+}
+
+/// One span of a call, as the console shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SpanRecord {
     /// The span's name (`dispatch`, `instantiate`, `mcp tools/call`, ...).
@@ -233,7 +250,7 @@ impl CallLog {
     /// Keeps `span` with the call `call_id`, while that call is running or
     /// among the finished ones kept; otherwise (or past [`MAX_SPANS`]) it
     /// is dropped. Returns whether it was kept.
-    pub fn record_span(&self, call_id: CallId, span: SpanRecord) -> bool {
+    pub fn record_span(&self, call_id: CallId, span: EndedSpan) -> bool {
         let mut inner = self.inner();
         let record = match inner.running.get_mut(&call_id) {
             Some(record) => Some(record),
@@ -241,7 +258,13 @@ impl CallLog {
         };
         match record {
             Some(record) if record.spans.len() < MAX_SPANS => {
-                record.spans.push(span);
+                record.spans.push(SpanRecord {
+                    start_offset: span.start.duration_since(record.started).unwrap_or_default(),
+                    duration: span.end.duration_since(span.start).unwrap_or_default(),
+                    name: span.name,
+                    span_id: span.span_id,
+                    error: span.error,
+                });
                 true
             }
             _ => false,
@@ -434,16 +457,14 @@ mod tests {
         }
         let running = info(10, &"<b>".repeat(1000));
         log.started(&running, &serde_json::Value::Null);
-        assert!(log.record_span(
-            10,
-            SpanRecord {
-                name: "dispatch".into(),
-                span_id: None,
-                start_offset: Duration::ZERO,
-                duration: Duration::from_micros(5),
-                error: None,
-            }
-        ));
+        let span = |start: SystemTime| EndedSpan {
+            name: "admission".into(),
+            span_id: None,
+            start,
+            end: start + Duration::from_micros(5),
+            error: None,
+        };
+        assert!(log.record_span(10, span(SystemTime::now())));
         let snapshot = log.snapshot();
         let ids: Vec<CallId> = snapshot.finished.iter().map(|c| c.call_id).collect();
         assert_eq!(ids, [9, 8, 7]);
@@ -458,6 +479,11 @@ mod tests {
         // An abandoned call ends too, with no outcome of its own.
         log.ended(&running, None);
         assert_eq!(log.snapshot().finished[0].outcome, "abandoned");
-        assert!(!log.record_span(99, log.snapshot().finished[0].spans[0].clone()));
+        let kept = &log.snapshot().finished[0].spans[0];
+        assert_eq!(
+            (kept.name.as_str(), kept.duration),
+            ("admission", Duration::from_micros(5))
+        );
+        assert!(!log.record_span(99, span(SystemTime::now())));
     }
 }

@@ -134,15 +134,11 @@ impl Dispatcher {
         };
         drop(admission);
         let handler = entry.handler().as_ref();
-        let (stands_for, allowed) = match traced {
-            Some(traced) => {
-                let (waiting, watch) = traced.approval_watch(&ctx.waiting);
-                let decided = self.approve(info, handler, &mut arguments, &waiting).await;
-                traced.approval(&watch, decided.1.is_ok());
-                decided
-            }
-            None => self.approve(info, handler, &mut arguments, &ctx.waiting).await,
-        };
+        let waiting = traced.map_or(&ctx.waiting, CallTrace::waiting);
+        let (stands_for, allowed) = self.approve(info, handler, &mut arguments, waiting).await;
+        if let Some(traced) = traced {
+            traced.approvals(None, Some(allowed.is_ok()));
+        }
         if let Err(refused) = allowed {
             return Ran {
                 outcome: refused,
@@ -155,12 +151,23 @@ impl Dispatcher {
         let outcome = match (traced, &source) {
             (Some(traced), Some(from)) => {
                 let span = traced.run(stands_for.as_deref().unwrap_or(&info.name), from);
-                let trace = CallTrace::context_of(&span, ctx);
-                let outcome = execute(handler, arguments, info, ctx, caller, trace).await;
+                let carried = Carried {
+                    trace: CallTrace::context_of(&span, ctx),
+                    waiting: traced.waiting().clone(),
+                };
+                let outcome = execute(handler, arguments, info, ctx, caller, carried).await;
+                // The questions its tool asked while it ran.
+                traced.approvals(Some(&span), None);
                 traced::ran(&span, &outcome);
                 outcome
             }
-            _ => execute(handler, arguments, info, ctx, caller, ctx.trace.clone()).await,
+            _ => {
+                let carried = Carried {
+                    trace: ctx.trace.clone(),
+                    waiting: ctx.waiting.clone(),
+                };
+                execute(handler, arguments, info, ctx, caller, carried).await
+            }
         };
         Ran {
             outcome,
@@ -436,6 +443,14 @@ fn audience_gate(entry: &ToolEntry, ctx: &DispatchContext) -> Step<()> {
     )))
 }
 
+/// What a tool's call carries of its own beside the dispatch context: the
+/// trace its spans (and nested and bridged calls) go under, and where its
+/// waits for a person are reported.
+struct Carried {
+    trace: Option<Arc<crate::trace::TraceContext>>,
+    waiting: super::Waiting,
+}
+
 /// Runs `tool` under the context's cancellation and deadline, polled in
 /// place (no task of its own: a hop to another worker thread would cost
 /// more than a small tool's whole call). A panic in the handler is a
@@ -446,7 +461,7 @@ async fn execute(
     info: &CallInfo,
     ctx: &DispatchContext,
     caller: Option<ToolCallerHandle>,
-    trace: Option<Arc<crate::trace::TraceContext>>,
+    carried: Carried,
 ) -> Step<ToolOutput> {
     use futures_util::FutureExt;
     // The call's own token, not a child of the context's: the select below
@@ -465,7 +480,7 @@ async fn execute(
         limits: ctx.limits,
         depth: ctx.depth,
         caller,
-        waiting: ctx.waiting.clone(),
+        waiting: carried.waiting,
         progress: ctx.progress.clone(),
         log: ctx.log.clone(),
         // Fail-closed: a public turn's tools may not ask the client.
@@ -473,7 +488,7 @@ async fn execute(
             crate::registry::ToolAudience::Trusted => ctx.client.clone(),
             crate::registry::ToolAudience::Public => None,
         },
-        trace,
+        trace: carried.trace,
     };
     let call = std::panic::AssertUnwindSafe(tool.call(arguments, call_ctx)).catch_unwind();
     let mut call = std::pin::pin!(call);

@@ -18,12 +18,20 @@ use crate::trace::TraceContext;
 pub(super) struct CallTrace<'t> {
     tracing: &'t Tracing,
     span: ActiveSpan,
+    /// `gen_ai.tool.call.id`, on every step's span too: what a span
+    /// recorder files them under (see [`crate::call_log`]).
+    call_id: KeyValue,
+    /// Notes when the call waits for a person (the gate's question, or one
+    /// its tool asks while it runs), told on to the context's own.
+    watch: Arc<ApprovalWatch>,
+    waiting: Waiting,
 }
 
 impl<'t> CallTrace<'t> {
     /// The span of call `info`, under the context's trace (a client's
     /// request, or the call that made this one).
     pub(super) fn start(tracing: &'t Tracing, info: &CallInfo, ctx: &DispatchContext) -> CallTrace<'t> {
+        let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string());
         let span = tracing.start(
             format!("execute_tool {}", info.name),
             Kind::Internal,
@@ -31,56 +39,72 @@ impl<'t> CallTrace<'t> {
             vec![
                 KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
                 KeyValue::new(attr::GEN_AI_TOOL, info.name.clone()),
-                KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string()),
+                call_id.clone(),
                 KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
             ],
         );
-        CallTrace { tracing, span }
+        let watch = Arc::new(ApprovalWatch {
+            parent: ctx.waiting.clone(),
+            state: Mutex::default(),
+        });
+        let waiting = Waiting::to(Arc::clone(&watch) as Arc<dyn WaitListener>);
+        CallTrace {
+            tracing,
+            span,
+            call_id,
+            watch,
+            waiting,
+        }
+    }
+
+    /// The [`Waiting`] the call's gate and tool report to.
+    pub(super) fn waiting(&self) -> &Waiting {
+        &self.waiting
     }
 
     /// The span of the pipeline's checks before the tool runs.
     pub(super) fn admission(&self) -> ActiveSpan {
-        self.span
-            .child(self.tracing, "admission", Kind::Internal, Vec::new())
-    }
-
-    /// A [`Waiting`] for the approval gate that notes when a person is
-    /// asked (and still tells `parent`), and what it noted.
-    pub(super) fn approval_watch(&self, parent: &Waiting) -> (Waiting, Arc<ApprovalWatch>) {
-        let watch = Arc::new(ApprovalWatch {
-            parent: parent.clone(),
-            state: Mutex::default(),
-        });
-        (Waiting::to(Arc::clone(&watch) as Arc<dyn WaitListener>), watch)
-    }
-
-    /// The `approval` span of the time a person was asked, if one was.
-    pub(super) fn approval(&self, watch: &ApprovalWatch, allowed: bool) {
-        let (from, to) = {
-            let state = watch.state.lock().unwrap_or_else(PoisonError::into_inner);
-            match (state.from, state.to) {
-                (Some(from), Some(to)) => (from, to),
-                _ => return,
-            }
-        };
-        let span = self.span.child_at(
+        self.span.child(
             self.tracing,
-            "approval",
+            "admission",
             Kind::Internal,
-            vec![KeyValue::new(
-                attr::APPROVAL_DECISION,
-                if allowed { "allowed" } else { "refused" },
-            )],
-            Some(from),
+            vec![self.call_id.clone()],
+        )
+    }
+
+    /// An `approval` span, under `parent` (the call's own span if none),
+    /// for each time a person was asked since the last of these: from the
+    /// question to its answer; `allowed` is the gate's decision, when the
+    /// gate asked.
+    pub(super) fn approvals(&self, parent: Option<&ActiveSpan>, allowed: Option<bool>) {
+        let periods = std::mem::take(
+            &mut self
+                .watch
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .periods,
         );
-        span.end_at(to);
+        for (from, to) in periods {
+            let mut attributes = vec![self.call_id.clone()];
+            if let Some(allowed) = allowed {
+                attributes.push(KeyValue::new(
+                    attr::APPROVAL_DECISION,
+                    if allowed { "allowed" } else { "refused" },
+                ));
+            }
+            parent
+                .unwrap_or(&self.span)
+                .child_at(self.tracing, "approval", Kind::Internal, attributes, Some(from))
+                .end_at(to);
+        }
     }
 
     /// The span of the tool's own work: `sandbox` for a component,
     /// `tools/call` (a client span) for a bridged server's tool, `run`
     /// otherwise.
     pub(super) fn run(&self, name: &str, source: &ToolSource) -> ActiveSpan {
-        let (span_name, kind, attributes) = match source {
+        let (span_name, kind, mut attributes) = match source {
             ToolSource::Wasm { component_hash } => (
                 format!("sandbox {name}"),
                 Kind::Internal,
@@ -97,6 +121,7 @@ impl<'t> CallTrace<'t> {
             ),
             ToolSource::Builtin => (format!("run {name}"), Kind::Internal, Vec::new()),
         };
+        attributes.push(self.call_id.clone());
         self.span.child(self.tracing, span_name, kind, attributes)
     }
 
@@ -164,9 +189,10 @@ pub(super) fn ran(span: &ActiveSpan, outcome: &std::result::Result<ToolOutput, F
     }
 }
 
-/// When a person was asked during the approval gate's check (the first
-/// question's start and the last one's end), told on to the call's own
-/// [`Waiting`].
+/// The most waits for a person one call's spans show.
+const MAX_WAITS: usize = 16;
+
+/// When a call waited for a person, told on to the call's own [`Waiting`].
 pub(super) struct ApprovalWatch {
     parent: Waiting,
     state: Mutex<WatchState>,
@@ -174,21 +200,34 @@ pub(super) struct ApprovalWatch {
 
 #[derive(Default)]
 struct WatchState {
-    from: Option<SystemTime>,
-    to: Option<SystemTime>,
+    /// The waits that ended, not yet made spans.
+    periods: Vec<(SystemTime, SystemTime)>,
+    /// How many waits are open, and since when the first of them.
+    open: usize,
+    since: Option<SystemTime>,
     /// The parent's wait, held while a person is asked.
-    open: Option<PersonWait>,
+    held: Option<PersonWait>,
 }
 
 impl WaitListener for ApprovalWatch {
     fn person_waiting(&self, waiting: bool) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if waiting {
-            state.from.get_or_insert_with(SystemTime::now);
-            state.open = Some(self.parent.person());
+            state.open += 1;
+            if state.open == 1 {
+                state.since = Some(SystemTime::now());
+                state.held = Some(self.parent.person());
+            }
         } else {
-            state.to = Some(SystemTime::now());
-            state.open = None;
+            state.open = state.open.saturating_sub(1);
+            if state.open == 0 {
+                state.held = None;
+                if let Some(since) = state.since.take()
+                    && state.periods.len() < MAX_WAITS
+                {
+                    state.periods.push((since, SystemTime::now()));
+                }
+            }
         }
     }
 }

@@ -518,7 +518,7 @@ impl Config {
             .enabled
             .then(|| Arc::new(toolhost_core::call_log::CallLog::new(self.console.recent_calls)));
         let audit = self.audit.open(&self.base_dir)?;
-        let traces = self.traces.start()?.map(Arc::new);
+        let traces = self.traces.start(calls.clone())?.map(Arc::new);
         let approver = match approver {
             Some(inner) if metrics.is_some() || audit.is_some() => {
                 Some(Arc::new(metrics::ObservedApprovals {
@@ -713,11 +713,11 @@ pub struct Started {
     pub metrics: Option<Arc<Metrics>>,
     /// The audit log, when `[audit] path` is set.
     pub audit: Option<Arc<toolhost_core::audit::AuditLog>>,
-    /// The spans' exporter, when `[traces] endpoint` is set.
+    /// The spans' tracer, when `[traces] endpoint` is set (exported) or
+    /// the console is on (recorded in `calls`).
     pub traces: Option<Arc<Traces>>,
-    /// The calls as the console shows them, when `[console] enabled` (a
-    /// span recorder hands its spans to it: see
-    /// [`CallLog::record_span`](toolhost_core::call_log::CallLog::record_span)).
+    /// The calls as the console shows them, when `[console] enabled`, with
+    /// their spans (see [`TracesConfig::start`]).
     pub calls: Option<Arc<toolhost_core::call_log::CallLog>>,
 }
 

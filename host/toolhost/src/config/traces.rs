@@ -14,16 +14,21 @@
 //! without traces.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{Status, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider, SpanData, SpanProcessor,
+};
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorCode, Result};
-use toolhost_core::spans::Tracing;
+use toolhost_core::call_log::{CallLog, EndedSpan};
+use toolhost_core::spans::{Tracing, attr};
 
 /// The `[traces]` section.
 #[derive(Debug, Clone, Deserialize)]
@@ -120,16 +125,27 @@ impl Traces {
 }
 
 impl TracesConfig {
-    /// The exporter, started, when an endpoint is set.
+    /// The spans' tracer, when an endpoint is set (spans exported) or
+    /// `calls` is given (the console's call log: each call's spans filed
+    /// with it, exported or not).
     ///
     /// # Errors
     ///
     /// `config` for an endpoint that is not an `http://` or `https://` URL,
     /// a header that HTTP does not allow, a ratio outside 0..=1, or a zero
     /// queue or timeout.
-    pub fn start(&self) -> Result<Option<Traces>> {
+    pub fn start(&self, calls: Option<Arc<CallLog>>) -> Result<Option<Traces>> {
         let Some(endpoint) = &self.endpoint else {
-            return Ok(None);
+            // The console alone: spans recorded, never exported.
+            return Ok(calls.map(|calls| {
+                let provider = SdkTracerProvider::builder()
+                    .with_span_processor(CallSpans(calls))
+                    .build();
+                Traces {
+                    tracing: Tracing::new(provider.tracer("toolhost")),
+                    provider,
+                }
+            }));
         };
         let bad = |message: String| Error::new(ErrorCode::Config, format!("[traces] {message}"));
         let base = endpoint.trim_end_matches('/');
@@ -162,13 +178,13 @@ impl TracesConfig {
         // The blocking client runs a runtime of its own: it is built (and
         // later dropped, with the exporter) off the async runtime's
         // threads, where making or dropping a runtime is not allowed.
-        let built = std::thread::spawn(move || config.provider(url, timeout))
+        let built = std::thread::spawn(move || config.provider(url, timeout, calls))
             .join()
             .map_err(|_| Error::internal("[traces]: building the exporter panicked"))??;
         Ok(Some(built))
     }
 
-    fn provider(&self, url: String, timeout: Duration) -> Result<Traces> {
+    fn provider(&self, url: String, timeout: Duration, calls: Option<Arc<CallLog>>) -> Result<Traces> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
@@ -193,8 +209,11 @@ impl TracesConfig {
         let processor = BatchSpanProcessor::builder(exporter)
             .with_batch_config(batches)
             .build();
-        let provider = SdkTracerProvider::builder()
-            .with_span_processor(processor)
+        let mut provider = SdkTracerProvider::builder().with_span_processor(processor);
+        if let Some(calls) = calls {
+            provider = provider.with_span_processor(CallSpans(calls));
+        }
+        let provider = provider
             .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
                 self.sample_ratio,
             ))))
@@ -210,5 +229,48 @@ impl TracesConfig {
             .build();
         let tracing = Tracing::new(provider.tracer("toolhost"));
         Ok(Traces { provider, tracing })
+    }
+}
+
+/// Files the dispatcher's spans with their calls in the console's call log
+/// (by their `gen_ai.tool.call.id`), as each ends.
+#[derive(Debug)]
+struct CallSpans(Arc<CallLog>);
+
+impl SpanProcessor for CallSpans {
+    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        let call_id = span
+            .attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == attr::GEN_AI_TOOL_CALL_ID)
+            .and_then(|kv| match &kv.value {
+                opentelemetry::Value::String(id) => id.as_str().parse().ok(),
+                _ => None,
+            });
+        let Some(call_id) = call_id else { return };
+        let error = match &span.status {
+            Status::Error { description } => Some(description.to_string()),
+            _ => None,
+        };
+        self.0.record_span(
+            call_id,
+            EndedSpan {
+                name: span.name.into_owned(),
+                span_id: Some(span.span_context.span_id().to_string()),
+                start: span.start_time,
+                end: span.end_time,
+                error,
+            },
+        );
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        Ok(())
+    }
+
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        Ok(())
     }
 }
