@@ -36,6 +36,7 @@
 //! MCP_BENCH_BUSY=2 cargo bench -p toolhost --bench mcp  # vCPUs kept busy
 //! MCP_BENCH_SPAWNS=50 MCP_BENCH_CALLS=5000 cargo bench -p toolhost --bench mcp
 //! MCP_BENCH_ONLY=stdio,stdio32,payload,http,spawn,metrics cargo bench -p toolhost --bench mcp  # some sections
+//! MCP_BENCH_ONLY=metrics MCP_BENCH_OBSERVED=traces cargo bench -p toolhost --bench mcp  # one observer's cost
 //! MCP_BENCH_ROUNDS=5 cargo bench -p toolhost --bench mcp  # rounds (default 3)
 //! MCP_BENCH_BLOCKS=20 cargo bench -p toolhost --bench mcp  # turns within a round (default 10)
 //! ```
@@ -138,7 +139,9 @@ enum Kind {
     Rmcp,
     RmcpSandbox,
     Toolhost,
-    /// `toolhost serve` with `[metrics] enabled` and an `[audit]` log.
+    /// `toolhost serve` observed: metrics, the audit log, traces exported
+    /// to a collector in the bench and the console's call log (or one of
+    /// them: `MCP_BENCH_OBSERVED`).
     ToolhostMetrics,
 }
 
@@ -149,7 +152,7 @@ impl Kind {
             Kind::Rmcp => "floor/rmcp",
             Kind::RmcpSandbox => "floor/rmcp+sandbox",
             Kind::Toolhost => "toolhost",
-            Kind::ToolhostMetrics => "toolhost+metrics+audit",
+            Kind::ToolhostMetrics => "toolhost+observed",
         }
     }
 
@@ -448,22 +451,70 @@ fn print_cpu_and_wall(section: &str, kind: Kind, m: &Measured) {
     );
 }
 
-/// A config with metrics on and an audit log in the temporary folder.
+/// A config with everything an operator observes on, the audit log in the
+/// temporary folder.
 fn observed_config() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("toolhost-bench-observed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let path = dir.join("toolhost.toml");
-    // MCP_BENCH_OBSERVED=metrics, audit or console measures one of them
-    // alone (the console's cost per call is its ring of calls; stdio
-    // serves no page).
+    // MCP_BENCH_OBSERVED=metrics, audit, traces or console measures one of
+    // them alone (the console's cost per call is its ring of calls and its
+    // spans; stdio serves no page); unset, all of them together.
+    let metrics = "[metrics]\nenabled = true\n";
+    let audit = "[audit]\npath = \"audit.jsonl\"\n";
+    let console = "[console]\nenabled = true\n";
     let text = match std::env::var("MCP_BENCH_OBSERVED").as_deref() {
-        Ok("metrics") => "[metrics]\nenabled = true\n",
-        Ok("audit") => "[audit]\npath = \"audit.jsonl\"\n",
-        Ok("console") => "[console]\nenabled = true\n",
-        _ => "[metrics]\nenabled = true\n\n[audit]\npath = \"audit.jsonl\"\n",
+        Ok("metrics") => metrics.to_string(),
+        Ok("audit") => audit.to_string(),
+        Ok("console") => console.to_string(),
+        Ok("traces") => traces_section(),
+        _ => format!("{metrics}\n{audit}\n{console}\n{}", traces_section()),
     };
     std::fs::write(&path, text).expect("the config");
     path
+}
+
+/// `[traces]` exporting to a collector in this process that takes every
+/// export and answers 200 (its own work is not the server's CPU).
+fn traces_section() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut length = 0usize;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let header = line.trim_end();
+                        if header.is_empty() {
+                            break;
+                        }
+                        if let Some((name, value)) = header.split_once(':')
+                            && name.eq_ignore_ascii_case("content-length")
+                        {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err()
+                        || writer
+                            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                            .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("[traces]\nendpoint = \"http://{addr}\"\n")
 }
 
 /// The median and range of a figure over the rounds.
@@ -845,7 +896,7 @@ fn main() {
     }
     if section("metrics") {
         println!(
-            "\n== stdio, one call in flight (n={calls}, {rounds} rounds): toolhost with [metrics] on beside off"
+            "\n== stdio, one call in flight (n={calls}, {rounds} rounds): toolhost observed ([metrics], [audit], [traces], [console]; MCP_BENCH_OBSERVED=one of them) beside not"
         );
         let mut cpu = Vec::new();
         for _ in 0..rounds {
@@ -861,7 +912,9 @@ fn main() {
             cpu.push(on.cpu_us / off.cpu_us);
         }
         println!(
-            "mcp/metrics/summary: server CPU per call with metrics and the audit log on = {} the same with them off",
+            "mcp/metrics/summary: server CPU per call with {} on = {} the same with them off",
+            std::env::var("MCP_BENCH_OBSERVED")
+                .unwrap_or_else(|_| "metrics, the audit log, traces and the console".into()),
             Spread::of(&cpu).ratio()
         );
     }
