@@ -274,7 +274,9 @@ impl Exchange {
     }
 }
 
-fn post_head(addr: &str, token: &str, session: Option<&str>, length: usize) -> String {
+/// The head of a POST of `length` bytes to `/mcp` (MCP 2025-06-18, in
+/// `session` if given), closing the connection once answered.
+pub(crate) fn post_head(addr: &str, token: &str, session: Option<&str>, length: usize) -> String {
     let session = session
         .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
         .unwrap_or_default();

@@ -69,7 +69,8 @@ impl Drop for Redis {
     }
 }
 
-/// One `toolhost serve --http ADDR --stateless`.
+/// One `toolhost serve --http ADDR --stateless` (or, made with
+/// [`Replica::with_sessions`], keeping MCP sessions).
 pub(crate) struct Replica {
     child: Option<Child>,
     pub(crate) addr: SocketAddr,
@@ -77,16 +78,19 @@ pub(crate) struct Replica {
 
 impl Replica {
     pub(crate) fn start(config: &Path) -> Replica {
+        Replica::spawn(config, &["--stateless"])
+    }
+
+    /// A server keeping MCP sessions (the 2025 revisions' `initialize`).
+    pub(crate) fn with_sessions(config: &Path) -> Replica {
+        Replica::spawn(config, &[])
+    }
+
+    fn spawn(config: &Path, extra: &[&str]) -> Replica {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
         let child = Command::new(support::toolhost_bin())
-            .args([
-                "serve",
-                "--http",
-                &addr.to_string(),
-                "--stateless",
-                "--token",
-                TOKEN,
-            ])
+            .args(["serve", "--http", &addr.to_string(), "--token", TOKEN])
+            .args(extra)
             .arg("--config")
             .arg(config)
             .stdin(Stdio::null())
@@ -139,6 +143,7 @@ pub(crate) fn rpc(addr: SocketAddr, method: &str, mut params: Value, tasks: bool
     let name = params
         .get("taskId")
         .or_else(|| params.get("name"))
+        .or_else(|| params.get("uri"))
         .and_then(Value::as_str)
         .map(str::to_string);
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();

@@ -9,24 +9,29 @@
 //!
 //! | metric | kind | labels |
 //! |---|---|---|
-//! | `mcp_server_operation_duration_seconds` | histogram | `mcp_method_name`, `gen_ai_tool_name`, `error_type` (OpenTelemetry's MCP conventions) |
+//! | `mcp_server_operation_duration_seconds` | histogram | every MCP request and notification answered: see [`Operation`] (OpenTelemetry's MCP conventions) |
 //! | `toolhost_tool_calls_total` | counter | `tool`, `source`, `outcome` (`ok` or the error code) |
 //! | `toolhost_tool_call_duration_seconds` | histogram | `tool` |
 //! | `toolhost_tool_call_fuel` | histogram | `tool` (sandboxed calls) |
 //! | `toolhost_tool_call_peak_memory_bytes` | histogram | `tool` (sandboxed calls) |
-//! | `toolhost_tool_calls_in_flight` | gauge | (each sandboxed call is one fresh instance: the instances in use) |
+//! | `toolhost_tool_calls_in_flight` | gauge | (calls dispatched and not ended yet) |
+//! | `toolhost_instances_in_use` | gauge | (the instance pool's places held: sandboxed calls running, nested ones too) |
+//! | `toolhost_calls_waiting` | gauge | (calls waiting for a place in the instance pool: the queue's depth) |
+//! | `toolhost_call_wait_duration_seconds` | histogram | (how long each call that found the pool full waited) |
 //! | `toolhost_approvals_total` | counter | `decision` (`asked`, `granted`, `refused`) |
 //! | `toolhost_plugins` | gauge | `status` (`loaded`, `failed`) |
 //! | `toolhost_mcp_bridged_servers` | gauge | `state` (`up`, `down`) |
 //!
 //! **Bounded.** A label names only what the host has: a call of a tool the
 //! registry does not have counts as `tool="(unknown)"`, so a client calling
-//! made-up names cannot grow the series without end.
+//! made-up names cannot grow the series without end; an operation's other
+//! labels are `&'static str`, taken from fixed lists.
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -40,18 +45,85 @@ type Labels = Vec<(&'static str, String)>;
 
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 
-/// The tool label of a call of no known tool.
+/// The tool label of a call of no known tool (and the prompt label of a
+/// request for no known prompt).
 pub const UNKNOWN_TOOL: &str = "(unknown)";
+
+/// One MCP request or notification the server answered, as
+/// `mcp_server_operation_duration_seconds` counts it, with the attributes
+/// of OpenTelemetry's MCP conventions (`mcp.server.operation.duration`),
+/// dots written as underscores. A label that is `None` is left out.
+///
+/// Every label but the two names is a `&'static str`, so it can only come
+/// from a fixed list; the names must be ones the host has (a tool or
+/// prompt it does not have is [`UNKNOWN_TOOL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operation<'a> {
+    /// `mcp_method_name`: the request's or notification's method.
+    pub method: &'static str,
+    /// `gen_ai_tool_name`: the tool a `tools/call` named. A `tools/call`
+    /// is also labelled `gen_ai_operation_name="execute_tool"`.
+    pub tool: Option<&'a str>,
+    /// `gen_ai_prompt_name`: the prompt a `prompts/get` named.
+    pub prompt: Option<&'a str>,
+    /// `error_type`: the JSON-RPC error's code, or `tool_error` for a call
+    /// answered with `isError`; `None` when it succeeded.
+    pub error_type: Option<&'static str>,
+    /// `rpc_response_status_code`: the JSON-RPC error's code, when the
+    /// answer was one.
+    pub status_code: Option<&'static str>,
+    /// `mcp_protocol_version`: the MCP revision the request was made in.
+    pub protocol_version: Option<&'static str>,
+    /// `network_transport`: `pipe` (stdio) or `tcp` (HTTP).
+    pub transport: &'static str,
+}
+
+/// [`Operation`]'s labels, owned: the key of its series.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct OperationLabels {
+    method: &'static str,
+    tool: Option<String>,
+    prompt: Option<String>,
+    error_type: Option<&'static str>,
+    status_code: Option<&'static str>,
+    protocol_version: Option<&'static str>,
+    transport: &'static str,
+}
+
+impl EncodeLabelSet for OperationLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> std::fmt::Result {
+        let execute = (self.method == "tools/call").then_some("execute_tool");
+        let labels = [
+            ("mcp_method_name", Some(self.method)),
+            ("gen_ai_operation_name", execute),
+            ("gen_ai_tool_name", self.tool.as_deref()),
+            ("gen_ai_prompt_name", self.prompt.as_deref()),
+            ("error_type", self.error_type),
+            ("rpc_response_status_code", self.status_code),
+            ("mcp_protocol_version", self.protocol_version),
+            ("network_transport", Some(self.transport)),
+        ];
+        for (name, value) in labels {
+            if let Some(value) = value {
+                (name, value).encode(encoder.encode_label())?;
+            }
+        }
+        Ok(())
+    }
+}
 
 /// A host's metrics; see the [module](self) documentation.
 pub struct Metrics {
     registry: Registry,
-    operations: Histograms,
+    operations: Family<OperationLabels, Histogram, fn() -> Histogram>,
     calls: Family<Labels, Counter>,
     call_duration: Histograms,
     fuel: Histograms,
     memory: Histograms,
     in_flight: Gauge,
+    instances_in_use: Gauge,
+    calls_waiting: Gauge,
+    call_wait: Histogram,
     approvals: Family<Labels, Counter>,
     plugins: Family<Labels, Gauge>,
     bridged: Family<Labels, Gauge>,
@@ -68,8 +140,6 @@ struct ToolSeries {
     duration: Histogram,
     fuel: Histogram,
     memory: Histogram,
-    /// `tools/call` answered without an error.
-    operation: Histogram,
 }
 
 /// The most tools whose series are kept resolved (a registry larger than
@@ -117,7 +187,7 @@ impl Metrics {
     /// Every metric of the table, at zero.
     pub fn new() -> Metrics {
         let mut registry = Registry::default();
-        let operations = Histograms::new_with_constructor(operation_buckets);
+        let operations = Family::new_with_constructor(operation_buckets as fn() -> Histogram);
         registry.register_with_unit(
             "mcp_server_operation_duration",
             "How long the MCP server took to answer a request (OpenTelemetry's mcp.server.operation.duration)",
@@ -156,6 +226,25 @@ impl Metrics {
             "Tool calls running now (each sandboxed one in its own fresh instance)",
             in_flight.clone(),
         );
+        let instances_in_use = Gauge::default();
+        registry.register(
+            "toolhost_instances_in_use",
+            "Places of the instance pool held now (a sandboxed call, nested ones too, runs in an instance of its own)",
+            instances_in_use.clone(),
+        );
+        let calls_waiting = Gauge::default();
+        registry.register(
+            "toolhost_calls_waiting",
+            "Calls waiting for a place in the instance pool now: the queue's depth",
+            calls_waiting.clone(),
+        );
+        let call_wait = call_buckets();
+        registry.register_with_unit(
+            "toolhost_call_wait_duration",
+            "How long a call that found the instance pool full waited for a place",
+            prometheus_client::registry::Unit::Seconds,
+            call_wait.clone(),
+        );
         let approvals = Family::<Labels, Counter>::default();
         registry.register(
             "toolhost_approvals",
@@ -182,6 +271,9 @@ impl Metrics {
             fuel,
             memory,
             in_flight,
+            instances_in_use,
+            calls_waiting,
+            call_wait,
             approvals,
             plugins,
             bridged,
@@ -218,44 +310,39 @@ impl Metrics {
             duration: self.call_duration.get_or_create(&by_tool).clone(),
             fuel: self.fuel.get_or_create(&by_tool).clone(),
             memory: self.memory.get_or_create(&by_tool).clone(),
-            operation: self
-                .operations
-                .get_or_create(&vec![
-                    ("mcp_method_name", "tools/call".to_string()),
-                    ("gen_ai_tool_name", tool.to_string()),
-                    ("error_type", String::new()),
-                ])
-                .clone(),
         });
         tools.insert(tool.to_string(), Arc::clone(&series));
         Some(series)
     }
 
-    /// Records an MCP request `method` answered in `duration`: for
-    /// `tools/call`, the tool it called (`None` for one the host does not
-    /// have) and `error_type` (`tool_error` for a result with `isError`, a
-    /// JSON-RPC error's code) when it failed.
-    pub fn operation(&self, method: &str, tool: Option<&str>, error_type: Option<&str>, duration: Duration) {
-        if let (Some(tool), None, "tools/call") = (tool, error_type, method) {
-            let resolved = self
-                .tools
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(tool)
-                .cloned();
-            if let Some(series) = resolved {
-                series.operation.observe(duration.as_secs_f64());
-                return;
-            }
-        }
-        let labels = vec![
-            ("mcp_method_name", method.to_string()),
-            ("gen_ai_tool_name", tool.unwrap_or_default().to_string()),
-            ("error_type", error_type.unwrap_or_default().to_string()),
-        ];
+    /// Records an MCP `operation` answered in `duration`.
+    pub fn operation(&self, operation: Operation<'_>, duration: Duration) {
+        let labels = OperationLabels {
+            method: operation.method,
+            tool: operation.tool.map(str::to_string),
+            prompt: operation.prompt.map(str::to_string),
+            error_type: operation.error_type,
+            status_code: operation.status_code,
+            protocol_version: operation.protocol_version,
+            transport: operation.transport,
+        };
         self.operations
             .get_or_create(&labels)
             .observe(duration.as_secs_f64());
+    }
+
+    /// Records that a call waited `waited` for a place in the instance
+    /// pool (calls that found one free at once are not counted).
+    pub fn waited(&self, waited: Duration) {
+        self.call_wait.observe(waited.as_secs_f64());
+    }
+
+    /// Sets the instance pool's state as it is now: calls `waiting` for a
+    /// place, and places `in_use`.
+    pub fn instances(&self, waiting: usize, in_use: usize) {
+        self.calls_waiting.set(i64::try_from(waiting).unwrap_or(i64::MAX));
+        self.instances_in_use
+            .set(i64::try_from(in_use).unwrap_or(i64::MAX));
     }
 
     /// Records an approval `decision`: `asked`, `granted` or `refused`.
@@ -350,6 +437,48 @@ impl CallObserver for Metrics {
             self.memory
                 .get_or_create(&by_tool)
                 .observe(usage.peak_memory_bytes as f64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_carries_only_the_labels_it_has() {
+        let metrics = Metrics::new();
+        let call = Operation {
+            method: "tools/call",
+            tool: Some("greet"),
+            prompt: None,
+            error_type: None,
+            status_code: None,
+            protocol_version: Some("2025-06-18"),
+            transport: "pipe",
+        };
+        metrics.operation(call, Duration::from_millis(3));
+        let failed = Operation {
+            method: "prompts/get",
+            tool: None,
+            prompt: Some(UNKNOWN_TOOL),
+            error_type: Some("-32602"),
+            status_code: Some("-32602"),
+            protocol_version: None,
+            transport: "tcp",
+        };
+        metrics.operation(failed, Duration::from_millis(1));
+        metrics.instances(2, 5);
+        metrics.waited(Duration::from_millis(40));
+        let text = metrics.render();
+        for line in [
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_operation_name="execute_tool",gen_ai_tool_name="greet",mcp_protocol_version="2025-06-18",network_transport="pipe"} 1"#,
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="prompts/get",gen_ai_prompt_name="(unknown)",error_type="-32602",rpc_response_status_code="-32602",network_transport="tcp"} 1"#,
+            "toolhost_calls_waiting 2",
+            "toolhost_instances_in_use 5",
+            "toolhost_call_wait_duration_seconds_count 1",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
         }
     }
 }

@@ -56,7 +56,7 @@ use tokio_util::sync::CancellationToken;
 use super::auth::{Grant, JwtVerifier, Refusal, challenge};
 use super::console::Console;
 use super::framing;
-use super::server::{McpServer, finish};
+use super::server::{McpServer, Observed, Transport, finish};
 use toolhost_core::audit::AuditLog;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::ToolAudience;
@@ -213,10 +213,11 @@ pub async fn serve_http(
         // The grant of the request that opens the session, if it came with
         // an OAuth token (rmcp calls this within `Endpoint::rmcp`).
         move || {
-            Ok(match GRANT.try_with(Option::clone).ok().flatten() {
+            let session = match GRANT.try_with(Option::clone).ok().flatten() {
                 Some(grant) => factory_server.new_session_granted(grant.audience, grant.toolsets.clone()),
                 None => factory_server.new_session(),
-            })
+            };
+            Ok(Observed::new(session, Transport::Http))
         },
         Arc::clone(&sessions),
         config,
@@ -460,7 +461,7 @@ async fn accept_failed(e: &std::io::Error) {
 /// [`framing`]) where rmcp would answer a bare 415; an `initialize` past
 /// [`HttpOptions::max_sessions`] gets HTTP 503.
 struct Endpoint {
-    rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    rmcp: StreamableHttpService<Observed, LocalSessionManager>,
     /// `None` when stateless (no session is kept).
     limit: Option<SessionLimit>,
     body_timeout: Duration,

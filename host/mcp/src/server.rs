@@ -32,7 +32,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
@@ -66,8 +66,11 @@ use toolhost_core::registry::{BoxFuture, ToolAudience, ToolSpec};
 use toolhost_core::spans::Tracing;
 use toolhost_core::trace::TraceContext;
 
+mod observe;
 mod task_calls;
 mod traced;
+
+pub use observe::{Observed, Transport};
 
 /// How long the first `tools/list` waits for bridged MCP servers to report
 /// their tools (connected, or failed) before answering without them; they
@@ -173,22 +176,11 @@ impl McpServer {
     }
 
     /// Counts each request's duration in `metrics`
-    /// (`mcp_server_operation_duration_seconds`).
+    /// (`mcp_server_operation_duration_seconds`), when served as
+    /// [`Observed`].
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = Some(metrics);
         self
-    }
-
-    /// Counts a `method` request that took since `started`; `tool` is the
-    /// tool a `tools/call` named (a name the host does not have counts as
-    /// unknown: clients cannot grow the series).
-    fn observe(&self, method: &str, tool: Option<&str>, error_type: Option<&str>, started: Instant) {
-        let Some(metrics) = &self.metrics else { return };
-        let tool = tool.map(|name| match self.dispatcher.registry().get(name).is_some() {
-            true => name,
-            false => toolhost_core::metrics::UNKNOWN_TOOL,
-        });
-        metrics.operation(method, tool, error_type, started.elapsed());
     }
 
     /// Seals the request states of 2026-07-28 clients with `round_trips`'
@@ -693,7 +685,6 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let started = Instant::now();
         self.settle_bridges().await;
         let specs = self
             .dispatcher
@@ -701,7 +692,6 @@ impl ServerHandler for McpServer {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let mut result = ListToolsResult::with_all_items(specs.iter().map(mcp_tool).collect());
         (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
-        self.observe("tools/list", None, None, started);
         Ok(result)
     }
 
@@ -710,8 +700,6 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let started = Instant::now();
-        let name = self.metrics.is_some().then(|| request.name.to_string());
         let span = self
             .tracing
             .as_ref()
@@ -721,8 +709,8 @@ impl ServerHandler for McpServer {
             None => traced::trace_of(&context),
         };
         let answer = self.answer_call(request, context, trace).await;
-        if name.is_some() || span.is_some() {
-            let error_type = match &answer {
+        if let Some(span) = &span {
+            let failure = match &answer {
                 Err(e) => Some((e.code.0.to_string(), e.message.to_string())),
                 Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => Some((
                     "tool_error".to_string(),
@@ -730,12 +718,8 @@ impl ServerHandler for McpServer {
                 )),
                 Ok(_) => None,
             };
-            if let (Some(span), Some((error_type, message))) = (&span, &error_type) {
+            if let Some((error_type, message)) = &failure {
                 traced::failed(span, error_type, message);
-            }
-            if let Some(name) = name {
-                let error_type = error_type.as_ref().map(|(t, _)| t.as_str());
-                self.observe("tools/call", Some(&name), error_type, started);
             }
         }
         answer
@@ -982,7 +966,7 @@ pub async fn serve_stdio(server: McpServer, shutdown: CancellationToken, grace: 
     let reader = tokio::io::BufReader::with_capacity(super::framing::STDIO_READ_BYTES, reader);
     let transport = super::framing::GuardedStdio::new(reader, writer);
     let ct = CancellationToken::new();
-    let start = server.clone().serve_with_ct(transport, ct.clone());
+    let start = Observed::new(server.clone(), Transport::Stdio).serve_with_ct(transport, ct.clone());
     let running = tokio::select! {
         r = start => r.map_err(|e| Error::new(ErrorCode::Io, format!("MCP session did not start: {e}")))?,
         () = shutdown.cancelled() => return Ok(()),

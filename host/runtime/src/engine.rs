@@ -325,6 +325,14 @@ impl Engine {
         (self.inner.gate.waiting(), self.inner.gate.in_use())
     }
 
+    /// Counts in `metrics` how long each call that found the instance pool
+    /// full waited for a place (`toolhost_call_wait_duration_seconds`).
+    /// An engine counts in the first metrics it is given: `false` when it
+    /// had some already.
+    pub fn count_waits(&self, metrics: Arc<toolhost_core::metrics::Metrics>) -> bool {
+        self.inner.gate.count_waits(metrics)
+    }
+
     /// The number of ticks the ticker has produced so far.
     pub fn ticks(&self) -> u64 {
         self.inner.ticker.ticks()

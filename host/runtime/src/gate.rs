@@ -17,13 +17,18 @@
 //!   held by their own callers could wait forever.
 //!
 //! Waiting counts against the call's deadline (its caller bounds the
-//! wait).
+//! wait). How many calls wait now is [`InstanceGate::waiting`]; with
+//! metrics ([`InstanceGate::count_waits`]), how long each waited is
+//! counted too (a call that finds a place free costs nothing more).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use toolhost_core::error::{Error, ErrorCode, Result};
+use toolhost_core::metrics::Metrics;
 
 /// Admission to one wasmtime engine's pool (see the module documentation).
 ///
@@ -45,6 +50,8 @@ pub(crate) struct InstanceGate {
     reserve: Semaphore,
     waiting: AtomicUsize,
     max_waiting: usize,
+    /// Where each wait's duration is counted, once metrics are on.
+    waits: OnceLock<Arc<Metrics>>,
 }
 
 /// A place in the pool, held while the call's instance is alive. It
@@ -76,6 +83,7 @@ impl InstanceGate {
             reserve: Semaphore::new(capacity - top),
             waiting: AtomicUsize::new(0),
             max_waiting,
+            waits: OnceLock::new(),
         }
     }
 
@@ -123,12 +131,22 @@ impl InstanceGate {
             ));
         }
         let _waiting = Waiting(&self.waiting);
+        let started = Instant::now();
         let permit = self
             .top
             .acquire()
             .await
             .map_err(|_| Error::internal("the instance gate was closed"))?;
+        if let Some(metrics) = self.waits.get() {
+            metrics.waited(started.elapsed());
+        }
         Ok(InstancePlace { _permit: permit })
+    }
+
+    /// Counts how long each call that waits for a place waited, in
+    /// `metrics` (the first metrics given are kept: `false` for any later).
+    pub(crate) fn count_waits(&self, metrics: Arc<Metrics>) -> bool {
+        self.waits.set(metrics).is_ok()
     }
 
     /// How many calls wait for a place now.

@@ -93,7 +93,8 @@ impl HostBuilder {
 
     /// The sandbox engine's settings: the instance pool, memory and stack
     /// ceilings, the default limits of every call, the compile cache. Its
-    /// `max_component_bytes` is the config's (`[admission]`).
+    /// `max_component_bytes` is the config's (`[admission]`), and so are
+    /// the pool's bounds the config's `[pool]` sets.
     pub fn engine(mut self, engine: EngineConfig) -> Self {
         self.engine = engine;
         self
@@ -192,10 +193,10 @@ impl HostBuilder {
         config.mcp.servers.extend(self.mcp_servers);
         let state_key = StateKey::configured(config.mcp_config().state_key_file.as_deref())
             .map_err(|e| Error::new(ErrorCode::Config, e.to_string()))?;
-        let engine = Engine::new(EngineConfig {
+        let engine = Engine::new(config.pool.engine(EngineConfig {
             max_component_bytes: config.admission.max_component_bytes,
             ..self.engine
-        })?;
+        })?)?;
         let mut registry = Registry::new();
         for (registration, public) in self.tools {
             if public {

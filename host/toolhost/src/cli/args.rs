@@ -121,12 +121,12 @@ impl ConfigArgs {
     }
 
     /// The engine the options describe, with the bounds of `config`
-    /// (`[admission] max_component_bytes`).
+    /// (`[admission] max_component_bytes`, `[pool]`).
     pub(crate) fn engine_for(&self, config: &Config) -> Result<Engine, Error> {
-        let engine = EngineConfig {
+        let engine = config.pool.engine(EngineConfig {
             max_component_bytes: config.admission.max_component_bytes,
             ..EngineConfig::default()
-        };
+        })?;
         self.engine
             .engine_with(engine)
             .map_err(|e| Error::new(toolhost::ErrorCode::Config, super::report(&e)))

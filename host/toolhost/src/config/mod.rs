@@ -53,6 +53,7 @@ mod exec;
 mod metrics;
 pub(crate) mod plugins;
 pub mod plugins_dir;
+mod pool;
 pub mod protected;
 mod store;
 mod traces;
@@ -63,6 +64,7 @@ pub use exec::{ExecConfig, SshConfig, sandbox_works};
 pub use metrics::{AuditConfig, MetricsConfig};
 pub use plugins::{PluginConfig, PluginStatus};
 pub use plugins_dir::PluginsDirConfig;
+pub use pool::PoolConfig;
 pub use protected::ProtectedPaths;
 pub use store::{Shared, StoreConfig, TasksConfig};
 #[doc(inline)]
@@ -157,6 +159,9 @@ pub struct Config {
     /// `[console]`: the operator's console on the HTTP listener.
     #[serde(default)]
     pub console: ConsoleConfig,
+    /// `[pool]`: how many sandboxed calls run at once, and how many wait.
+    #[serde(default)]
+    pub pool: PoolConfig,
     /// The folder relative paths are resolved against: the file's, or the
     /// working directory for a config made in code; always absolute.
     #[serde(skip)]
@@ -193,6 +198,7 @@ impl Default for Config {
             audit: AuditConfig::default(),
             traces: TracesConfig::default(),
             console: ConsoleConfig::default(),
+            pool: PoolConfig::default(),
             base_dir: absolute(Path::new(".")),
             origin: None,
         }
@@ -517,6 +523,9 @@ impl Config {
             .console
             .enabled
             .then(|| Arc::new(toolhost_core::call_log::CallLog::new(self.console.recent_calls)));
+        if let Some(metrics) = &metrics {
+            engine.count_waits(Arc::clone(metrics));
+        }
         let audit = self.audit.open(&self.base_dir)?;
         let traces = self.traces.start(calls.clone())?.map(Arc::new);
         let approver = match approver {
@@ -745,9 +754,12 @@ impl Started {
     }
 }
 
-/// `metrics` as Prometheus scrapes them, with the plugins of `live` and
-/// the bridged servers of `dispatcher` counted as they are now.
+/// `metrics` as Prometheus scrapes them, with the plugins of `live`, its
+/// engine's instance pool and the bridged servers of `dispatcher` counted
+/// as they are now.
 pub fn metrics_text(metrics: &Metrics, live: &crate::live::LivePlugins, dispatcher: &Dispatcher) -> String {
+    let (waiting, in_use) = live.admission().engine().instance_queue();
+    metrics.instances(waiting, in_use);
     let status = live.status();
     let plugins = status["plugins"]
         .as_array()
