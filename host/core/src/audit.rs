@@ -17,6 +17,12 @@
 //! not stored yet: the log is not synced per line, which would cost a
 //! call a disk flush.)
 //!
+//! **Cheap.** A call's line is written by hand into a buffer the thread
+//! keeps (no JSON tree, no map), its time formatted without a calendar
+//! library, its arguments' digest kept as 32 bytes until the line is
+//! written: what it costs a call is mostly its one `write(2)`. Measured in
+//! `BENCHMARKS.md` ("Observability's cost").
+//!
 //! **Rotated.** When a line would take the file past `max_bytes`, the file
 //! is renamed `PATH.1` (an older `PATH.1` becomes `PATH.2`, and so on up
 //! to `keep`; the oldest is removed) and a new file is begun.
@@ -25,12 +31,14 @@
 //! stop the host: each failure is logged (`tracing`, warn) and counted in
 //! [`AuditLog::lost`].
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
@@ -59,8 +67,8 @@ struct Writer {
 pub struct AuditLog {
     options: AuditOptions,
     writer: Mutex<Writer>,
-    /// The arguments' digests of the calls running, by call.
-    digests: Mutex<HashMap<CallId, String>>,
+    /// The arguments' digests (BLAKE3) of the calls running, by call.
+    digests: Mutex<HashMap<CallId, [u8; 32]>>,
     lost: AtomicU64,
 }
 
@@ -82,8 +90,108 @@ fn open(path: &Path) -> std::io::Result<File> {
 
 /// The BLAKE3 digest of a JSON value's text, as `blake3:HEX`.
 pub fn digest(value: &Value) -> String {
-    let text = serde_json::to_vec(value).unwrap_or_default();
-    format!("blake3:{}", blake3::hash(&text).to_hex())
+    format!("blake3:{}", blake3::Hash::from(digest_bytes(value)).to_hex())
+}
+
+/// The most bytes a thread's buffer keeps between lines (a larger line or
+/// argument text is written from a buffer of its own size, then dropped).
+const KEPT_BUFFER: usize = 16 * 1024;
+
+thread_local! {
+    /// Where this thread writes a line, or the text of arguments to digest.
+    static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's cleared buffer.
+fn with_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            let out = f(&mut buffer);
+            if buffer.capacity() > KEPT_BUFFER {
+                *buffer = Vec::new();
+            }
+            out
+        }
+        // Re-entered (cannot happen: nothing here calls back), or torn down.
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// The BLAKE3 digest of `value`'s JSON text.
+fn digest_bytes(value: &Value) -> [u8; 32] {
+    with_buffer(|text| {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *text, value);
+        *blake3::hash(text).as_bytes()
+    })
+}
+
+/// Appends `at` as RFC 3339 UTC with milliseconds (`2026-12-07T03:40:12.345Z`).
+fn write_time(out: &mut Vec<u8>, at: SystemTime) {
+    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, of_day) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let fields = [
+        (year, 4),
+        (month, 2),
+        (day, 2),
+        ((of_day / 3600) as i64, 2),
+        ((of_day / 60 % 60) as i64, 2),
+        ((of_day % 60) as i64, 2),
+        (i64::from(since.subsec_millis()), 3),
+    ];
+    for ((value, width), separator) in fields.into_iter().zip([b'-', b'-', b'T', b':', b':', b'.', b'Z']) {
+        let mut digits = [b'0'; 4];
+        let mut rest = value.clamp(0, 9_999);
+        for digit in digits[..width].iter_mut().rev() {
+            *digit = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        out.extend_from_slice(&digits[..width]);
+        out.push(separator);
+    }
+}
+
+/// A JSON object written field by field.
+struct Fields<'a>(&'a mut Vec<u8>);
+
+impl Fields<'_> {
+    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        let out = &mut *self.0;
+        out.push(if out.is_empty() { b'{' } else { b',' });
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        out
+    }
+
+    /// A value serde writes: a string (escaped), a number, `null`.
+    fn value(&mut self, key: &str, value: impl serde::Serialize) {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(self.key(key), &value);
+    }
+
+    fn digest(&mut self, key: &str, digest: &[u8; 32]) {
+        let out = self.key(key);
+        out.extend_from_slice(b"\"blake3:");
+        out.extend_from_slice(blake3::Hash::from(*digest).to_hex().as_bytes());
+        out.push(b'"');
+    }
+
+    fn end(self) {
+        self.0.extend_from_slice(b"}\n");
+    }
 }
 
 impl AuditLog {
@@ -128,9 +236,11 @@ impl AuditLog {
     /// Appends one `event` line with `fields` (and the time).
     pub fn record(&self, event: &str, fields: Map<String, Value>) {
         let mut line = Map::with_capacity(fields.len() + 2);
+        let mut time = Vec::with_capacity(24);
+        write_time(&mut time, SystemTime::now());
         line.insert(
             "time".into(),
-            Value::from(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            Value::from(String::from_utf8_lossy(&time).into_owned()),
         );
         line.insert("event".into(), Value::from(event));
         line.extend(fields);
@@ -277,32 +387,13 @@ pub fn read_tail(path: &Path, query: &AuditQuery) -> std::io::Result<AuditTail> 
     Ok(tail)
 }
 
-/// What a call's line says of its source.
-fn source_fields(source: Option<&ToolSource>, line: &mut Map<String, Value>) {
-    match source {
-        Some(ToolSource::Wasm { component_hash }) => {
-            line.insert("source".into(), Value::from("wasm"));
-            line.insert("component".into(), Value::from(component_hash.to_string()));
-        }
-        Some(ToolSource::Mcp { server }) => {
-            line.insert("source".into(), Value::from("mcp"));
-            line.insert("server".into(), Value::from(server.clone()));
-        }
-        Some(ToolSource::Builtin) => {
-            line.insert("source".into(), Value::from("builtin"));
-        }
-        None => {
-            line.insert("source".into(), Value::Null);
-        }
-    }
-}
-
 impl CallObserver for AuditLog {
     fn started(&self, info: &CallInfo, arguments: &Value) {
+        let digest = digest_bytes(arguments);
         self.digests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(info.call_id, digest(arguments));
+            .insert(info.call_id, digest);
     }
 
     fn ended(&self, info: &CallInfo, event: Option<&ToolCallEvent>) {
@@ -311,35 +402,70 @@ impl CallObserver for AuditLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&info.call_id);
-        let mut line = Map::new();
-        line.insert("session".into(), Value::from(info.session_id.as_ref()));
-        line.insert("call_id".into(), Value::from(info.call_id));
-        if let Some(parent) = info.parent_call_id {
-            line.insert("parent_call_id".into(), Value::from(parent));
+        let written = with_buffer(|out| {
+            call_line(out, info, event, arguments.as_ref());
+            self.write(out)
+        });
+        if let Err(e) = written {
+            self.lost.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(path = %self.options.path.display(), "an audit line could not be written: {e}");
         }
-        let name = event.and_then(|e| e.stands_for.as_deref()).unwrap_or(&info.name);
-        line.insert("tool".into(), Value::from(name));
-        line.insert("arguments".into(), Value::from(arguments));
-        match event {
-            Some(event) => {
-                source_fields(event.source.as_ref(), &mut line);
-                let (outcome, code) = match event.outcome {
-                    CallOutcome::Ok => ("ok", Value::Null),
-                    CallOutcome::Error(code) => ("error", Value::from(code.as_str())),
-                };
-                line.insert("outcome".into(), Value::from(outcome));
-                line.insert("error_code".into(), code);
-                line.insert(
-                    "duration_ms".into(),
-                    Value::from(event.duration.as_secs_f64() * 1e3),
-                );
-            }
-            None => {
-                line.insert("outcome".into(), Value::from("abandoned"));
-            }
-        }
-        self.record("call", line);
     }
+}
+
+/// Writes the `call` line of `info`, ended with `event` (`None`:
+/// abandoned), its arguments' digest `arguments`.
+fn call_line(
+    out: &mut Vec<u8>,
+    info: &CallInfo,
+    event: Option<&ToolCallEvent>,
+    arguments: Option<&[u8; 32]>,
+) {
+    let mut line = Fields(out);
+    let time = line.key("time");
+    time.push(b'"');
+    write_time(time, SystemTime::now());
+    time.push(b'"');
+    line.value("event", "call");
+    line.value("session", info.session_id.as_ref());
+    line.value("call_id", info.call_id);
+    if let Some(parent) = info.parent_call_id {
+        line.value("parent_call_id", parent);
+    }
+    let name = event.and_then(|e| e.stands_for.as_deref()).unwrap_or(&info.name);
+    line.value("tool", name);
+    match arguments {
+        Some(digest) => line.digest("arguments", digest),
+        None => line.value("arguments", ()),
+    }
+    let Some(event) = event else {
+        line.value("outcome", "abandoned");
+        return line.end();
+    };
+    match &event.source {
+        Some(ToolSource::Wasm { component_hash }) => {
+            line.value("source", "wasm");
+            line.value("component", component_hash.to_string());
+        }
+        Some(ToolSource::Mcp { server }) => {
+            line.value("source", "mcp");
+            line.value("server", server);
+        }
+        Some(ToolSource::Builtin) => line.value("source", "builtin"),
+        None => line.value("source", ()),
+    }
+    match event.outcome {
+        CallOutcome::Ok => {
+            line.value("outcome", "ok");
+            line.value("error_code", ());
+        }
+        CallOutcome::Error(code) => {
+            line.value("outcome", "error");
+            line.value("error_code", code.as_str());
+        }
+    }
+    line.value("duration_ms", event.duration.as_secs_f64() * 1e3);
+    line.end();
 }
 
 #[cfg(test)]
@@ -436,6 +562,64 @@ mod tests {
         .unwrap();
         assert_eq!(two.lines.len(), 2);
         assert!(two.more);
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc_with_milliseconds_as_chrono_writes_them() {
+        let mut at = UNIX_EPOCH;
+        // Every day from 1970 to past 2100 (leap years and centuries), at
+        // an odd second and millisecond.
+        for _ in 0..50_000 {
+            at += std::time::Duration::from_millis(86_400_000 + 3_723_457);
+            let mut ours = Vec::new();
+            write_time(&mut ours, at);
+            let chrono: chrono::DateTime<chrono::Utc> = at.into();
+            let theirs = chrono.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            assert_eq!(String::from_utf8(ours).unwrap(), theirs);
+        }
+    }
+
+    #[test]
+    fn a_call_line_is_one_json_object_with_every_field() {
+        use crate::dispatch::{CallInfo, CallOutcome, ToolCallEvent};
+        let info = CallInfo {
+            call_id: 7,
+            parent_call_id: Some(3),
+            name: "gr\"eet".into(),
+            session_id: "s-1".into(),
+            audience: crate::registry::ToolAudience::Trusted,
+            trace: None,
+        };
+        let mut out = Vec::new();
+        call_line(&mut out, &info, None, Some(&[0xab; 32]));
+        let line: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(line["event"], "call");
+        assert_eq!(line["tool"], "gr\"eet");
+        assert_eq!(line["parent_call_id"], 3);
+        assert_eq!(line["arguments"], format!("blake3:{}", "ab".repeat(32)));
+        assert_eq!(line["outcome"], "abandoned");
+        assert!(out.ends_with(b"}\n") && out.iter().filter(|&&b| b == b'\n').count() == 1);
+        let event = ToolCallEvent {
+            call_id: 7,
+            parent_call_id: None,
+            session_id: "s-1".into(),
+            name: "greet".into(),
+            stands_for: None,
+            source: Some(ToolSource::Builtin),
+            duration: std::time::Duration::from_micros(1500),
+            outcome: CallOutcome::Error(ErrorCode::Timeout),
+            usage: None,
+        };
+        out.clear();
+        call_line(&mut out, &info, Some(&event), None);
+        let line: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(line["source"], "builtin");
+        assert_eq!(
+            (line["outcome"].as_str(), line["error_code"].as_str()),
+            (Some("error"), Some("timeout"))
+        );
+        assert_eq!(line["duration_ms"], 1.5);
+        assert_eq!(line["arguments"], Value::Null);
     }
 
     #[test]

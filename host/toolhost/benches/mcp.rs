@@ -39,7 +39,16 @@
 //! MCP_BENCH_ONLY=metrics MCP_BENCH_OBSERVED=traces cargo bench -p toolhost --bench mcp  # one observer's cost
 //! MCP_BENCH_ROUNDS=5 cargo bench -p toolhost --bench mcp  # rounds (default 3)
 //! MCP_BENCH_BLOCKS=20 cargo bench -p toolhost --bench mcp  # turns within a round (default 10)
+//! MCP_BENCH_ONLY=metrics MCP_BENCH_OBSERVED=audit cargo bench -p toolhost --bench mcp  # [audit] alone (or metrics)
+//! MCP_BENCH_ONLY=metrics MCP_BENCH_OBSERVED=@empty.toml cargo bench ...  # any config beside none: an A/A run
 //! ```
+//!
+//! The `metrics` section's servers and client are best pinned to one vCPU
+//! (`taskset -c 1 target/release/deps/mcp-* --bench`): unpinned, which
+//! vCPU each thread lands on decides whether a wake-up costs an
+//! inter-processor interrupt, a server keeps the placement it starts
+//! with, and a ratio swings from 0.73x to 1.3x between runs of the same
+//! build (see `BENCHMARKS.md`, "Observability's cost").
 //!
 //! The stdio sections run the `rmcp+sandbox` floor and toolhost side by
 //! side, each on a server of its own, taking turns in `MCP_BENCH_BLOCKS`
@@ -459,15 +468,20 @@ fn observed_config() -> std::path::PathBuf {
     let path = dir.join("toolhost.toml");
     // MCP_BENCH_OBSERVED=metrics, audit, traces or console measures one of
     // them alone (the console's cost per call is its ring of calls and its
-    // spans; stdio serves no page); unset, all of them together.
+    // spans; stdio serves no page); MCP_BENCH_OBSERVED=@FILE, the config
+    // FILE holds (an A/A run: an empty one); unset, all of them together.
     let metrics = "[metrics]\nenabled = true\n";
     let audit = "[audit]\npath = \"audit.jsonl\"\n";
     let console = "[console]\nenabled = true\n";
-    let text = match std::env::var("MCP_BENCH_OBSERVED").as_deref() {
-        Ok("metrics") => metrics.to_string(),
-        Ok("audit") => audit.to_string(),
-        Ok("console") => console.to_string(),
-        Ok("traces") => traces_section(),
+    let observed = std::env::var("MCP_BENCH_OBSERVED").unwrap_or_default();
+    let text = match observed.as_str() {
+        "metrics" => metrics.to_string(),
+        "audit" => audit.to_string(),
+        "console" => console.to_string(),
+        "traces" => traces_section(),
+        file if file.starts_with('@') => {
+            std::fs::read_to_string(&file[1..]).expect("MCP_BENCH_OBSERVED=@FILE")
+        }
         _ => format!("{metrics}\n{audit}\n{console}\n{}", traces_section()),
     };
     std::fs::write(&path, text).expect("the config");
