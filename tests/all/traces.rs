@@ -312,6 +312,22 @@ fn spans_of_requests_and_calls_reach_an_otlp_collector_in_the_callers_trace() {
     // No person was asked: no approval span.
     assert!(!has(&spans, "approval"), "{:#?}", names(&spans));
 
+    // Every request is a server span: a prompt's, named by it.
+    let trace = "abf92f3577b34da6a3ce929d0e0e4736";
+    let prompt = rpc(
+        served.addr,
+        "prompts/get",
+        json!({"name": "test_simple_prompt", "_meta": {"traceparent": format!("00-{trace}-{parent}-01")}}),
+        false,
+    );
+    assert!(prompt["result"]["messages"].is_array(), "{prompt}");
+    let spans = receiver.trace(trace, |s| has(s, "prompts/get test_simple_prompt"));
+    let server = named(&spans, "prompts/get test_simple_prompt");
+    assert_eq!(server.kind, KIND_SERVER);
+    assert_eq!(attr(server, "mcp.method.name"), "prompts/get");
+    assert_eq!(attr(server, "gen_ai.prompt.name"), "test_simple_prompt");
+    assert_eq!(hex(&server.parent_span_id), parent);
+
     // A nested call: under the sandboxed call that made it.
     let trace = "5bf92f3577b34da6a3ce929d0e0e4736";
     let answer = traced_call(

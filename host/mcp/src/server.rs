@@ -168,8 +168,8 @@ impl McpServer {
         }
     }
 
-    /// Makes a server span of each request (see [`toolhost_core::spans`]):
-    /// the parent of its calls' spans.
+    /// Makes a server span of each request (see [`toolhost_core::spans`]),
+    /// the parent of its calls' spans, when served as [`Observed`].
     pub fn with_tracing(mut self, tracing: Tracing) -> Self {
         self.tracing = Some(tracing);
         self
@@ -700,29 +700,8 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let span = self
-            .tracing
-            .as_ref()
-            .map(|tracing| traced::request_span(tracing, "tools/call", Some(&request.name), &context));
-        let trace = match &span {
-            Some(span) => span.context(),
-            None => traced::trace_of(&context),
-        };
-        let answer = self.answer_call(request, context, trace).await;
-        if let Some(span) = &span {
-            let failure = match &answer {
-                Err(e) => Some((e.code.0.to_string(), e.message.to_string())),
-                Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => Some((
-                    "tool_error".to_string(),
-                    "the tool's result is an error".to_string(),
-                )),
-                Ok(_) => None,
-            };
-            if let Some((error_type, message)) = &failure {
-                traced::failed(span, error_type, message);
-            }
-        }
-        answer
+        let trace = traced::trace_of(&context);
+        self.answer_call(request, context, trace).await
     }
 
     async fn get_task(

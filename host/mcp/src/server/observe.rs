@@ -43,8 +43,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::metrics::{Operation, UNKNOWN_TOOL};
+use toolhost_core::spans::ActiveSpan;
 
-use super::McpServer;
+use super::{McpServer, traced};
 
 /// The method label of a custom request or notification.
 pub const OTHER: &str = "(other)";
@@ -127,23 +128,50 @@ impl Observed {
         names: impl FnOnce() -> Names,
         answer: impl Future<Output = Result<T, ErrorData>>,
         failed: impl FnOnce(&T) -> bool,
+        span: Option<ActiveSpan>,
     ) -> Result<T, ErrorData> {
-        if self.server.metrics.is_none() {
+        if self.server.metrics.is_none() && span.is_none() {
             return answer.await;
         }
         let timing = Timing {
             started: Instant::now(),
             version: revision(version().as_ref()),
         };
-        let names = names();
+        let names = self.server.metrics.is_some().then(names);
         let answer = answer.await;
         let error_type = match &answer {
             Err(e) => Some(error_code(e.code.0, timing.version)),
             Ok(result) if failed(result) => Some("tool_error"),
             Ok(_) => None,
         };
-        self.count(method, &timing, &names, error_type, answer.is_err());
+        if let (Some(span), Some(error_type)) = (&span, error_type) {
+            let message = match &answer {
+                Err(e) => e.message.to_string(),
+                Ok(_) => "the tool's result is an error".to_string(),
+            };
+            traced::failed(span, error_type, &message);
+        }
+        if let Some(names) = names {
+            self.count(method, &timing, &names, error_type, answer.is_err());
+        }
         answer
+    }
+
+    /// The server span of request `method` about `target`, when the server
+    /// traces; its context goes in the request's extensions, for the
+    /// server's calls to be made under it.
+    fn span(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        context: &mut RequestContext<RoleServer>,
+    ) -> Option<ActiveSpan> {
+        let tracing = self.server.tracing.as_ref()?;
+        let span = traced::request_span(tracing, method, target, context);
+        if let Some(trace) = span.context() {
+            context.extensions.insert(traced::RequestTrace(trace));
+        }
+        Some(span)
     }
 
     /// [`Observed::timed`] for a request with no name to label and no
@@ -153,6 +181,7 @@ impl Observed {
         method: &'static str,
         context: &RequestContext<RoleServer>,
         answer: impl Future<Output = Result<T, ErrorData>>,
+        span: Option<ActiveSpan>,
     ) -> Result<T, ErrorData> {
         self.timed(
             method,
@@ -160,6 +189,7 @@ impl Observed {
             Names::default,
             answer,
             |_| false,
+            span,
         )
         .await
     }
@@ -252,9 +282,10 @@ macro_rules! plain {
         async fn $name(
             &self,
             request: $request,
-            context: RequestContext<RoleServer>,
+            mut context: RequestContext<RoleServer>,
         ) -> Result<$answer, ErrorData> {
-            self.plain($method, &context, self.server.$name(request, context.clone()))
+            let span = self.span($method, None, &mut context);
+            self.plain($method, &context, self.server.$name(request, context.clone()), span)
                 .await
         }
     )*};
@@ -296,21 +327,30 @@ impl ServerHandler for Observed {
         read_resource_directory(ReadResourceDirectoryRequestParams) -> ReadResourceDirectoryResult = "resources/directory/read";
     }
 
-    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.plain("ping", &context, self.server.ping(context.clone()))
+    async fn ping(&self, mut context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let span = self.span("ping", None, &mut context);
+        self.plain("ping", &context, self.server.ping(context.clone()), span)
             .await
     }
 
     async fn initialize(
         &self,
         request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
+        let span = self.span("initialize", None, &mut context);
         if self.server.metrics.is_none() {
-            return self.server.initialize(request, context).await;
+            let answer = self.server.initialize(request, context).await;
+            if let (Some(span), Err(e)) = (&span, &answer) {
+                traced::failed(span, error_code(e.code.0, None), &e.message);
+            }
+            return answer;
         }
         let started = Instant::now();
         let answer = self.server.initialize(request, context).await;
+        if let (Some(span), Err(e)) = (&span, &answer) {
+            traced::failed(span, error_code(e.code.0, None), &e.message);
+        }
         // The revision is the one it agreed on.
         let timing = Timing {
             started,
@@ -330,26 +370,34 @@ impl ServerHandler for Observed {
         answer
     }
 
-    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        self.plain("server/discover", &context, self.server.discover(context.clone()))
-            .await
+    async fn discover(&self, mut context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let span = self.span("server/discover", None, &mut context);
+        self.plain(
+            "server/discover",
+            &context,
+            self.server.discover(context.clone()),
+            span,
+        )
+        .await
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let names = self.server.metrics.is_some().then(|| Names {
             prompt: Some(self.prompt(&request.name)),
             ..Names::default()
         });
+        let span = self.span("prompts/get", Some(&request.name), &mut context);
         self.timed(
             "prompts/get",
             || context.protocol_version(),
             || names.unwrap_or_default(),
             self.server.get_prompt(request, context.clone()),
             |_| false,
+            span,
         )
         .await
     }
@@ -362,6 +410,7 @@ impl ServerHandler for Observed {
             Names::default,
             self.server.listen(context),
             |_| false,
+            None,
         )
         .await
     }
@@ -369,18 +418,20 @@ impl ServerHandler for Observed {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let names = self.server.metrics.is_some().then(|| Names {
             tool: Some(self.tool(&request.name)),
             ..Names::default()
         });
+        let span = self.span("tools/call", Some(&request.name), &mut context);
         self.timed(
             "tools/call",
             || context.protocol_version(),
             || names.unwrap_or_default(),
             self.server.call_tool(request, context.clone()),
             |answer| matches!(answer, CallToolResponse::Complete(result) if result.is_error == Some(true)),
+            span,
         )
         .await
     }

@@ -8,10 +8,25 @@ use rmcp::service::RequestContext;
 use toolhost_core::spans::{ActiveSpan, Attribute, Kind, Tracing, attr};
 use toolhost_core::trace::{TRACEPARENT, TRACESTATE, TraceContext};
 
-/// The W3C trace context of a request: its `_meta`'s (MCP's own place for
-/// it), else its HTTP request's `traceparent` header; `None` when neither
-/// holds a valid one.
+/// The context of a request's server span, put in its extensions by the
+/// handler that made the span ([`super::Observed`]): what the request's
+/// calls are made under.
+#[derive(Debug, Clone)]
+pub(super) struct RequestTrace(pub Arc<TraceContext>);
+
+/// The W3C trace context of a request: its server span's, when one was
+/// made; else its `_meta`'s (MCP's own place for it), else its HTTP
+/// request's `traceparent` header; `None` when none holds a valid one.
 pub(super) fn trace_of(context: &RequestContext<RoleServer>) -> Option<Arc<TraceContext>> {
+    if let Some(RequestTrace(trace)) = context.extensions.get::<RequestTrace>() {
+        return Some(Arc::clone(trace));
+    }
+    caller_trace(context)
+}
+
+/// The trace context the caller sent: in `_meta`, else in the HTTP
+/// request's `traceparent` header.
+fn caller_trace(context: &RequestContext<RoleServer>) -> Option<Arc<TraceContext>> {
     if let Some(parent) = context.meta.get_traceparent() {
         return TraceContext::parse(parent, context.meta.get_tracestate()).map(Arc::new);
     }
@@ -59,7 +74,7 @@ pub(super) fn request_span(
         }
         _ => method.to_string(),
     };
-    tracing.start(name, Kind::Server, trace_of(context).as_deref(), attributes)
+    tracing.start(name, Kind::Server, caller_trace(context).as_deref(), attributes)
 }
 
 /// Marks a request's span failed: `error_type` is `tool_error` for a
