@@ -213,6 +213,9 @@ impl Observed {
         self.count(method, &timing, &Names::default(), None, false);
     }
 
+    /// Counts one answered `method`: `error_type` on a failure, the
+    /// status code too when the answer was a JSON-RPC error (`rpc_error`)
+    /// rather than a tool's failed result.
     fn count(
         &self,
         method: &'static str,
