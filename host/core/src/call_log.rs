@@ -334,8 +334,9 @@ impl Record {
     }
 }
 
-/// `name`, cut to [`MAX_NAME_CHARS`] characters.
-fn bounded_name(name: &str) -> String {
+/// `name`, cut to [`MAX_NAME_CHARS`] characters: a name a caller made up
+/// stays a bounded size wherever it is kept or sent.
+pub(crate) fn bounded_name(name: &str) -> String {
     match name.char_indices().nth(MAX_NAME_CHARS) {
         Some((at, _)) => format!("{}…", &name[..at]),
         None => name.to_string(),

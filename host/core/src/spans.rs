@@ -195,6 +195,11 @@ impl ActiveSpan {
         self.cx.span().set_attribute(attribute);
     }
 
+    /// Renames the span.
+    pub fn rename(&self, name: impl Into<Cow<'static, str>>) {
+        self.cx.span().update_name(name);
+    }
+
     /// Marks the span failed: `error.type` is `error_type`, its status an
     /// error saying `message`.
     pub fn fail(&self, error_type: impl Into<opentelemetry::Value>, message: impl Into<Cow<'static, str>>) {

@@ -10,6 +10,7 @@ use super::errors::Failure;
 use super::hooks::CallInfo;
 use super::waiting::{PersonWait, WaitListener, Waiting};
 use super::{DispatchContext, ToolResult};
+use crate::error::ErrorCode;
 use crate::registry::{ToolOutput, ToolSource, Usage};
 use crate::spans::{ActiveSpan, Kind, Tracing, attr};
 use crate::trace::TraceContext;
@@ -32,13 +33,16 @@ impl<'t> CallTrace<'t> {
     /// request, or the call that made this one).
     pub(super) fn start(tracing: &'t Tracing, info: &CallInfo, ctx: &DispatchContext) -> CallTrace<'t> {
         let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string());
+        // The caller's name, which may be made up: bounded here, and taken
+        // out of the span's name if no tool has it (see `end`).
+        let name = crate::call_log::bounded_name(&info.name);
         let span = tracing.start(
-            format!("execute_tool {}", info.name),
+            format!("execute_tool {name}"),
             Kind::Internal,
             ctx.trace.as_deref(),
             vec![
                 KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
-                KeyValue::new(attr::GEN_AI_TOOL, info.name.clone()),
+                KeyValue::new(attr::GEN_AI_TOOL, name),
                 call_id.clone(),
                 KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
             ],
@@ -138,6 +142,10 @@ impl<'t> CallTrace<'t> {
         }
         if let Some(name) = stands_for {
             span.set(KeyValue::new(attr::STANDS_FOR, name.to_string()));
+        }
+        if result.error_code == Some(ErrorCode::UnknownTool) {
+            // Span names stay few: a made-up name is not one of them.
+            span.rename("execute_tool");
         }
         if let Some(code) = result.error_code {
             let message = result

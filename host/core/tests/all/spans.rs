@@ -191,9 +191,10 @@ async fn a_refused_or_unknown_call_says_why_in_its_span() {
     assert!(kept.named("run asked").is_empty());
 
     dispatcher.dispatch("nope", json!({}), &trusted()).await;
-    let [unknown] = &kept.named("execute_tool nope")[..] else {
+    let [unknown] = &kept.named("execute_tool")[..] else {
         panic!()
     };
+    assert_eq!(attr(unknown, "gen_ai.tool.name").as_deref(), Some("nope"));
     assert_eq!(attr(unknown, "error.type").as_deref(), Some("unknown_tool"));
     let [admission] = &kept
         .named("admission")

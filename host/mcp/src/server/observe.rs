@@ -239,6 +239,19 @@ impl Observed {
         metrics.operation(operation, timing.started.elapsed());
     }
 
+    /// `name` if the host has a tool of that name, when the server traces
+    /// (a span is named by a tool the host has, never by a made-up name).
+    fn known_tool<'n>(&self, name: &'n str) -> Option<&'n str> {
+        self.server.tracing.as_ref()?;
+        self.server.dispatcher.registry().get(name).map(|_| name)
+    }
+
+    /// `name` if the host has a prompt of that name, when the server traces.
+    fn known_prompt<'n>(&self, name: &'n str) -> Option<&'n str> {
+        self.server.tracing.as_ref()?;
+        self.server.dispatcher.registry().prompt(name).map(|_| name)
+    }
+
     /// `name` if the host has a tool of that name, else [`UNKNOWN_TOOL`].
     fn tool(&self, name: &str) -> String {
         match self.server.dispatcher.registry().get(name) {
@@ -393,7 +406,7 @@ impl ServerHandler for Observed {
             prompt: Some(self.prompt(&request.name)),
             ..Names::default()
         });
-        let span = self.span("prompts/get", Some(&request.name), &mut context);
+        let span = self.span("prompts/get", self.known_prompt(&request.name), &mut context);
         self.timed(
             "prompts/get",
             || context.protocol_version(),
@@ -427,7 +440,7 @@ impl ServerHandler for Observed {
             tool: Some(self.tool(&request.name)),
             ..Names::default()
         });
-        let span = self.span("tools/call", Some(&request.name), &mut context);
+        let span = self.span("tools/call", self.known_tool(&request.name), &mut context);
         self.timed(
             "tools/call",
             || context.protocol_version(),
