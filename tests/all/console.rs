@@ -51,11 +51,19 @@ fn config(dir: &Path, extra: &str) -> PathBuf {
 /// elicitation, so that an approval it needs waits on the console; the
 /// JSON-RPC response.
 fn call(addr: SocketAddr, token: &str, tool: &str, arguments: Value) -> Value {
-    call_traced(addr, token, tool, arguments, None)
+    call_traced(addr, token, tool, arguments, None, None)
 }
 
-/// [`call`], with a W3C `traceparent` in its `_meta` when given.
-fn call_traced(addr: SocketAddr, token: &str, tool: &str, arguments: Value, trace: Option<&str>) -> Value {
+/// [`call`], with a W3C `traceparent` in its `_meta` (`trace`) and in its
+/// HTTP request's headers (`header`) when given.
+pub(crate) fn call_traced(
+    addr: SocketAddr,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+    trace: Option<&str>,
+    header: Option<&str>,
+) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "console-test", "version": "0"},
@@ -68,21 +76,18 @@ fn call_traced(addr: SocketAddr, token: &str, tool: &str, arguments: Value, trac
         "name": tool, "arguments": arguments, "_meta": meta}})
     .to_string();
     let auth = format!("Bearer {token}");
-    let (status, text) = http_request(
-        addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Authorization", &auth),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", tool),
-        ],
-        &body,
-    )
-    .expect("the server answers");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+    ];
+    if let Some(header) = header {
+        headers.push(("traceparent", header));
+    }
+    let (status, text) = http_request(addr, "POST", "/mcp", &headers, &body).expect("the server answers");
     assert_eq!(status, 200, "{text}");
     let json = text
         .lines()
@@ -145,7 +150,14 @@ fn an_operator_approves_one_command_and_refuses_another_in_headless_chromium() {
     // A plugin's call, traced by its caller.
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
-    let greeted = call_traced(addr, TOKEN, "greet", json!({"name": "Ada"}), Some(&traceparent));
+    let greeted = call_traced(
+        addr,
+        TOKEN,
+        "greet",
+        json!({"name": "Ada"}),
+        Some(&traceparent),
+        None,
+    );
     assert_eq!(greeted["result"]["isError"], false, "{greeted}");
     let work = tempfile::tempdir().unwrap();
     let (approved, approved_args) = victim(work.path(), "approved", "console-approved-it");

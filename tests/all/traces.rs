@@ -20,7 +20,7 @@ use opentelemetry_proto::tonic::trace::v1::{Span, span, status};
 use prost::Message;
 use serde_json::{Value, json};
 
-use crate::peers::{http_request, wait_until};
+use crate::peers::wait_until;
 use crate::support;
 use crate::tasks::{Replica, TOKEN, rpc};
 
@@ -405,37 +405,20 @@ fn spans_of_requests_and_calls_reach_an_otlp_collector_in_the_callers_trace() {
 
     // The HTTP request's `traceparent` header, when `_meta` has none.
     let trace = "8bf92f3577b34da6a3ce929d0e0e4736";
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-    "name": "greet", "arguments": {"name": "Lin"},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "traces-test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }}})
-    .to_string();
-    let auth = format!("Bearer {TOKEN}");
     let header = format!("00-{trace}-{parent}-01");
-    let (status, answer) = http_request(
+    let answer = crate::console::call_traced(
         served.addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Authorization", &auth),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "greet"),
-            ("traceparent", &header),
-        ],
-        &body,
-    )
-    .unwrap();
-    assert_eq!(status, 200, "{answer}");
+        TOKEN,
+        "greet",
+        json!({"name": "Lin"}),
+        None,
+        Some(&header),
+    );
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
     let spans = receiver.trace(trace, |s| has(s, "tools/call greet"));
     let server = named(&spans, "tools/call greet");
     assert_eq!(hex(&server.parent_span_id), parent);
-    assert_eq!(attr(server, "jsonrpc.request.id"), "7");
+    assert_eq!(attr(server, "jsonrpc.request.id"), "1");
 
     // Without a caller's context: a trace of its own.
     let before = receiver.spans().len();
