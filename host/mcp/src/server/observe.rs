@@ -239,34 +239,29 @@ impl Observed {
         metrics.operation(operation, timing.started.elapsed());
     }
 
-    /// `name` if the host has a tool of that name, when the server traces
-    /// (a span is named by a tool the host has, never by a made-up name).
+    /// Whether requests are counted or traced: what the names they carry
+    /// are looked up for.
+    fn observing(&self) -> bool {
+        self.server.metrics.is_some() || self.server.tracing.is_some()
+    }
+
+    /// `name` if the host has a tool of that name, when observing: what a
+    /// request's labels and span are named by (never a made-up name).
     fn known_tool<'n>(&self, name: &'n str) -> Option<&'n str> {
-        self.server.tracing.as_ref()?;
-        self.server.dispatcher.registry().get(name).map(|_| name)
+        let known = self.observing() && self.server.dispatcher.registry().get(name).is_some();
+        known.then_some(name)
     }
 
-    /// `name` if the host has a prompt of that name, when the server traces.
+    /// `name` if the host has a prompt of that name, when observing.
     fn known_prompt<'n>(&self, name: &'n str) -> Option<&'n str> {
-        self.server.tracing.as_ref()?;
-        self.server.dispatcher.registry().prompt(name).map(|_| name)
+        let known = self.observing() && self.server.dispatcher.registry().prompt(name).is_some();
+        known.then_some(name)
     }
+}
 
-    /// `name` if the host has a tool of that name, else [`UNKNOWN_TOOL`].
-    fn tool(&self, name: &str) -> String {
-        match self.server.dispatcher.registry().get(name) {
-            Some(_) => name.to_string(),
-            None => UNKNOWN_TOOL.to_string(),
-        }
-    }
-
-    /// `name` if the host has a prompt of that name, else [`UNKNOWN_TOOL`].
-    fn prompt(&self, name: &str) -> String {
-        match self.server.dispatcher.registry().prompt(name) {
-            Some(_) => name.to_string(),
-            None => UNKNOWN_TOOL.to_string(),
-        }
-    }
+/// A name the host has, as labelled, else [`UNKNOWN_TOOL`].
+fn label(known: Option<&str>) -> String {
+    known.unwrap_or(UNKNOWN_TOOL).to_string()
 }
 
 /// `version` as labelled, if rmcp knows it.
@@ -402,11 +397,12 @@ impl ServerHandler for Observed {
         request: GetPromptRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let known = self.known_prompt(&request.name);
         let names = self.server.metrics.is_some().then(|| Names {
-            prompt: Some(self.prompt(&request.name)),
+            prompt: Some(label(known)),
             ..Names::default()
         });
-        let span = self.span("prompts/get", self.known_prompt(&request.name), &mut context);
+        let span = self.span("prompts/get", known, &mut context);
         self.timed(
             "prompts/get",
             || context.protocol_version(),
@@ -436,11 +432,12 @@ impl ServerHandler for Observed {
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let known = self.known_tool(&request.name);
         let names = self.server.metrics.is_some().then(|| Names {
-            tool: Some(self.tool(&request.name)),
+            tool: Some(label(known)),
             ..Names::default()
         });
-        let span = self.span("tools/call", self.known_tool(&request.name), &mut context);
+        let span = self.span("tools/call", known, &mut context);
         self.timed(
             "tools/call",
             || context.protocol_version(),
