@@ -3,7 +3,9 @@
 //! with a bridged server written with the same SDK. What it shows: the
 //! bridge speaks 2026-07-28 to a server that offers it, a caller's W3C
 //! trace context reaches the bridged server, lists carry caching hints on
-//! 2026-07-28 and not before.
+//! 2026-07-28 and not before; a bridged server's questions (elicitation,
+//! sampling, roots, in several rounds) reach the caller's client when the
+//! entry's `ask` grants them, and fail the call naming why when not.
 
 use serde_json::{Value, json};
 
@@ -14,17 +16,31 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 
 /// A config bridging `tests/peers/trace_server.py` (stdio) as `trace`.
 pub(crate) fn bridging_config(dir: &std::path::Path) -> std::path::PathBuf {
+    bridging_config_with(dir, "")
+}
+
+/// As [`bridging_config`], with `more` lines in the server's entry.
+pub(crate) fn bridging_config_with(dir: &std::path::Path, more: &str) -> std::path::PathBuf {
     let config = dir.join("toolhost.toml");
     std::fs::write(
         &config,
         format!(
-            "[[mcp.servers]]\nname = \"trace\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}]\n",
+            "[[mcp.servers]]\nname = \"trace\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}]\n{more}\n",
             support::peer_python().display().to_string(),
             support::peer_script("trace_server.py").display().to_string(),
         ),
     )
     .unwrap();
     config
+}
+
+/// The bridge's grant for every kind of question.
+pub(crate) const ASK_ALL: &str = "ask = [\"elicitation\", \"sampling\", \"roots\"]";
+
+/// What `trace_server.py`'s `seen` step reported.
+pub(crate) fn seen(step: &Value) -> Value {
+    serde_json::from_str(step["text"].as_str().unwrap_or_default())
+        .unwrap_or_else(|_| step["structured"].clone())
 }
 
 /// What the Python SDK client's `steps` get from toolhost serving over
@@ -46,8 +62,7 @@ fn a_2026_client_reaches_a_2026_bridged_server_with_its_trace() {
     assert_eq!(out["protocol_version"], "2026-07-28", "{out}");
     let call = &out["steps"][0];
     assert_eq!(call["is_error"], false, "{out}");
-    let seen: Value =
-        serde_json::from_str(call["text"].as_str().unwrap()).unwrap_or_else(|_| call["structured"].clone());
+    let seen = seen(call);
     assert_eq!(
         seen["protocolVersion"], "2026-07-28",
         "the bridge negotiated: {seen}"
@@ -61,23 +76,122 @@ fn a_2026_client_reaches_a_2026_bridged_server_with_its_trace() {
 }
 
 #[test]
-fn a_bridged_server_that_asks_its_client_fails_the_call_saying_so() {
+fn a_bridged_server_not_granted_to_ask_fails_the_call_saying_so() {
+    // The caller could answer; the entry grants the server nothing.
     let out = through_the_bridge(json!([
         {"discover": true},
+        {"elicit": {"name": "Ada"}},
         {"call": "mcp__trace__ask_name", "args": {}, "until": "ask_name"},
         {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
     ]));
-    let asked = &out["steps"][0];
+    let asked = &out["steps"][1];
     assert_eq!(asked["is_error"], true, "{out}");
     let text = asked["text"].as_str().unwrap();
     assert!(
-        text.contains("MCP server")
-            && text.contains("trace")
-            && text.contains("asked its client for input (name (elicitation))"),
+        text.contains("MCP server \\\"trace\\\" asked for input")
+            && text.contains(
+                "\\\"name\\\" asks for elicitation, which its [[mcp.servers]] entry does not grant (`ask`)"
+            ),
         "{text}"
     );
-    // The bridge and the server serve on.
-    assert_eq!(out["steps"][1]["is_error"], false, "{out}");
+    assert_eq!(out["elicitations"], json!([]), "the caller was asked: {out}");
+    // Nothing was declared to the server, and the bridge and the server
+    // serve on.
+    let seen = seen(&out["steps"][2]);
+    assert_eq!(seen["clientCapabilities"].get("elicitation"), None, "{seen}");
+}
+
+/// A 2025 caller (a session: the bridge's questions reach it as
+/// server-initiated requests) answers a bridged 2026-07-28 server's
+/// questions: two rounds (a name and the model's greeting, then a colour
+/// carried in the server's requestState), a roots listing, and a bridged
+/// prompt's and resource's questions.
+#[test]
+fn a_bridged_server_asks_a_session_client_through_the_bridge() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridging_config_with(dir.path(), ASK_ALL).display().to_string();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"elicit": {"name": "Bo", "color": "red"}},
+            {"sample": "Hello Bo"},
+            {"roots": [{"uri": "file:///work/a"}, {"uri": "file:///work/b"}]},
+            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
+            {"call": "mcp__trace__interview", "args": {}},
+            {"call": "mcp__trace__where", "args": {}},
+            {"get_prompt": "mcp__trace__introduce"},
+            {"read": "card://Dee"},
+        ]),
+    );
+    assert_eq!(out["protocol_version"], "2025-11-25", "{out}");
+    let seen = seen(&out["steps"][3]);
+    assert_eq!(
+        seen["clientCapabilities"],
+        json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}}),
+        "declared to the bridged server: {seen}"
+    );
+    assert_eq!(out["steps"][4]["is_error"], false, "{out}");
+    assert_eq!(
+        out["steps"][4]["text"], "Bo likes red; the model said: Hello Bo",
+        "{out}"
+    );
+    let asked: Vec<&Value> = out["elicitations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["message"])
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "Your name?",
+            "Your favourite colour?",
+            "Who is speaking?",
+            "Sign the card for Dee"
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        out["samplings"][0]["messages"][0]["content"]["text"], "Greet a guest",
+        "{out}"
+    );
+    assert_eq!(out["steps"][5]["text"], "file:///work/a file:///work/b", "{out}");
+    assert_eq!(out["roots_listed"], 1, "{out}");
+    // A bridged prompt and resource ask the same way.
+    assert_eq!(
+        out["steps"][6]["messages"][0]["content"]["text"], "Please greet Bo.",
+        "{out}"
+    );
+    assert_eq!(
+        out["steps"][7]["contents"][0]["text"], "Dear Dee, from Bo",
+        "{out}"
+    );
+}
+
+/// Granted, but the caller's client cannot answer: the server is not told
+/// it may ask, and a question it asks anyway fails the call, naming why.
+#[test]
+fn a_bridged_server_cannot_ask_a_client_without_the_capability() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridging_config_with(dir.path(), ASK_ALL).display().to_string();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"},
+            {"call": "mcp__trace__interview", "args": {}},
+        ]),
+    );
+    let seen = seen(&out["steps"][0]);
+    assert_eq!(seen["clientCapabilities"].get("elicitation"), None, "{seen}");
+    let failed = &out["steps"][1];
+    assert_eq!(failed["is_error"], true, "{out}");
+    assert!(
+        failed["text"]
+            .as_str()
+            .unwrap()
+            .contains("\\\"greeting\\\" asks for sampling, which the client of this call cannot answer"),
+        "{out}"
+    );
 }
 
 #[test]

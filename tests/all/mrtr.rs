@@ -391,3 +391,63 @@ fn a_2025_client_on_a_stateless_server_is_not_asked() {
     assert!(out["elicitations"].as_array().unwrap().is_empty(), "{out}");
     assert!(work.path().exists());
 }
+
+/// A bridged 2026-07-28 server's questions reach a 2026-07-28 caller as
+/// toolhost's own `InputRequiredResult`s: each round the caller answers
+/// makes the bridged call again from its start, the server's rounds
+/// answered in turn (its requestState passed back as it sent it), on a
+/// `--stateless` server. A decline reaches the server as the user's; a
+/// question of a kind the caller did not declare fails the call.
+#[test]
+fn a_bridged_servers_questions_reach_a_2026_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::mcp_revisions::bridging_config_with(dir.path(), crate::mcp_revisions::ASK_ALL);
+    let server = Replica::start(&config, dir.path().join("server.log"));
+    let url = format!("http://{}/mcp", server.addr);
+    // Until the bridged server is connected and listed.
+    let ready = python_client(
+        &["http".into(), url.clone()],
+        json!([{"call": "mcp__trace__seen", "args": {}, "until": "protocolVersion"}]),
+    );
+    assert_eq!(ready["steps"][0]["is_error"], false, "{ready}");
+    let out = python_2026(
+        &url,
+        json!([
+            {"call": "mcp__trace__seen", "args": {}, "sample": "unused"},
+            {"call": "mcp__trace__interview", "args": {}, "answer": {"name": "Ada", "color": "green"}, "sample": "Hi Ada"},
+            {"call": "mcp__trace__interview", "args": {}, "answer": "decline", "sample": "Hi"},
+            {"call": "mcp__trace__where", "args": {}},
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    // The client declared elicitation and sampling, not roots: so was the
+    // bridged server told.
+    let seen = crate::mcp_revisions::seen(&steps[0]);
+    assert_eq!(
+        seen["clientCapabilities"],
+        json!({"elicitation": {"form": {}}, "sampling": {}}),
+        "{out}"
+    );
+    assert_eq!(
+        steps[1]["text"], "Ada likes green; the model said: Hi Ada",
+        "{out}"
+    );
+    assert_eq!(
+        steps[1]["asked"],
+        json!(["Your name?", "Your favourite colour?"]),
+        "{out}"
+    );
+    assert_eq!(
+        steps[1]["sampled"][0]["messages"][0]["content"]["text"], "Greet a guest",
+        "{out}"
+    );
+    assert_eq!(steps[2]["text"], "declined by the user (decline)", "{out}");
+    assert_eq!(steps[3]["is_error"], true, "{out}");
+    assert!(
+        steps[3]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\\\"roots\\\" asks for roots, which the client of this call cannot answer"),
+        "{out}"
+    );
+}

@@ -185,7 +185,7 @@ fn lifecycle() -> ClientLifecycleMode {
 }
 
 /// Whether `peer` negotiated MCP 2026-07-28 or later.
-fn is_stateless_era(peer: &Peer<RoleClient>) -> bool {
+pub(crate) fn is_stateless_era(peer: &Peer<RoleClient>) -> bool {
     peer.peer_info()
         .is_some_and(|info| info.protocol_version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }

@@ -21,6 +21,7 @@
 //!     transport = "http"
 //!     url = "http://127.0.0.1:3001/mcp"
 //!     headers = { Authorization = "Bearer s3cret" }
+//!     ask = ["elicitation"]      # its questions reach the caller's user
 //!
 //!     [[servers]]
 //!     name = "github"
@@ -31,6 +32,7 @@
 //! "#).unwrap();
 //! assert!(matches!(config.servers[0].transport, McpTransport::Stdio { .. }));
 //! assert_eq!(config.servers[1].timeout_ms, 60_000);
+//! assert_eq!(config.servers[1].ask, [toolhost_core::client::AskKind::Elicitation]);
 //! assert!(config.servers[2].lazy && config.servers[2].catalog_ttl().as_secs() == 600);
 //! config.validate().unwrap();
 //! ```
@@ -41,6 +43,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use toolhost_core::client::AskKind;
 use toolhost_core::error::{Error, ErrorCode, Result};
 
 /// The `mcp` section of the config file.
@@ -118,6 +121,30 @@ pub struct McpServerConfig {
     /// in seconds ([`DEFAULT_CATALOG_TTL_S`] if unset). Lazy servers only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_ttl_s: Option<u64>,
+    /// What the server may ask the client of the call it serves (`ask =
+    /// ["elicitation", "sampling", "roots"]`, none by default): declared to
+    /// the server on each request whose client can answer it, and its
+    /// questions relayed to that client (see [`relay`](crate::relay)).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "serialize_ask"
+    )]
+    pub ask: Vec<AskKind>,
+}
+
+fn serialize_ask<S: serde::Serializer>(
+    ask: &[AskKind],
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.collect_seq(ask.iter().map(|kind| kind.as_str()))
+}
+
+/// The question kinds `ask` may name, by their names.
+fn ask_kind(name: &str) -> Option<AskKind> {
+    [AskKind::Elicitation, AskKind::Sampling, AskKind::Roots]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
 }
 
 /// How long a lazy server's catalog is kept by default, in seconds (it is
@@ -151,6 +178,8 @@ struct RawServer {
     #[serde(default)]
     lazy: bool,
     catalog_ttl_s: Option<u64>,
+    #[serde(default)]
+    ask: Vec<String>,
 }
 
 impl TryFrom<RawServer> for McpServerConfig {
@@ -203,6 +232,15 @@ impl TryFrom<RawServer> for McpServerConfig {
                 "server {name:?}: `catalog_ttl_s` applies to lazy servers only (`lazy = true`)"
             ));
         }
+        let mut ask = Vec::new();
+        for what in &raw.ask {
+            let kind = ask_kind(what).ok_or_else(|| {
+                format!("server {name:?}: `ask` names {what:?}, which is not \"elicitation\", \"sampling\" or \"roots\"")
+            })?;
+            if !ask.contains(&kind) {
+                ask.push(kind);
+            }
+        }
         Ok(McpServerConfig {
             name: raw.name,
             transport,
@@ -213,6 +251,7 @@ impl TryFrom<RawServer> for McpServerConfig {
             enabled: raw.enabled,
             lazy: raw.lazy,
             catalog_ttl_s: raw.catalog_ttl_s,
+            ask,
         })
     }
 }
@@ -289,7 +328,19 @@ impl McpServerConfig {
             enabled: true,
             lazy: false,
             catalog_ttl_s: None,
+            ask: Vec::new(),
         }
+    }
+
+    /// This entry with the server allowed to ask the calling client
+    /// questions of `kinds` (see [`ask`](McpServerConfig#structfield.ask)).
+    pub fn asking(mut self, kinds: &[AskKind]) -> Self {
+        for kind in kinds {
+            if !self.ask.contains(kind) {
+                self.ask.push(*kind);
+            }
+        }
+        self
     }
 
     /// This entry in lazy mode (see [`lazy`](McpServerConfig#structfield.lazy)).
@@ -355,5 +406,32 @@ impl McpServerConfig {
             }
             McpTransport::Stdio { .. } => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(extra: &str) -> std::result::Result<McpConfig, toml::de::Error> {
+        toml::from_str(&format!(
+            "[[servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\n{extra}\n"
+        ))
+    }
+
+    #[test]
+    fn ask_names_the_question_kinds_and_nothing_else() {
+        assert!(entry("").unwrap().servers[0].ask.is_empty());
+        let config = entry("ask = [\"roots\", \"elicitation\", \"roots\"]").unwrap();
+        assert_eq!(config.servers[0].ask, [AskKind::Roots, AskKind::Elicitation]);
+        let again: McpConfig = toml::from_str(&toml::to_string(&config).unwrap()).unwrap();
+        assert_eq!(again, config, "it serializes as it is written");
+        let err = entry("ask = [\"everything\"]").unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "`ask` names \"everything\", which is not \"elicitation\", \"sampling\" or \"roots\""
+            ),
+            "{err}"
+        );
     }
 }

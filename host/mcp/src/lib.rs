@@ -11,6 +11,7 @@
 //! | a remote tool as a [`Tool`](toolhost_core::registry::Tool), the connection manager | [`client`]: [`McpTool`], [`McpConnection`] |
 //! | a bridged stdio server's process and pipes, read within bounds | [`child`] |
 //! | a bridged server's prompts and resources as registry entries | [`remote_catalog`] |
+//! | a bridged request's rounds: its questions relayed to the call's client | [`relay`] |
 //! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
 //! | a lazy server's two tools, `list_tools` and `call_tool` | [`lazy`] |
 //! | the registry served as an MCP server, over stdio | [`server`]: [`McpServer`], [`serve_stdio`] |
@@ -68,6 +69,7 @@ mod logging;
 pub mod naming;
 pub mod origin;
 pub mod redis_store;
+pub mod relay;
 pub mod remote_catalog;
 pub mod request_state;
 pub mod round_trip;

@@ -19,19 +19,19 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, GetPromptResponse,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ArgumentInfo, ClientRequest, CompleteRequestParams, CompletionContext, GetPromptRequest,
+    GetPromptRequestParams, PaginatedRequestParams, ReadResourceRequest, ReadResourceRequestParams,
+    Reference, ServerResult,
 };
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::client::{MAX_LISTED_BYTES, MAX_LISTED_TOOLS};
 use super::config::McpServerConfig;
 use super::naming::{NameTable, bridged_name};
+use super::relay::Remote;
 use super::tool::PeerSlot;
 use toolhost_core::content::ResourceContents;
 use toolhost_core::error::{Error, ErrorCode, Result};
@@ -74,83 +74,6 @@ impl RemoteCatalog {
     }
 }
 
-/// The connection and limits a bridged server's requests go through.
-#[derive(Clone)]
-struct Remote {
-    server: String,
-    timeout: Duration,
-    peer: PeerSlot,
-}
-
-impl std::fmt::Debug for Remote {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Remote")
-            .field("server", &self.server)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Remote {
-    /// Runs `request` on the current connection, within the server's
-    /// timeout and the context's deadline, ended by its cancellation.
-    async fn run<T, F, Fut>(&self, what: &str, ctx: &CallContext, request: F) -> Result<T>
-    where
-        F: FnOnce(Peer<RoleClient>) -> Fut,
-        Fut: Future<Output = std::result::Result<T, ServiceError>>,
-    {
-        let peer = self.peer.borrow().clone().ok_or_else(|| {
-            Error::new(
-                ErrorCode::Unavailable,
-                format!("MCP server {:?} is not connected", self.server),
-            )
-        })?;
-        let mut timeout = self.timeout;
-        if let Some(deadline) = ctx.deadline {
-            timeout = timeout.min(deadline.saturating_duration_since(Instant::now()));
-        }
-        // Dropping the request future makes rmcp cancel it on the server.
-        tokio::select! {
-            r = tokio::time::timeout(timeout, request(peer)) => match r {
-                Ok(r) => r.map_err(|e| self.service_error(what, e)),
-                Err(_) => Err(Error::new(ErrorCode::Timeout, format!(
-                    "MCP server {:?} did not answer {what} within {} ms; the request was cancelled on the server",
-                    self.server, timeout.as_millis()))),
-            },
-            () = ctx.cancel.cancelled() => Err(Error::new(ErrorCode::Cancelled, "the request was cancelled")),
-        }
-    }
-
-    fn service_error(&self, what: &str, e: ServiceError) -> Error {
-        let code = match &e {
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ErrorCode::Unavailable,
-            ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND => {
-                ErrorCode::NotFound
-            }
-            ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
-                ErrorCode::InvalidArguments
-            }
-            _ => ErrorCode::ToolFailed,
-        };
-        Error::new(code, format!("MCP server {:?}, {what}: {e}", self.server))
-    }
-
-    /// What the server answered, read into the core's type for the same
-    /// MCP JSON.
-    fn read<T: Serialize, U: DeserializeOwned>(&self, what: &str, answer: &T) -> Result<U> {
-        serde_json::to_value(answer)
-            .and_then(serde_json::from_value)
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::ToolFailed,
-                    format!(
-                        "MCP server {:?} answered {what} with what MCP does not allow: {e}",
-                        self.server
-                    ),
-                )
-            })
-    }
-}
-
 /// One prompt of a bridged server, as a registry [`Prompt`].
 #[derive(Debug)]
 pub struct McpPrompt {
@@ -177,20 +100,26 @@ impl Prompt for McpPrompt {
         ctx: CallContext,
     ) -> BoxFuture<'_, Result<PromptResult>> {
         Box::pin(async move {
-            let arguments = arguments
+            let arguments: serde_json::Map<String, serde_json::Value> = arguments
                 .into_iter()
                 .map(|(k, v)| (k, serde_json::Value::String(v)))
                 .collect();
-            let params = GetPromptRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+            let what = format!("prompts/get {:?}", self.remote_name);
             let answer = self
                 .remote
-                .run("prompts/get", &ctx, |peer| async move {
-                    peer.get_prompt_once(params).await
+                .send(&what, &ctx, |retry| {
+                    let mut params = GetPromptRequestParams::new(self.remote_name.clone())
+                        .with_arguments(arguments.clone());
+                    if let Some(retry) = retry {
+                        params.input_responses = Some(retry.responses);
+                        params.request_state = retry.state;
+                    }
+                    ClientRequest::GetPromptRequest(GetPromptRequest::new(params))
                 })
                 .await?;
             match answer {
-                GetPromptResponse::Complete(result) => self.remote.read("prompts/get", &result),
-                _ => Err(input_required(&self.remote.server, "prompts/get")),
+                ServerResult::GetPromptResult(result) => self.remote.read("prompts/get", &result),
+                _ => Err(unexpected(&self.remote.server, &what)),
             }
         })
     }
@@ -220,19 +149,25 @@ pub struct McpResources {
 
 impl Resources for McpResources {
     fn read(&self, uri: &str, ctx: CallContext) -> BoxFuture<'_, Result<Vec<ResourceContents>>> {
-        let params = ReadResourceRequestParams::new(uri);
+        let uri = uri.to_string();
         Box::pin(async move {
+            let what = format!("resources/read {uri:?}");
             let answer = self
                 .remote
-                .run("resources/read", &ctx, |peer| async move {
-                    peer.read_resource_once(params).await
+                .send(&what, &ctx, |retry| {
+                    let mut params = ReadResourceRequestParams::new(uri.clone());
+                    if let Some(retry) = retry {
+                        params.input_responses = Some(retry.responses);
+                        params.request_state = retry.state;
+                    }
+                    ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
                 })
                 .await?;
             match answer {
-                ReadResourceResponse::Complete(result) => {
+                ServerResult::ReadResourceResult(result) => {
                     self.remote.read("resources/read", &result.contents)
                 }
-                _ => Err(input_required(&self.remote.server, "resources/read")),
+                _ => Err(unexpected(&self.remote.server, &what)),
             }
         })
     }
@@ -250,12 +185,10 @@ impl Resources for McpResources {
     }
 }
 
-fn input_required(server: &str, what: &str) -> Error {
+fn unexpected(server: &str, what: &str) -> Error {
     Error::new(
         ErrorCode::ToolFailed,
-        format!(
-            "MCP server {server:?} asked for more input to answer {what}, which a bridged request cannot give"
-        ),
+        format!("MCP server {server:?} answered {what} with a result of another kind"),
     )
 }
 
@@ -297,11 +230,7 @@ pub(crate) async fn list(
     peer: &Peer<RoleClient>,
     slot: &PeerSlot,
 ) -> Result<RemoteCatalog> {
-    let remote = Remote {
-        server: config.name.clone(),
-        timeout: config.timeout(),
-        peer: slot.clone(),
-    };
+    let remote = Remote::new(config, slot.clone());
     let capabilities = peer
         .peer_info()
         .map(|info| info.capabilities.clone())

@@ -4,17 +4,16 @@
 //! its spec under the bridged name, the server's annotations kept whole, and
 //! calls sent to whichever connection to the server is current.
 
-use std::time::{Duration, Instant};
-
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequest, RequestParamsMeta,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, RequestParamsMeta, ServerResult,
     Tool as RemoteTool, ToolAnnotations,
 };
-use rmcp::{Peer, RoleClient, ServiceError};
+use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
 use super::config::McpServerConfig;
+use super::relay::Remote;
 use toolhost_core::content::ContentBlock;
 use toolhost_core::error::{Error, ErrorCode, Result};
 use toolhost_core::registry::{BoxFuture, CallContext, TaskSupport, Tool, ToolHints, ToolOutput, ToolSpec};
@@ -25,18 +24,16 @@ pub(super) type PeerSlot = watch::Receiver<Option<Peer<RoleClient>>>;
 /// A tool of an MCP server, as a registry [`Tool`].
 pub struct McpTool {
     spec: ToolSpec,
-    server: String,
     remote_name: String,
     annotations: Option<ToolAnnotations>,
-    timeout: Duration,
-    peer: PeerSlot,
+    remote: Remote,
 }
 
 impl std::fmt::Debug for McpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTool")
             .field("name", &self.spec.name)
-            .field("server", &self.server)
+            .field("server", &self.remote.server)
             .field("remote_name", &self.remote_name)
             .finish_non_exhaustive()
     }
@@ -45,7 +42,7 @@ impl std::fmt::Debug for McpTool {
 impl McpTool {
     /// The `[[mcp.servers]]` name of its server (the `Mcp { server }` source).
     pub fn server(&self) -> &str {
-        &self.server
+        &self.remote.server
     }
 
     /// Its name on the server.
@@ -88,24 +85,17 @@ impl McpTool {
             .map(|schema| Value::Object((**schema).clone()));
         McpTool {
             spec,
-            server: config.name.clone(),
             remote_name: remote.name.to_string(),
             annotations: remote.annotations,
-            timeout: config.timeout(),
-            peer,
+            remote: Remote::new(config, peer),
         }
     }
 
     /// Calls the remote tool with `arguments` (a JSON object, or null for
     /// none) within the server's `timeout_ms`, the call's deadline and its
-    /// cancellation: the server's result, as it sent it.
+    /// cancellation, relaying the server's questions to the call's client
+    /// (see [`relay`](super::relay)): the server's result, as it sent it.
     pub(super) async fn request(&self, arguments: Value, ctx: CallContext) -> Result<CallToolResult> {
-        let peer = self.peer.borrow().clone().ok_or_else(|| {
-            Error::new(
-                ErrorCode::Unavailable,
-                format!("MCP server {:?} is not connected", self.server),
-            )
-        })?;
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
@@ -116,80 +106,54 @@ impl McpTool {
                 ));
             }
         };
-        let mut timeout = self.timeout;
-        if let Some(deadline) = ctx.deadline {
-            timeout = timeout.min(deadline.saturating_duration_since(Instant::now()));
-        }
-        let mut params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-        // The caller's trace goes on to the bridged server, so its spans
-        // join the caller's trace (see `toolhost_core::trace`).
-        if let Some(trace) = &ctx.trace {
-            params.set_traceparent(trace.traceparent());
-            if let Some(state) = trace.tracestate() {
-                params.set_tracestate(state);
-            }
-        }
-        // Dropping the request future (on timeout or cancellation) makes rmcp
-        // send `notifications/cancelled` for it.
-        let result = tokio::select! {
-            r = tokio::time::timeout(timeout, peer.call_tool_once(params)) => match r {
-                Ok(r) => self.complete(r.map_err(|e| self.service_error(e))?)?,
-                Err(_) => return Err(Error::new(ErrorCode::Timeout, format!(
-                    "MCP tool {:?} of server {:?} did not answer within {} ms; the call was cancelled on the server",
-                    self.remote_name, self.server, timeout.as_millis()))),
-            },
-            () = ctx.cancel.cancelled() => return Err(Error::new(ErrorCode::Cancelled, "the call was cancelled")),
-        };
-        Ok(result)
+        let what = format!("tools/call {:?}", self.remote_name);
+        let answer = self
+            .remote
+            .send(&what, &ctx, |retry| {
+                let mut params =
+                    CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments.clone());
+                // The caller's trace goes on to the bridged server, so its
+                // spans join the caller's trace (see `toolhost_core::trace`).
+                if let Some(trace) = &ctx.trace {
+                    params.set_traceparent(trace.traceparent());
+                    if let Some(state) = trace.tracestate() {
+                        params.set_tracestate(state);
+                    }
+                }
+                if let Some(retry) = retry {
+                    params.input_responses = Some(retry.responses);
+                    params.request_state = retry.state;
+                }
+                ClientRequest::CallToolRequest(CallToolRequest::new(params))
+            })
+            .await?;
+        self.complete(answer)
     }
 
-    /// The result of a call answered in one round. The bridge declares no
-    /// client capabilities to the servers it bridges, and asks for no task:
-    /// a server that still asks its client for input (a 2026-07-28
-    /// `InputRequiredResult`) or answers with a task fails the call, saying so.
-    fn complete(&self, response: CallToolResponse) -> Result<CallToolResult> {
-        match response {
-            CallToolResponse::Complete(result) => Ok(result),
-            CallToolResponse::InputRequired(asked) => {
-                let what: Vec<String> = asked
-                    .input_requests
-                    .iter()
-                    .flatten()
-                    .map(|(key, request)| format!("{key} ({})", input_kind(request)))
-                    .collect();
-                Err(Error::new(
-                    ErrorCode::Unavailable,
-                    format!(
-                        "MCP server {:?} asked its client for input ({}) to run {:?}; toolhost does not pass a bridged server's questions on to its own client, so the call cannot go on",
-                        self.server,
-                        what.join(", "),
-                        self.remote_name
-                    ),
-                ))
-            }
-            CallToolResponse::Task(task) => Err(Error::new(
+    /// The server's final answer to a call. The bridge asks for no task:
+    /// a server that answers with one, or with anything but a call's
+    /// result, fails the call, saying so.
+    fn complete(&self, answer: ServerResult) -> Result<CallToolResult> {
+        match answer {
+            ServerResult::CallToolResult(result) => Ok(result),
+            // A result with no content (`{}`, or only its `resultType`)
+            // is an empty one, as rmcp reads it.
+            ServerResult::EmptyResult(_) | ServerResult::TaskAckResult(_) => Ok(CallToolResult::default()),
+            ServerResult::CreateTaskResult(task) => Err(Error::new(
                 ErrorCode::ToolFailed,
                 format!(
                     "MCP server {:?} answered {:?} with a task ({}) it was not asked for",
-                    self.server, self.remote_name, task.task.task_id
+                    self.remote.server, self.remote_name, task.task.task_id
                 ),
             )),
             _ => Err(Error::new(
                 ErrorCode::ToolFailed,
                 format!(
                     "MCP server {:?} answered {:?} with a result of a kind this bridge does not know",
-                    self.server, self.remote_name
+                    self.remote.server, self.remote_name
                 ),
             )),
         }
-    }
-
-    fn service_error(&self, e: ServiceError) -> Error {
-        let code = match e {
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ErrorCode::Unavailable,
-            _ => ErrorCode::ToolFailed,
-        };
-        Error::new(code, format!("MCP server {:?}: {e}", self.server))
     }
 }
 
@@ -280,15 +244,5 @@ impl Tool for McpTool {
 
     fn call(&self, arguments: Value, ctx: CallContext) -> BoxFuture<'_, Result<ToolOutput>> {
         Box::pin(async move { output_of(self.request(arguments, ctx).await?) })
-    }
-}
-
-/// What an input request asks for, in words.
-fn input_kind(request: &InputRequest) -> &'static str {
-    match request {
-        InputRequest::Elicitation(_) => "elicitation",
-        InputRequest::CreateMessage(_) => "sampling",
-        InputRequest::ListRoots(_) => "roots",
-        _ => "another kind of input",
     }
 }
