@@ -213,6 +213,15 @@ async fn listen_for_changes(name: String, peer: Peer<RoleClient>, list_changed: 
     }
 }
 
+/// Installs the workspace's TLS crypto provider (ring) unless one is.
+/// reqwest clients (rmcp's transport, the OAuth flows) are built without a
+/// provider of their own and panic when none is installed: a library user
+/// bridging an HTTP server before anything else made a TLS client would
+/// meet that.
+pub(crate) fn ensure_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
     let failed = |what: String| {
         Error::new(
@@ -240,7 +249,7 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                     .await
                     .map_err(|e| failed(e.to_string()))
             }
-            McpTransport::Http { url, headers } => {
+            McpTransport::Http { url, headers, oauth } => {
                 let mut http_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
@@ -256,14 +265,19 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                         .map_err(|e| failed(format!("header {k:?}: {e}")))?;
                     custom.insert(name, value);
                 }
-                // rmcp's reqwest client is built without a crypto provider
-                // of its own (the workspace picks one, ring) and panics when
-                // none is installed: a library user bridging an HTTP server
-                // before anything else made a TLS client would meet that.
-                // Installing is a no-op once one is.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let transport =
-                    StreamableHttpClientTransport::from_config(http_config.custom_headers(custom));
+                ensure_crypto_provider();
+                let http_config = http_config.custom_headers(custom);
+                if oauth.is_some() {
+                    // Tokens from the sign-in (or the client's own
+                    // credentials), refreshed as they expire.
+                    let client = crate::oauth::authorized_client(config).await?;
+                    let transport = StreamableHttpClientTransport::with_client(client, http_config);
+                    return events
+                        .serve_with_lifecycle(transport, lifecycle())
+                        .await
+                        .map_err(|e| failed(e.to_string()));
+                }
+                let transport = StreamableHttpClientTransport::from_config(http_config);
                 events
                     .serve_with_lifecycle(transport, lifecycle())
                     .await

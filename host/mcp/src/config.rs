@@ -180,6 +180,7 @@ struct RawServer {
     catalog_ttl_s: Option<u64>,
     #[serde(default)]
     ask: Vec<String>,
+    oauth: Option<McpOAuth>,
 }
 
 impl TryFrom<RawServer> for McpServerConfig {
@@ -193,7 +194,11 @@ impl TryFrom<RawServer> for McpServerConfig {
             ("env", !raw.env.is_empty()),
             ("cwd", raw.cwd.is_some()),
         ];
-        let http_only = [("url", raw.url.is_some()), ("headers", !raw.headers.is_empty())];
+        let http_only = [
+            ("url", raw.url.is_some()),
+            ("headers", !raw.headers.is_empty()),
+            ("oauth", raw.oauth.is_some()),
+        ];
         let (transport, foreign) = match raw.transport.as_str() {
             "stdio" => (
                 McpTransport::Stdio {
@@ -212,6 +217,7 @@ impl TryFrom<RawServer> for McpServerConfig {
                         .url
                         .ok_or_else(|| format!("server {name:?}: an http server needs `url`"))?,
                     headers: raw.headers,
+                    oauth: raw.oauth,
                 },
                 &stdio_only[..],
             ),
@@ -289,7 +295,63 @@ pub enum McpTransport {
         /// Headers sent with every request (e.g. `Authorization`).
         #[serde(default)]
         headers: BTreeMap<String, String>,
+        /// Signing in with OAuth (see [`oauth`](crate::oauth)): the server's
+        /// authorization server gives the bridge its access tokens.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oauth: Option<McpOAuth>,
     },
+}
+
+/// How the bridge signs in to an HTTP server that wants OAuth access
+/// tokens (`oauth = { ... }`): the authorization server is found from the
+/// server's protected-resource metadata, the client is pre-registered
+/// (`client_id`), a Client ID Metadata Document (`client_metadata_url`)
+/// or registered dynamically, and tokens are kept in `token_file`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpOAuth {
+    /// How tokens are got: a person signs in once with `toolhost mcp login
+    /// NAME` (`authorization_code`, the default), or the bridge gets them
+    /// itself with the client's own credentials (`client_credentials`).
+    #[serde(default)]
+    pub grant: OAuthGrant,
+    /// The scopes asked for; when empty, those the server's challenge or
+    /// metadata names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// A client registered with the authorization server beforehand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The environment variable holding that client's secret (a secret
+    /// never sits in the config file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
+    /// An `https` URL of a Client ID Metadata Document naming this client,
+    /// used when the authorization server supports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// The loopback port `toolhost mcp login` listens on for the
+    /// authorization server's redirect; any free port when unset (a
+    /// pre-registered client's redirect URI may need a fixed one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_port: Option<u16>,
+    /// Where the client's registration and tokens are kept (relative to
+    /// the config file); see [`McpServerConfig::token_file`] for the
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_file: Option<PathBuf>,
+}
+
+/// An OAuth grant the bridge can use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrant {
+    /// A person signs in in a browser (`toolhost mcp login`); the bridge
+    /// refreshes the tokens.
+    #[default]
+    AuthorizationCode,
+    /// The client authenticates itself with its secret: no person.
+    ClientCredentials,
 }
 
 impl McpServerConfig {
@@ -313,6 +375,7 @@ impl McpServerConfig {
             McpTransport::Http {
                 url: url.into(),
                 headers: BTreeMap::new(),
+                oauth: None,
             },
         )
     }
@@ -359,6 +422,25 @@ impl McpServerConfig {
         Duration::from_millis(self.timeout_ms)
     }
 
+    /// The file the server's OAuth client registration and tokens are kept
+    /// in: its `oauth.token_file`, else `NAME.json` in
+    /// `$TOOLHOST_STATE_DIR/oauth`, `$XDG_STATE_HOME/toolhost/oauth` or
+    /// `~/.local/state/toolhost/oauth`. `None` for a server without
+    /// `oauth`, or when no folder can be named.
+    pub fn token_file(&self) -> Option<PathBuf> {
+        let McpTransport::Http { oauth: Some(oauth), .. } = &self.transport else {
+            return None;
+        };
+        if let Some(file) = &oauth.token_file {
+            return Some(file.clone());
+        }
+        let state = std::env::var_os("TOOLHOST_STATE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("XDG_STATE_HOME").map(|d| PathBuf::from(d).join("toolhost")))
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/toolhost")))?;
+        Some(state.join("oauth").join(format!("{}.json", self.name)))
+    }
+
     /// Whether remote tool `name` passes `enabled_tools` / `disabled_tools`.
     pub fn keeps_tool(&self, name: &str) -> bool {
         let enabled = self
@@ -391,9 +473,17 @@ impl McpServerConfig {
         }
         match &self.transport {
             McpTransport::Stdio { command, .. } if command.is_empty() => bad("the command is empty".into()),
-            McpTransport::Http { url, headers } => {
+            McpTransport::Http { url, headers, oauth } => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return bad(format!("url {url:?} must start with http:// or https://"));
+                }
+                if let Some(oauth) = oauth {
+                    if headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
+                        return bad("`oauth` and an `Authorization` header both say how to sign in; keep one".into());
+                    }
+                    oauth.validate().map_err(|why| {
+                        Error::new(ErrorCode::Config, format!("[[mcp.servers]] {:?}: oauth: {why}", self.name))
+                    })?;
                 }
                 for (k, v) in headers {
                     if http::HeaderName::try_from(k.as_str()).is_err()
@@ -406,6 +496,45 @@ impl McpServerConfig {
             }
             McpTransport::Stdio { .. } => Ok(()),
         }
+    }
+}
+
+impl McpOAuth {
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.client_secret_env.is_some() && self.client_id.is_none() {
+            return Err("`client_secret_env` needs the `client_id` it is the secret of".into());
+        }
+        if self.grant == OAuthGrant::ClientCredentials
+            && (self.client_id.is_none() || self.client_secret_env.is_none())
+        {
+            return Err("the client_credentials grant needs `client_id` and `client_secret_env`".into());
+        }
+        if let Some(url) = &self.client_metadata_url
+            && !url.starts_with("https://")
+        {
+            return Err(format!("client_metadata_url {url:?} must be an https:// URL"));
+        }
+        if self.token_file.as_ref().is_some_and(|f| f.as_os_str().is_empty()) {
+            return Err("token_file is empty".into());
+        }
+        Ok(())
+    }
+
+    /// The client's secret, from `client_secret_env`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::Config`] when the variable is named but not set.
+    pub fn client_secret(&self) -> Result<Option<String>> {
+        let Some(var) = &self.client_secret_env else {
+            return Ok(None);
+        };
+        std::env::var(var).map(Some).map_err(|_| {
+            Error::new(
+                ErrorCode::Config,
+                format!("oauth.client_secret_env names {var:?}, which is not set in the environment"),
+            )
+        })
     }
 }
 

@@ -14,6 +14,7 @@
 //! | a bridged request's rounds: its questions relayed to the call's client | [`relay`] |
 //! | bridged servers kept in step with a dispatcher's registry | [`bridge`]: [`McpBridge`], [`McpDispatcher::connect_mcp`] |
 //! | a lazy server's two tools, `list_tools` and `call_tool` | [`lazy`] |
+//! | signing in to bridged servers with OAuth (`toolhost mcp login`, tokens kept and refreshed) | [`oauth`] |
 //! | the registry served as an MCP server, over stdio | [`server`]: [`McpServer`], [`serve_stdio`] |
 //! | the same over streamable HTTP, with what one client may hold | [`http`]: [`serve_http`], [`HttpOptions`] |
 //! | every malformed request answered; the one bounded line reader | [`framing`] |
@@ -67,6 +68,7 @@ pub mod lazy;
 mod listen;
 mod logging;
 pub mod naming;
+pub mod oauth;
 pub mod origin;
 pub mod redis_store;
 pub mod relay;
@@ -82,7 +84,7 @@ pub use approval::McpApprover;
 pub use asking::PeerClient;
 pub use bridge::{McpBridge, McpDispatcher, McpServerStatus};
 pub use client::{McpConnection, McpState, McpTool};
-pub use config::{McpConfig, McpServerConfig, McpTransport};
+pub use config::{McpConfig, McpOAuth, McpServerConfig, McpTransport, OAuthGrant};
 pub use http::{HttpOptions, MetricsFn, StatusFn, serve_http};
 pub use redis_store::{RedisOptions, RedisStore};
 pub use request_state::{StateKey, StateSealer};

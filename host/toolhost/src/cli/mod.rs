@@ -9,6 +9,7 @@ mod conformance;
 mod declare;
 mod hash;
 mod inspect;
+mod mcp;
 mod new;
 mod pull;
 mod push;
@@ -69,6 +70,9 @@ enum Command {
     /// Create a new Rust plugin crate that builds and passes conformance as
     /// it is.
     New(new::NewArgs),
+    /// Bridged MCP servers: `mcp login NAME` signs in to one that wants
+    /// OAuth.
+    Mcp(mcp::McpArgs),
 }
 
 /// Parses the command line, runs the command, and maps its outcome to an
@@ -101,6 +105,7 @@ pub fn main() -> ExitCode {
             Command::Verify(args) => verify::run(args),
             Command::Conformance(args) => conformance::run(args).await,
             Command::New(args) => new::run(args),
+            Command::Mcp(args) => mcp::run(args).await,
         }
     });
     match result {

@@ -397,7 +397,8 @@ impl Config {
     }
 
     /// The `[mcp]` table with relative paths (a stdio server's `cwd`, a
-    /// `command` containing a slash, `state_key_file`) resolved against the
+    /// `command` containing a slash, an `oauth.token_file`,
+    /// `state_key_file`) resolved against the
     /// config file's folder.
     pub fn mcp_config(&self) -> McpConfig {
         let mut mcp = self.mcp.clone();
@@ -409,6 +410,13 @@ impl Config {
                 if let Some(cwd) = cwd {
                     *cwd = self.base_dir.join(&*cwd);
                 }
+            }
+            if let McpTransport::Http {
+                oauth: Some(oauth), ..
+            } = &mut server.transport
+                && let Some(file) = &mut oauth.token_file
+            {
+                *file = self.base_dir.join(&*file);
             }
         }
         if let Some(file) = &mut mcp.state_key_file {

@@ -1,0 +1,458 @@
+//! # Signing in to bridged servers with OAuth
+//!
+//! An HTTP server bridged with `oauth = { ... }` is an OAuth 2.1 protected
+//! resource, as MCP's authorization specification describes: its
+//! `WWW-Authenticate` challenge and protected-resource metadata name its
+//! authorization server, whose metadata the bridge reads; the client is
+//! pre-registered (`client_id`), named by a Client ID Metadata Document
+//! (`client_metadata_url`) or registered dynamically; codes are exchanged
+//! with PKCE (S256) and the `resource` indicator, the authorization
+//! response's `iss` checked (RFC 9207). rmcp's authorization manager does
+//! the protocol; this module gives it toolhost's pieces:
+//!
+//! - [`login`]: the authorization-code flow for a person, run once by
+//!   `toolhost mcp login NAME`: it prints the authorization URL (and opens
+//!   it with `$BROWSER`), waits for the redirect on a loopback listener
+//!   that reads one bounded request at a time, and keeps what it got;
+//! - [`authorized_client`]: what the bridge connects with: the kept tokens,
+//!   refreshed when they expire (a server that rejects one gets one
+//!   refresh and a retry), or, for the `client_credentials` grant, tokens
+//!   the bridge gets itself with the client's secret;
+//! - [`FileCredentials`]: the client's registration and tokens in one
+//!   file, written whole (a temporary file renamed over it) and readable by
+//!   its owner only.
+//!
+//! Discovery is fail-closed as rmcp does it: metadata that names a
+//! loopback or private address is followed only when the server's own URL
+//! is one, link-local addresses never, and every response is read within a
+//! size and time bound.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::AuthClient;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig, CredentialStore,
+    OAuthState, StoredCredentials,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use super::config::{McpOAuth, McpServerConfig, McpTransport, OAuthGrant};
+use toolhost_core::error::{Error, ErrorCode, Result};
+
+/// The largest credentials file read back, in bytes.
+const MAX_CREDENTIALS: u64 = 1 << 20;
+
+/// How long `login` waits for the authorization server's redirect.
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The most a request to the login listener may send before its request
+/// line and headers end, and the time it has to send them.
+const MAX_CALLBACK_HEAD: usize = 16 * 1024;
+const CALLBACK_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The client registration and tokens of one server, kept in a file.
+#[derive(Debug, Clone)]
+pub struct FileCredentials {
+    path: Arc<PathBuf>,
+}
+
+impl FileCredentials {
+    /// The credentials kept at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        FileCredentials {
+            path: Arc::new(path.into()),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(path: &Path) -> std::result::Result<Option<StoredCredentials>, String> {
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_CREDENTIALS + 1), &mut bytes)
+            .map_err(|e| e.to_string())?;
+        if bytes.len() as u64 > MAX_CREDENTIALS {
+            return Err(format!("it is larger than {MAX_CREDENTIALS} bytes"));
+        }
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("it is not credentials toolhost wrote: {e}"))
+    }
+
+    fn write(path: &Path, credentials: &StoredCredentials) -> std::io::Result<()> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let bytes = serde_json::to_vec_pretty(credentials).map_err(std::io::Error::other)?;
+        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+        // NamedTempFile is made readable by its owner only (0600).
+        temp.write_all(&bytes)?;
+        temp.as_file().sync_all()?;
+        temp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    fn failed(&self, what: &str, why: impl std::fmt::Display) -> AuthError {
+        AuthError::CredentialStoreError(format!("{what} {}: {why}", self.path.display()))
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileCredentials {
+    async fn load(&self) -> std::result::Result<Option<StoredCredentials>, AuthError> {
+        let path = Arc::clone(&self.path);
+        tokio::task::spawn_blocking(move || FileCredentials::read(&path))
+            .await
+            .map_err(|e| self.failed("cannot read", e))?
+            .map_err(|e| self.failed("cannot read", e))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> std::result::Result<(), AuthError> {
+        let path = Arc::clone(&self.path);
+        tokio::task::spawn_blocking(move || FileCredentials::write(&path, &credentials))
+            .await
+            .map_err(|e| self.failed("cannot write", e))?
+            .map_err(|e| self.failed("cannot write", e))
+    }
+
+    async fn clear(&self) -> std::result::Result<(), AuthError> {
+        match std::fs::remove_file(&*self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(self.failed("cannot remove", e)),
+        }
+    }
+}
+
+/// The server's URL, OAuth settings and credentials file.
+fn oauth_of(config: &McpServerConfig) -> Result<(&str, &McpOAuth, FileCredentials)> {
+    let McpTransport::Http {
+        url, oauth: Some(oauth), ..
+    } = &config.transport
+    else {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!(
+                "[[mcp.servers]] {:?} has no `oauth` table: it does not sign in with OAuth",
+                config.name
+            ),
+        ));
+    };
+    let file = config.token_file().ok_or_else(|| {
+        Error::new(
+            ErrorCode::Config,
+            format!(
+                "[[mcp.servers]] {:?}: no folder for its OAuth tokens (set oauth.token_file, TOOLHOST_STATE_DIR or HOME)",
+                config.name
+            ),
+        )
+    })?;
+    Ok((url, oauth, FileCredentials::new(file)))
+}
+
+fn auth_failed(config: &McpServerConfig, what: &str, e: AuthError) -> Error {
+    Error::new(
+        ErrorCode::Unavailable,
+        format!("MCP server {:?}: {what}: {e}", config.name),
+    )
+}
+
+/// An rmcp authorization manager for `url` that keeps its credentials in
+/// `store`.
+async fn manager(config: &McpServerConfig, url: &str, store: FileCredentials) -> Result<AuthorizationManager> {
+    super::client::ensure_crypto_provider();
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| auth_failed(config, "cannot start OAuth", e))?;
+    manager.set_credential_store(store);
+    Ok(manager)
+}
+
+/// The HTTP client the bridge connects to `config`'s server with: its
+/// kept tokens (refreshed as they expire), or for the
+/// `client_credentials` grant, tokens got with the client's secret when
+/// none are kept or they can no longer be refreshed.
+///
+/// # Errors
+///
+/// `config` (no `oauth`, an unset secret variable); `unavailable` when no
+/// one has signed in (`toolhost mcp login NAME`), the kept tokens were
+/// refused, or the authorization server failed.
+pub async fn authorized_client(config: &McpServerConfig) -> Result<AuthClient<reqwest::Client>> {
+    let (url, oauth, store) = oauth_of(config)?;
+    let path = store.path().to_path_buf();
+    let mut manager = manager(config, url, store.clone()).await?;
+    let signed_in = manager
+        .initialize_from_store()
+        .await
+        .map_err(|e| auth_failed(config, "cannot read its OAuth tokens", e))?;
+    let usable = signed_in
+        && match manager.get_access_token().await {
+            Ok(_) => true,
+            Err(AuthError::AuthorizationRequired) => false,
+            Err(e) => return Err(auth_failed(config, "cannot refresh its OAuth token", e)),
+        };
+    if !usable {
+        if oauth.grant != OAuthGrant::ClientCredentials {
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "MCP server {:?} wants OAuth and no one has signed in (or the sign-in has expired): run `toolhost mcp login {}` (tokens are kept in {})",
+                    config.name,
+                    config.name,
+                    path.display()
+                ),
+            ));
+        }
+        let mut state = OAuthState::Unauthorized(manager);
+        let credentials = ClientCredentialsConfig::ClientSecret {
+            client_id: oauth.client_id.clone().unwrap_or_default(),
+            client_secret: oauth.client_secret()?.unwrap_or_default(),
+            scopes: oauth.scopes.clone(),
+            resource: None,
+        };
+        state
+            .authenticate_client_credentials(credentials)
+            .await
+            .map_err(|e| auth_failed(config, "the client_credentials grant failed", e))?;
+        manager = state.into_authorization_manager().ok_or_else(|| {
+            Error::internal("the client_credentials grant ended in no authorization")
+        })?;
+    }
+    Ok(AuthClient::new(reqwest::Client::default(), manager))
+}
+
+/// What a sign-in did.
+#[derive(Debug, Clone)]
+pub struct LoggedIn {
+    /// Where the tokens are kept.
+    pub token_file: PathBuf,
+    /// The scopes the authorization server granted.
+    pub scopes: Vec<String>,
+}
+
+/// Signs in to `config`'s server: the authorization-code flow with PKCE,
+/// the authorization URL handed to `open` (which shows it to a person, or
+/// opens a browser) and the redirect awaited on a loopback listener for at
+/// most [`LOGIN_TIMEOUT`]; the tokens are kept in the server's
+/// [`token_file`](McpServerConfig::token_file) for the bridge.
+///
+/// # Errors
+///
+/// `config` for a server without `oauth` or with the
+/// `client_credentials` grant (which needs no sign-in); `unavailable` when
+/// discovery, registration or the token exchange fails, naming why;
+/// `timeout` when no redirect came.
+pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<LoggedIn> {
+    let (url, oauth, store) = oauth_of(config)?;
+    if oauth.grant == OAuthGrant::ClientCredentials {
+        return Err(Error::new(
+            ErrorCode::Config,
+            format!(
+                "[[mcp.servers]] {:?} uses the client_credentials grant: the bridge signs in by itself, no login is needed",
+                config.name
+            ),
+        ));
+    }
+    let token_file = store.path().to_path_buf();
+    let challenge = challenge(url).await;
+    let listener = TcpListener::bind(("127.0.0.1", oauth.redirect_port.unwrap_or(0)))
+        .await
+        .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot listen for the sign-in's redirect: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| Error::internal(format!("the listener has no address: {e}")))?
+        .port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+    let mut state = OAuthState::Unauthorized(manager(config, url, store).await?);
+    let mut request = AuthorizationRequest::new(&redirect_uri)
+        .with_client_name("toolhost")
+        .with_application_type("native");
+    if !oauth.scopes.is_empty() {
+        request = request.with_scopes(oauth.scopes.iter().cloned());
+    }
+    if let Some(id) = &oauth.client_id {
+        request = request.with_preregistered_client(id);
+    }
+    if let Some(secret) = oauth.client_secret()? {
+        request = request.with_client_secret(secret);
+    }
+    if let Some(document) = &oauth.client_metadata_url {
+        request = request.with_client_metadata_url(document);
+    }
+    if let Some(challenge) = challenge {
+        request = request.with_challenge(challenge);
+    }
+    state
+        .start_authorization(request)
+        .await
+        .map_err(|e| auth_failed(config, "cannot start signing in", e))?;
+    let authorization_url = state
+        .get_authorization_url()
+        .await
+        .map_err(|e| auth_failed(config, "no authorization URL", e))?;
+    open(&authorization_url);
+    let callback = tokio::time::timeout(LOGIN_TIMEOUT, redirect(&listener, port))
+        .await
+        .map_err(|_| {
+            Error::new(
+                ErrorCode::Timeout,
+                format!(
+                    "no sign-in came back within {} s",
+                    LOGIN_TIMEOUT.as_secs()
+                ),
+            )
+        })?;
+    state
+        .handle_callback_url(&callback)
+        .await
+        .map_err(|e| auth_failed(config, "signing in failed", e))?;
+    let manager = state
+        .into_authorization_manager()
+        .ok_or_else(|| Error::internal("signing in ended in no authorization"))?;
+    let scopes = manager.get_current_scopes().await;
+    Ok(LoggedIn { token_file, scopes })
+}
+
+/// The server's `WWW-Authenticate` challenge to a request without a
+/// token, which names its protected-resource metadata (and may name the
+/// scopes it wants); `None` when it gave none (discovery then tries the
+/// metadata's well-known locations).
+async fn challenge(url: &str) -> Option<String> {
+    super::client::ensure_crypto_provider();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let probe = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let answer = client
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&probe)
+        .send()
+        .await
+        .ok()?;
+    // Only the head is read: the body is dropped unread.
+    answer
+        .headers()
+        .get(http::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Waits on `listener` for the authorization server's redirect to
+/// `/callback` and answers it: the whole redirect URL. Every connection is
+/// read within [`MAX_CALLBACK_HEAD`] bytes and [`CALLBACK_HEAD_TIMEOUT`];
+/// other paths (a browser's `favicon.ico`) are answered 404 and waited
+/// past.
+async fn redirect(listener: &TcpListener, port: u16) -> String {
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let head = tokio::time::timeout(CALLBACK_HEAD_TIMEOUT, read_head(&mut stream)).await;
+        let target = head
+            .ok()
+            .flatten()
+            .and_then(|head| request_target(&head).map(str::to_string));
+        match target {
+            Some(target) if target.starts_with("/callback?") => {
+                let page = "Signed in: toolhost has the authorization. You can close this window.\n";
+                let _ = stream
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                            page.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+                let _ = stream.shutdown().await;
+                return format!("http://127.0.0.1:{port}{target}");
+            }
+            _ => {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .await;
+            }
+        }
+    }
+}
+
+/// A request's head (request line and headers), or `None` when it ends,
+/// fails or passes [`MAX_CALLBACK_HEAD`] before its blank line.
+async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut head = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 || head.len() + n > MAX_CALLBACK_HEAD {
+            return None;
+        }
+        head.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8(head).ok()
+}
+
+/// The target of a `GET` request line.
+fn request_target(head: &str) -> Option<&str> {
+    let line = head.lines().next()?;
+    let mut parts = line.split(' ');
+    (parts.next()? == "GET").then_some(())?;
+    parts.next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_get_names_its_target() {
+        assert_eq!(
+            request_target("GET /callback?code=a&state=b HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Some("/callback?code=a&state=b")
+        );
+        assert_eq!(request_target("POST /callback HTTP/1.1\r\n\r\n"), None);
+    }
+
+    #[tokio::test]
+    async fn credentials_are_kept_whole_and_for_their_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileCredentials::new(dir.path().join("deep/er/s.json"));
+        assert!(store.load().await.unwrap().is_none());
+        store
+            .save(StoredCredentials::new("client-1".into(), None, vec!["read".into()], Some(7)))
+            .await
+            .unwrap();
+        let back = store.load().await.unwrap().unwrap();
+        assert_eq!(back.client_id, "client-1");
+        assert_eq!(back.granted_scopes, ["read"]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{mode:o}");
+        }
+        std::fs::write(store.path(), "not json").unwrap();
+        let err = store.load().await.unwrap_err().to_string();
+        assert!(err.contains("not credentials toolhost wrote"), "{err}");
+        store.clear().await.unwrap();
+        assert!(store.load().await.unwrap().is_none());
+    }
+}
