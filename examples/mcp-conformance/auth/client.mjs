@@ -23,7 +23,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "toolhost-auth-"));
 const env = { ...process.env, BROWSER: `${process.execPath} ${join(here, "browser.mjs")}` };
 
-const oauth = [`token_file = "tokens.json"`];
+// The client's metadata document as the suite knows it: used where the
+// authorization server supports Client ID Metadata Documents.
+const oauth = [
+  `token_file = "tokens.json"`,
+  `client_metadata_url = "https://conformance-test.local/client-metadata.json"`,
+];
 if (context.client_id) oauth.push(`client_id = ${JSON.stringify(context.client_id)}`);
 if (context.client_secret) {
   oauth.push(`client_secret_env = "CONFORMANCE_CLIENT_SECRET"`);
@@ -44,17 +49,30 @@ function run(args) {
   return r;
 }
 
-if (!clientCredentials) {
-  const login = run(["mcp", "login", "remote"]);
-  if (login.status !== 0) process.exit(1);
+// What toolhost says when the server refuses its sign-in (a new
+// authorization server, a scope a tool needs): an operator then signs in
+// again, and so does this script, at most twice.
+const signInAgain = /run `toolhost mcp login remote` again/;
+let logins = 0;
+function login() {
+  if (clientCredentials || logins++ > 2) return false;
+  return run(["mcp", "login", "remote"]).status === 0;
 }
-const status = run(["tools", "--mcp-status"]);
-if (status.status !== 0) process.exit(1);
-const servers = JSON.parse(status.stdout);
-const remote = servers.find((s) => s.name === "remote") ?? servers[0];
-if (!remote?.available) process.exit(1);
+
+if (!clientCredentials && !login()) process.exit(1);
+let remote;
+for (;;) {
+  const status = run(["tools", "--mcp-status"]);
+  if (status.status !== 0) process.exit(1);
+  const servers = JSON.parse(status.stdout);
+  remote = servers.find((s) => s.name === "remote");
+  if (remote?.available) break;
+  if (!signInAgain.test(remote?.error ?? "") || !login()) process.exit(1);
+}
 let failed = false;
 for (const tool of remote.tools ?? []) {
-  failed ||= run(["call-tool", tool, "{}"]).status !== 0;
+  let call = run(["call-tool", tool, "{}"]);
+  if (call.status !== 0 && signInAgain.test(call.stdout) && login()) call = run(["call-tool", tool, "{}"]);
+  failed ||= call.status !== 0;
 }
 process.exit(failed ? 1 : 0);

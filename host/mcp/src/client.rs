@@ -290,6 +290,15 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
         .map_err(|_| failed(format!("no answer to initialize within {} ms", config.timeout_ms)))?
 }
 
+/// `error`, saying to sign in again when the server refused the bridge's
+/// OAuth tokens since `since` (see [`oauth`](crate::oauth)).
+fn explained(config: &McpServerConfig, since: std::time::SystemTime, error: String) -> String {
+    match crate::oauth::refused_since(config, since) {
+        Some(why) => format!("{error}; {why}"),
+        None => error,
+    }
+}
+
 async fn list(
     config: &McpServerConfig,
     peer: &Peer<RoleClient>,
@@ -413,14 +422,16 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
         let events = Events {
             list_changed: Arc::clone(&list_changed),
         };
+        let since = std::time::SystemTime::now();
         let connected = tokio::select! {
             r = connect(&config, events) => r,
             () = shutdown.cancelled() => break,
         };
         match connected {
             Err(e) => {
+                let e = explained(&config, since, e.to_string());
                 tracing::warn!(server = %config.name, "{e}");
-                publish(&state, false, Vec::new(), Some(e.to_string()));
+                publish(&state, false, Vec::new(), Some(e));
             }
             Ok(running) => {
                 let peer = running.peer().clone();
@@ -451,8 +462,9 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                                 publish_listed(&state, tools, catalog, error);
                             }
                             Err(e) => {
+                                let e = explained(&config, since, e.to_string());
                                 tracing::warn!(server = %config.name, "{e}");
-                                publish(&state, false, Vec::new(), Some(e.to_string()));
+                                publish(&state, false, Vec::new(), Some(e));
                             }
                         }
                     }
@@ -474,7 +486,11 @@ async fn supervise(config: McpServerConfig, state: watch::Sender<McpState>, shut
                     listening.abort();
                 }
                 peer_tx.send_replace(None);
-                let why = format!("MCP server {:?} disconnected", config.name);
+                let why = explained(
+                    &config,
+                    since,
+                    format!("MCP server {:?} disconnected", config.name),
+                );
                 tracing::warn!(server = %config.name, "{why}; reconnecting");
                 publish(&state, false, Vec::new(), Some(why));
             }

@@ -428,7 +428,10 @@ impl McpServerConfig {
     /// `~/.local/state/toolhost/oauth`. `None` for a server without
     /// `oauth`, or when no folder can be named.
     pub fn token_file(&self) -> Option<PathBuf> {
-        let McpTransport::Http { oauth: Some(oauth), .. } = &self.transport else {
+        let McpTransport::Http {
+            oauth: Some(oauth), ..
+        } = &self.transport
+        else {
             return None;
         };
         if let Some(file) = &oauth.token_file {
@@ -479,10 +482,15 @@ impl McpServerConfig {
                 }
                 if let Some(oauth) = oauth {
                     if headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
-                        return bad("`oauth` and an `Authorization` header both say how to sign in; keep one".into());
+                        return bad(
+                            "`oauth` and an `Authorization` header both say how to sign in; keep one".into(),
+                        );
                     }
                     oauth.validate().map_err(|why| {
-                        Error::new(ErrorCode::Config, format!("[[mcp.servers]] {:?}: oauth: {why}", self.name))
+                        Error::new(
+                            ErrorCode::Config,
+                            format!("[[mcp.servers]] {:?}: oauth: {why}", self.name),
+                        )
                     })?;
                 }
                 for (k, v) in headers {

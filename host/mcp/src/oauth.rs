@@ -22,6 +22,15 @@
 //!   file, written whole (a temporary file renamed over it) and readable by
 //!   its owner only.
 //!
+//! A sign-in is not for ever: the authorization server may move (the
+//! server's metadata names another), or a tool may need a scope the
+//! tokens lack (a 403 `insufficient_scope` challenge). No person is there
+//! when the bridge meets that, so it keeps the server's challenge beside
+//! the tokens ([`SignedInClient`]) and says, in the server's error and in
+//! the failed call's, to run `toolhost mcp login NAME` again; that sign-in
+//! starts from the kept challenge: its authorization server, and the
+//! scopes already granted together with those the challenge asks for.
+//!
 //! Discovery is fail-closed as rmcp does it: metadata that names a
 //! loopback or private address is followed only when the server's own URL
 //! is one, link-local addresses never, and every response is read within a
@@ -32,11 +41,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::HashMap;
+
+use futures_util::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::AuthClient;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig, CredentialStore,
-    OAuthState, StoredCredentials,
+    OAuthState, StoredCredentials, WWWAuthenticateParams,
 };
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -91,7 +110,10 @@ impl FileCredentials {
     }
 
     fn write(path: &Path, credentials: &StoredCredentials) -> std::io::Result<()> {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
         let bytes = serde_json::to_vec_pretty(credentials).map_err(std::io::Error::other)?;
         let mut temp = tempfile::NamedTempFile::new_in(dir)?;
@@ -137,7 +159,9 @@ impl CredentialStore for FileCredentials {
 /// The server's URL, OAuth settings and credentials file.
 fn oauth_of(config: &McpServerConfig) -> Result<(&str, &McpOAuth, FileCredentials)> {
     let McpTransport::Http {
-        url, oauth: Some(oauth), ..
+        url,
+        oauth: Some(oauth),
+        ..
     } = &config.transport
     else {
         return Err(Error::new(
@@ -169,7 +193,11 @@ fn auth_failed(config: &McpServerConfig, what: &str, e: AuthError) -> Error {
 
 /// An rmcp authorization manager for `url` that keeps its credentials in
 /// `store`.
-async fn manager(config: &McpServerConfig, url: &str, store: FileCredentials) -> Result<AuthorizationManager> {
+async fn manager(
+    config: &McpServerConfig,
+    url: &str,
+    store: FileCredentials,
+) -> Result<AuthorizationManager> {
     super::client::ensure_crypto_provider();
     let mut manager = AuthorizationManager::new(url)
         .await
@@ -188,7 +216,7 @@ async fn manager(config: &McpServerConfig, url: &str, store: FileCredentials) ->
 /// `config` (no `oauth`, an unset secret variable); `unavailable` when no
 /// one has signed in (`toolhost mcp login NAME`), the kept tokens were
 /// refused, or the authorization server failed.
-pub async fn authorized_client(config: &McpServerConfig) -> Result<AuthClient<reqwest::Client>> {
+pub async fn authorized_client(config: &McpServerConfig) -> Result<SignedInClient> {
     let (url, oauth, store) = oauth_of(config)?;
     let path = store.path().to_path_buf();
     let mut manager = manager(config, url, store.clone()).await?;
@@ -219,17 +247,242 @@ pub async fn authorized_client(config: &McpServerConfig) -> Result<AuthClient<re
             client_id: oauth.client_id.clone().unwrap_or_default(),
             client_secret: oauth.client_secret()?.unwrap_or_default(),
             scopes: oauth.scopes.clone(),
-            resource: None,
+            // The resource indicator (RFC 8707): the server's URL, its
+            // canonical identifier in MCP.
+            resource: Some(url.to_string()),
         };
         state
             .authenticate_client_credentials(credentials)
             .await
             .map_err(|e| auth_failed(config, "the client_credentials grant failed", e))?;
-        manager = state.into_authorization_manager().ok_or_else(|| {
-            Error::internal("the client_credentials grant ended in no authorization")
-        })?;
+        manager = state
+            .into_authorization_manager()
+            .ok_or_else(|| Error::internal("the client_credentials grant ended in no authorization"))?;
     }
-    Ok(AuthClient::new(reqwest::Client::default(), manager))
+    Ok(SignedInClient {
+        inner: AuthClient::new(reqwest::Client::default(), manager),
+        challenge_file: Arc::new(challenge_file(&path)),
+    })
+}
+
+/// The file the server's last refusal of the bridge's tokens is kept in,
+/// beside the tokens.
+fn challenge_file(token_file: &Path) -> PathBuf {
+    let mut name = token_file.as_os_str().to_owned();
+    name.push(".challenge");
+    PathBuf::from(name)
+}
+
+/// The longest challenge kept, in bytes (a header; a hostile server's
+/// longer one is cut).
+const MAX_CHALLENGE: usize = 8 * 1024;
+
+/// If `config`'s server refused the bridge's tokens since `since` (see
+/// [`SignedInClient`]), what to tell the operator.
+pub fn refused_since(config: &McpServerConfig, since: std::time::SystemTime) -> Option<String> {
+    refused(&config.name, &config.token_file()?, since)
+}
+
+/// As [`refused_since`], for the server `name` whose tokens are kept in
+/// `token_file`.
+pub(crate) fn refused(name: &str, token_file: &Path, since: std::time::SystemTime) -> Option<String> {
+    let (at, challenge) = read_challenge(&challenge_file(token_file))?;
+    if at < since {
+        return None;
+    }
+    let scope = WWWAuthenticateParams::parse(&challenge, &url::Url::parse("http://localhost/").ok()?)
+        .scope
+        .map(|s| format!(" (it asks for scope {s:?})"))
+        .unwrap_or_default();
+    Some(format!(
+        "the server refused the bridge's sign-in{scope}: run `toolhost mcp login {name}` again"
+    ))
+}
+
+/// A kept refusal: when it came (the clock of the process that kept it,
+/// not the file's coarser one) and the challenge.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Refusal {
+    at_ms: u64,
+    challenge: String,
+}
+
+fn read_challenge(file: &Path) -> Option<(std::time::SystemTime, String)> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(std::fs::File::open(file).ok()?, 2 * MAX_CHALLENGE as u64),
+        &mut text,
+    )
+    .ok()?;
+    let kept: Refusal = serde_json::from_str(&text).ok()?;
+    Some((
+        std::time::UNIX_EPOCH + Duration::from_millis(kept.at_ms),
+        kept.challenge,
+    ))
+}
+
+fn keep_challenge(file: &Path, challenge: &str) -> std::io::Result<()> {
+    let mut challenge = challenge.to_string();
+    toolhost_core::text::truncate_utf8(&mut challenge, MAX_CHALLENGE);
+    let at_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let refusal = serde_json::to_vec(&Refusal { at_ms, challenge }).map_err(std::io::Error::other)?;
+    std::fs::write(file, refusal)
+}
+
+/// The bridge's HTTP client for a server with `oauth`: rmcp's
+/// [`AuthClient`] (the kept tokens, refreshed, one refresh and retry when
+/// the server rejects one), which keeps the server's challenge when it
+/// still refuses (401, or 403 for a scope the tokens lack) for the next
+/// `toolhost mcp login`. Every method forwards to rmcp's reqwest client,
+/// its response bounds included.
+#[derive(Clone)]
+pub struct SignedInClient {
+    inner: AuthClient<reqwest::Client>,
+    challenge_file: Arc<PathBuf>,
+}
+
+impl std::fmt::Debug for SignedInClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignedInClient")
+            .field("challenge_file", &self.challenge_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SignedInClient {
+    fn keep<T>(
+        &self,
+        result: std::result::Result<T, StreamableHttpError<reqwest::Error>>,
+    ) -> std::result::Result<T, StreamableHttpError<reqwest::Error>> {
+        if let Err(e) = &result
+            && let Some(challenge) = e.auth_challenge()
+            && let Err(e) = keep_challenge(&self.challenge_file, challenge)
+        {
+            tracing::warn!(
+                "cannot keep the server's challenge in {}: {e}",
+                self.challenge_file.display()
+            );
+        }
+        result
+    }
+}
+
+impl StreamableHttpClient for SignedInClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> std::result::Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let answer = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await;
+        self.keep(answer)
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> std::result::Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let answer = self
+            .inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        self.keep(answer)
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> std::result::Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let answer = self
+            .inner
+            .post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)
+            .await;
+        self.keep(answer)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> std::result::Result<(), StreamableHttpError<Self::Error>> {
+        let answer = self
+            .inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await;
+        self.keep(answer)
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> std::result::Result<
+        BoxStream<'static, std::result::Result<Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        let answer = self
+            .inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await;
+        self.keep(answer)
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> std::result::Result<
+        BoxStream<'static, std::result::Result<Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        let answer = self
+            .inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        self.keep(answer)
+    }
 }
 
 /// What a sign-in did.
@@ -265,10 +518,37 @@ pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<
         ));
     }
     let token_file = store.path().to_path_buf();
-    let challenge = challenge(url).await;
+    let kept = challenge_file(&token_file);
+    // A refusal the bridge kept says where to sign in and what for;
+    // otherwise the server is asked without a token.
+    let refused = read_challenge(&kept).map(|(_, challenge)| challenge);
+    let mut scopes = oauth.scopes.clone();
+    if let Some(refusal) = &refused {
+        // The scopes granted before stay asked for, beside the new ones.
+        if let Ok(Some(before)) = store.load().await {
+            scopes.extend(before.granted_scopes);
+        }
+        if let Some(wanted) = url::Url::parse(url)
+            .ok()
+            .and_then(|base| WWWAuthenticateParams::parse(refusal, &base).scope)
+        {
+            scopes.extend(wanted.split_whitespace().map(str::to_string));
+        }
+        let mut seen = std::collections::HashSet::new();
+        scopes.retain(|s| seen.insert(s.clone()));
+    }
+    let challenge = match refused {
+        Some(refusal) => Some(refusal),
+        None => challenge(url).await,
+    };
     let listener = TcpListener::bind(("127.0.0.1", oauth.redirect_port.unwrap_or(0)))
         .await
-        .map_err(|e| Error::new(ErrorCode::Unavailable, format!("cannot listen for the sign-in's redirect: {e}")))?;
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Unavailable,
+                format!("cannot listen for the sign-in's redirect: {e}"),
+            )
+        })?;
     let port = listener
         .local_addr()
         .map_err(|e| Error::internal(format!("the listener has no address: {e}")))?
@@ -279,8 +559,8 @@ pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<
     let mut request = AuthorizationRequest::new(&redirect_uri)
         .with_client_name("toolhost")
         .with_application_type("native");
-    if !oauth.scopes.is_empty() {
-        request = request.with_scopes(oauth.scopes.iter().cloned());
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
     }
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id);
@@ -308,10 +588,7 @@ pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<
         .map_err(|_| {
             Error::new(
                 ErrorCode::Timeout,
-                format!(
-                    "no sign-in came back within {} s",
-                    LOGIN_TIMEOUT.as_secs()
-                ),
+                format!("no sign-in came back within {} s", LOGIN_TIMEOUT.as_secs()),
             )
         })?;
     state
@@ -322,13 +599,17 @@ pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<
         .into_authorization_manager()
         .ok_or_else(|| Error::internal("signing in ended in no authorization"))?;
     let scopes = manager.get_current_scopes().await;
+    // The refusal is answered.
+    let _ = std::fs::remove_file(&kept);
     Ok(LoggedIn { token_file, scopes })
 }
 
-/// The server's `WWW-Authenticate` challenge to a request without a
-/// token, which names its protected-resource metadata (and may name the
-/// scopes it wants); `None` when it gave none (discovery then tries the
-/// metadata's well-known locations).
+/// The server's `WWW-Authenticate` challenge to the bridge's first
+/// request made without a token, which names its protected-resource
+/// metadata (and may name the scopes it wants): `server/discover` as MCP
+/// 2026-07-28 opens, then `initialize` for a server that answered that
+/// without a challenge; `None` when neither got one (discovery then tries
+/// the metadata's well-known locations).
 async fn challenge(url: &str) -> Option<String> {
     super::client::ensure_crypto_provider();
     let client = reqwest::Client::builder()
@@ -336,24 +617,40 @@ async fn challenge(url: &str) -> Option<String> {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .ok()?;
-    let probe = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}
+    let client_info = serde_json::json!({"name": "toolhost", "version": env!("CARGO_PKG_VERSION")});
+    let discover = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": client_info,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }}
     });
-    let answer = client
-        .post(url)
-        .header("Accept", "application/json, text/event-stream")
-        .json(&probe)
-        .send()
-        .await
-        .ok()?;
-    // Only the head is read: the body is dropped unread.
-    answer
-        .headers()
-        .get(http::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}
+    });
+    for (probe, revision) in [(discover, "2026-07-28"), (initialize, "2025-11-25")] {
+        let Ok(answer) = client
+            .post(url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", revision)
+            .json(&probe)
+            .send()
+            .await
+        else {
+            continue;
+        };
+        // Only the head is read: the body is dropped unread.
+        if let Some(challenge) = answer
+            .headers()
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+        {
+            return Some(challenge.to_string());
+        }
+    }
+    None
 }
 
 /// Waits on `listener` for the authorization server's redirect to
@@ -437,7 +734,12 @@ mod tests {
         let store = FileCredentials::new(dir.path().join("deep/er/s.json"));
         assert!(store.load().await.unwrap().is_none());
         store
-            .save(StoredCredentials::new("client-1".into(), None, vec!["read".into()], Some(7)))
+            .save(StoredCredentials::new(
+                "client-1".into(),
+                None,
+                vec!["read".into()],
+                Some(7),
+            ))
             .await
             .unwrap();
         let back = store.load().await.unwrap().unwrap();

@@ -72,6 +72,9 @@ pub(crate) struct Remote {
     timeout: Duration,
     peer: PeerSlot,
     ask: Vec<AskKind>,
+    /// Where a server that signs in with OAuth keeps its tokens (and the
+    /// bridge its refusals: see [`oauth`](super::oauth)).
+    token_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -90,7 +93,21 @@ impl Remote {
             timeout: config.timeout(),
             peer,
             ask: config.ask.clone(),
+            token_file: config.token_file(),
         }
+    }
+
+    /// `e`, saying to sign in again when the server refused the bridge's
+    /// tokens since `since`.
+    fn explained(&self, e: Error, since: std::time::SystemTime) -> Error {
+        let Some(why) = self
+            .token_file
+            .as_deref()
+            .and_then(|file| super::oauth::refused(&self.server, file, since))
+        else {
+            return e;
+        };
+        Error::new(e.code(), format!("{}; {why}", e.message()))
     }
 
     fn connected(&self) -> Result<Peer<RoleClient>> {
@@ -122,7 +139,10 @@ impl Remote {
         Fut: Future<Output = std::result::Result<T, ServiceError>>,
     {
         let peer = self.connected()?;
-        self.within(what, ctx, request(peer)).await
+        let since = std::time::SystemTime::now();
+        self.within(what, ctx, request(peer))
+            .await
+            .map_err(|e| self.explained(e, since))
     }
 
     /// `round` within the round's time and the call's cancellation.
@@ -170,11 +190,13 @@ impl Remote {
             None
         };
         let mut retry = None;
+        let since = std::time::SystemTime::now();
         for round in 0..=MAX_ROUNDS {
             let request = make(retry.take());
             let answer = self
                 .within(what, ctx, send_once(&peer, request, declared.clone()))
-                .await?;
+                .await
+                .map_err(|e| self.explained(e, since))?;
             let ServerResult::InputRequiredResult(asked) = answer else {
                 return Ok(answer);
             };
