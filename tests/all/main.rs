@@ -46,6 +46,7 @@ mod metrics;
 mod mrtr;
 mod nested;
 mod oauth;
+mod oauth_client;
 mod oci;
 mod peers;
 mod plugin_files;

@@ -571,4 +571,64 @@ mod tests {
             "{err}"
         );
     }
+
+    fn http(oauth: &str, extra: &str) -> std::result::Result<McpConfig, String> {
+        let config: McpConfig = toml::from_str(&format!(
+            "[[servers]]\nname = \"r\"\ntransport = \"http\"\nurl = \"https://x/mcp\"\noauth = {oauth}\n{extra}\n"
+        ))
+        .map_err(|e| e.to_string())?;
+        config.validate().map_err(|e| e.to_string())?;
+        Ok(config)
+    }
+
+    #[test]
+    fn oauth_entries_are_checked() {
+        let config = http("{}", "").unwrap();
+        let McpTransport::Http {
+            oauth: Some(oauth), ..
+        } = &config.servers[0].transport
+        else {
+            panic!("{config:?}")
+        };
+        assert_eq!(oauth.grant, OAuthGrant::AuthorizationCode);
+        let refusals = [
+            (
+                "{ grant = \"client_credentials\" }",
+                "",
+                "needs `client_id` and `client_secret_env`",
+            ),
+            ("{ client_secret_env = \"S\" }", "", "needs the `client_id`"),
+            (
+                "{ client_metadata_url = \"http://x/c.json\" }",
+                "",
+                "must be an https:// URL",
+            ),
+            ("{ grant = \"password\" }", "", "unknown variant"),
+            ("{ scope = [\"a\"] }", "", "unknown field"),
+            ("{}", "headers = { Authorization = \"Bearer t\" }", "keep one"),
+        ];
+        for (oauth, extra, why) in refusals {
+            let err = http(oauth, extra).unwrap_err();
+            assert!(err.contains(why), "{oauth} {extra}: {err}");
+        }
+        let stdio: std::result::Result<McpConfig, _> =
+            toml::from_str("[[servers]]\nname = \"s\"\ntransport = \"stdio\"\ncommand = \"x\"\noauth = {}\n");
+        let err = stdio.unwrap_err().to_string();
+        assert!(
+            err.contains("`oauth` does not apply to transport \"stdio\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tokens_are_kept_by_server_name_unless_a_file_is_named() {
+        let config = http("{ token_file = \"t.json\" }", "").unwrap();
+        assert_eq!(config.servers[0].token_file().unwrap(), PathBuf::from("t.json"));
+        let config = http("{}", "").unwrap();
+        // Under whichever state folder the environment names (HOME at least).
+        let file = config.servers[0].token_file().expect("a state folder");
+        assert!(file.ends_with("oauth/r.json"), "{}", file.display());
+        let plain = McpServerConfig::http("p", "https://x/mcp");
+        assert_eq!(plain.token_file(), None);
+    }
 }
