@@ -660,8 +660,14 @@ async fn challenge(url: &str) -> Option<String> {
 /// past.
 async fn redirect(listener: &TcpListener, port: u16) -> String {
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else {
-            continue;
+        let mut stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors, say: wait rather than spin.
+                tracing::warn!("the sign-in's listener could not accept a connection: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
         };
         let head = tokio::time::timeout(CALLBACK_HEAD_TIMEOUT, read_head(&mut stream)).await;
         let target = head
