@@ -1,16 +1,19 @@
-//! toolhost as the OAuth client of the servers it bridges (`[[mcp.servers]]
-//! oauth = {...}`, `toolhost mcp login`), judged by the official MCP
-//! conformance suite (0.2.0-alpha.12): each `auth/*` client scenario's
-//! harness plays an MCP server and its authorization server, and
-//! `examples/mcp-conformance/auth/client.mjs` drives the real binary through
-//! it as an operator does (`toolhost mcp login`, whose "browser" follows the
-//! authorization server's redirect back to toolhost's loopback listener;
-//! `toolhost tools --mcp-status`; `toolhost call-tool` for each bridged
-//! tool; a new `toolhost mcp login` when toolhost says the server refused
-//! its sign-in). Every check of every scenario passes but those listed in
-//! `examples/mcp-conformance/expected-failures-auth.yaml` (extensions
-//! toolhost does not implement), and a listed one that passes fails too.
-//! Beside it, what an operator meets before any sign-in.
+//! toolhost's bridge as an MCP client, and as the OAuth client of the
+//! servers it bridges (`[[mcp.servers]] oauth = {...}`, `toolhost mcp
+//! login`), judged by the official MCP conformance suite (0.2.0-alpha.12):
+//! the client scenarios MCP 2026-07-28 requires (with the extensions'),
+//! and every `auth/*` one. Each harness plays an MCP server (and its
+//! authorization server), and `examples/mcp-conformance/client/driver.mjs`
+//! drives the real binary as an operator and an agent do: `toolhost mcp
+//! login` (whose "browser" follows the authorization server's redirect back
+//! to toolhost's loopback listener), `toolhost tools --mcp-status`, the
+//! scenario's calls through `toolhost serve --stdio` from the official
+//! TypeScript SDK client (the server's questions relayed to it), a new
+//! login when toolhost says the server refused its sign-in. Every check
+//! passes but those listed in
+//! `examples/mcp-conformance/expected-failures-client.yaml`, and a listed
+//! one that passes fails too. Beside it, what an operator meets before any
+//! sign-in.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -48,18 +51,14 @@ fn auth_scenarios() -> Vec<String> {
         .collect()
 }
 
-/// Runs `scenario` with the driver, its results under `out`.
-fn run_scenario(scenario: &str, out: &Path) -> String {
-    let driver = support::workspace_root().join("examples/mcp-conformance/auth/client.mjs");
+/// Runs the suite's client `selection` (`--scenario NAME` or
+/// `--requirements REVISION`) with the driver, its results under `out`.
+fn run_client(selection: &[&str], out: &Path) -> String {
+    let driver = support::workspace_root().join("examples/mcp-conformance/client/driver.mjs");
     let result = Command::new(conformance())
-        .args([
-            "client",
-            "--scenario",
-            scenario,
-            "--timeout",
-            "90000",
-            "--command",
-        ])
+        .arg("client")
+        .args(selection)
+        .args(["--timeout", "120000", "--command"])
         .arg(format!("node {}", driver.display()))
         .arg("-o")
         .arg(out)
@@ -75,8 +74,9 @@ fn run_scenario(scenario: &str, out: &Path) -> String {
     )
 }
 
-/// Every check the scenarios under `out` recorded, as `scenario:check-id`,
-/// split by whether it failed.
+/// Every check the scenarios under `out` recorded, as `scenario:check-id`
+/// (an auth scenario's results are under `auth/`), split by whether it
+/// failed.
 fn checks(out: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
     let (mut failed, mut passed) = (BTreeSet::new(), BTreeSet::new());
     let mut files = Vec::new();
@@ -92,16 +92,14 @@ fn checks(out: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
         }
     }
     for file in files {
-        // results/auth/NAME-TIMESTAMP/checks.json
-        let folder = file
-            .parent()
-            .unwrap()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let name = folder.split("-20").next().unwrap().to_string();
-        let scenario = format!("auth/{name}");
+        // [auth/]NAME-TIMESTAMP/checks.json
+        let folder = file.parent().unwrap();
+        let folder_name = folder.file_name().unwrap().to_string_lossy();
+        let name = without_timestamp(&folder_name);
+        let scenario = match folder.parent().and_then(Path::file_name) {
+            Some(parent) if parent == "auth" => format!("auth/{name}"),
+            _ => name.to_string(),
+        };
         let list: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         for check in list {
             let key = format!("{scenario}:{}", check["id"].as_str().unwrap_or("?"));
@@ -115,9 +113,22 @@ fn checks(out: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
     (failed, passed)
 }
 
+/// `NAME` of a results folder `NAME-2026-12-07T08-50-03-697Z`.
+fn without_timestamp(folder: &str) -> &str {
+    let bytes = folder.as_bytes();
+    let stamp = |i: usize| {
+        bytes.len() >= i + 12
+            && bytes[i] == b'-'
+            && bytes[i + 1..i + 5].iter().all(u8::is_ascii_digit)
+            && bytes[i + 5] == b'-'
+            && bytes[i + 11] == b'T'
+    };
+    (0..bytes.len()).find(|&i| stamp(i)).map_or(folder, |i| &folder[..i])
+}
+
 fn baseline() -> BTreeSet<String> {
     let text = std::fs::read_to_string(
-        support::workspace_root().join("examples/mcp-conformance/expected-failures-auth.yaml"),
+        support::workspace_root().join("examples/mcp-conformance/expected-failures-client.yaml"),
     )
     .unwrap();
     text.lines()
@@ -127,68 +138,65 @@ fn baseline() -> BTreeSet<String> {
 }
 
 #[test]
-fn the_conformance_suites_authorization_scenarios_pass() {
-    let scenarios = auth_scenarios();
+fn the_conformance_suites_client_and_authorization_scenarios_pass() {
+    let auth = auth_scenarios();
     // 0.2.0-alpha.12 has 33: the test means nothing with a handful.
-    assert!(scenarios.len() >= 30, "the suite lists {scenarios:?}");
-    assert!(
-        scenarios.iter().any(|s| s == "auth/scope-step-up"),
-        "{scenarios:?}"
-    );
+    assert!(auth.len() >= 30, "the suite lists {auth:?}");
     let dir = tempfile::tempdir().unwrap();
-    // Four at a time: each scenario is its own harness and toolhost runs.
-    let logs: Vec<(String, String)> = std::thread::scope(|scope| {
-        let chunks: Vec<&[String]> = scenarios.chunks(scenarios.len().div_ceil(4)).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                let out = dir.path();
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|s| (s.clone(), run_scenario(s, &out.join(s.replace('/', "_")))))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
+    let mut log = run_client(&["--requirements", "2026-07-28"], &dir.path().join("2026-07-28"));
+    // The auth scenarios of earlier revisions (the 2025-03-26 fallbacks).
+    let (failed, passed) = checks(dir.path());
+    for scenario in &auth {
+        if !passed
+            .iter()
+            .chain(&failed)
+            .any(|k| k.starts_with(&format!("{scenario}:")))
+        {
+            log += &run_client(
+                &["--scenario", scenario],
+                &dir.path().join(scenario.replace('/', "_")),
+            );
+        }
+    }
     let (failed, passed) = checks(dir.path());
     let expected = baseline();
     let unexpected: Vec<&String> = failed.difference(&expected).collect();
     let stale: Vec<&String> = expected.difference(&failed).collect();
-    let scenarios_with_failures: BTreeSet<&str> =
-        unexpected.iter().filter_map(|k| k.split(':').next()).collect();
-    let shown: Vec<&(String, String)> = logs
-        .iter()
-        .filter(|(s, _)| scenarios_with_failures.contains(s.as_str()))
-        .collect();
     assert!(
         unexpected.is_empty(),
-        "checks failed that are not in the baseline: {unexpected:#?}\n{shown:#?}"
+        "checks failed that are not in the baseline: {unexpected:#?}\n{log}"
     );
     assert!(
         stale.is_empty(),
         "listed checks that pass now (remove them): {stale:#?}"
     );
-    // Every scenario recorded its checks, and the core ones passed.
-    for scenario in &scenarios {
-        assert!(
-            passed
-                .iter()
-                .chain(&failed)
-                .any(|k| k.starts_with(&format!("{scenario}:"))),
-            "{scenario} recorded no check"
-        );
+    let recorded = |scenario: &str| {
+        passed
+            .iter()
+            .chain(&failed)
+            .any(|k| k.starts_with(&format!("{scenario}:")))
+    };
+    for scenario in auth.iter().map(String::as_str).chain([
+        "tools_call",
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "http-custom-headers",
+        "json-schema-2020-12-preservation",
+    ]) {
+        assert!(recorded(scenario), "{scenario} recorded no check\n{log}");
     }
     for key in [
         "auth/metadata-default:pkce-verifier-matches-challenge",
         "auth/metadata-default:resource-parameter-matches-prm",
+        "auth/metadata-default:valid-bearer-token",
         "auth/scope-step-up:scope-step-up-escalation",
         "auth/authorization-server-migration:sep-2352-reregister-on-as-change",
-        "auth/metadata-default:valid-bearer-token",
         "auth/iss-wrong-issuer:sep-2468-client-compare-iss-supported",
+        "auth/2025-03-26-oauth-endpoint-fallback:token-request",
         "auth/client-credentials-basic:client-credentials-basic-auth",
+        "sep-2322-client-request-state:sep-2322-client-request-state-echoed",
+        "json-schema-2020-12-preservation:json-schema-2020-12-client-$defs-preserved",
     ] {
         assert!(passed.contains(key), "{key} did not pass");
     }
