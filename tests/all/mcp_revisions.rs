@@ -214,3 +214,45 @@ fn a_malformed_traceparent_is_not_passed_on() {
         serde_json::from_str(call["text"].as_str().unwrap()).unwrap_or_else(|_| call["structured"].clone());
     assert_eq!(seen["traceparent"], Value::Null, "{seen}");
 }
+
+/// A hostile bridged server cannot hold a call by asking: one that asks
+/// again after every answer is given up after 16 rounds (its caller asked
+/// 16 times), one that asks 17 questions at once is refused unasked; the
+/// bridge serves on.
+#[test]
+fn a_bridged_server_that_asks_for_ever_is_given_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridging_config_with(dir.path(), ASK_ALL).display().to_string();
+    let out = python_client(
+        &stdio_mode(&["--stdio", "--config", &config]),
+        json!([
+            {"elicit": {"name": "Ada"}},
+            {"call": "mcp__trace__pester", "args": {}, "until": "pester"},
+            {"call": "mcp__trace__flood", "args": {}},
+            {"call": "mcp__trace__seen", "args": {}},
+        ]),
+    );
+    let pestered = &out["steps"][1];
+    assert_eq!(pestered["is_error"], true, "{out}");
+    assert!(
+        pestered["text"]
+            .as_str()
+            .unwrap()
+            .contains("asked for input more than 16 times to answer tools/call \\\"pester\\\""),
+        "{out}"
+    );
+    let flooded = &out["steps"][2];
+    assert_eq!(flooded["is_error"], true, "{out}");
+    assert!(
+        flooded["text"]
+            .as_str()
+            .unwrap()
+            .contains("17 questions at once, past the 16 a round may hold"),
+        "{out}"
+    );
+    // The caller was asked each of the 16 rounds, never the flood's.
+    let asked = out["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 16, "{out}");
+    assert_eq!(asked[15]["message"], "Question 16?", "{out}");
+    assert_eq!(out["steps"][3]["is_error"], false, "{out}");
+}

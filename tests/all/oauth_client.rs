@@ -123,7 +123,9 @@ fn without_timestamp(folder: &str) -> &str {
             && bytes[i + 5] == b'-'
             && bytes[i + 11] == b'T'
     };
-    (0..bytes.len()).find(|&i| stamp(i)).map_or(folder, |i| &folder[..i])
+    (0..bytes.len())
+        .find(|&i| stamp(i))
+        .map_or(folder, |i| &folder[..i])
 }
 
 fn baseline() -> BTreeSet<String> {

@@ -8,7 +8,8 @@ the client declared (as a careless 2026-07-28 server might). Its tool
 `interview` asks in two rounds (the user's name and a greeting from the
 client's model, then a colour, the first answers carried in its
 requestState), and `where` asks for the client's roots; the prompt
-`introduce` and the resources `card://{who}` ask too: what toolhost's
+`introduce` and the resources `card://{who}` ask too; `pester` (asks for
+ever) and `flood` (17 questions at once) are a hostile server's: what toolhost's
 bridge relays to its own caller. `seen` also reports the client
 capabilities the request declared.
 
@@ -93,6 +94,20 @@ def where(ctx: Context) -> str | InputRequiredResult:
     if answer is None:
         return InputRequiredResult(input_requests={"roots": ListRootsRequest()})
     return " ".join(str(field(root, "uri")) for root in field(answer, "roots"))
+
+
+@server.tool()
+def pester(ctx: Context) -> str | InputRequiredResult:
+    """A hostile server's tool: asks again after every answer, for ever."""
+    asked = int(ctx.request_state or "0")
+    return InputRequiredResult(input_requests={"again": form(f"Question {asked + 1}?", "name")},
+                               request_state=str(asked + 1))
+
+
+@server.tool()
+def flood(ctx: Context) -> str | InputRequiredResult:
+    """A hostile server's tool: asks 17 questions at once."""
+    return InputRequiredResult(input_requests={f"q{i}": form(f"Question {i}?", "name") for i in range(17)})
 
 
 @server.prompt()
