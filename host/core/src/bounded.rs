@@ -1,4 +1,4 @@
-//! # Bounded reads of files
+//! # Bounded reads of files and bodies
 //!
 //! Every file toolhost reads on someone else's behalf (a component and its
 //! signature, a key, a cached blob, the config file) goes through
@@ -14,6 +14,12 @@
 //!   past the cap, so a file that grows meanwhile is refused too;
 //! - [`read_file_async`] does the blocking work on tokio's blocking pool,
 //!   never on an async worker.
+//!
+//! Every body a peer sends that toolhost reads itself (a registry's
+//! manifest or blob, an issuer's key set) goes through [`read_body`]: a
+//! `Content-Length` past the cap is refused before any byte is read, and
+//! the body is read chunk by chunk, at most one chunk past the cap, then
+//! dropped (with it, the connection).
 //!
 //! Errors are plain [`std::io::Error`]s, so that each layer maps them to
 //! its own typed error: [`std::io::ErrorKind::FileTooLarge`] for a file over
@@ -87,6 +93,119 @@ pub async fn read_file_async(path: PathBuf, max_bytes: u64) -> io::Result<Vec<u8
     tokio::task::spawn_blocking(move || read_file(&path, max_bytes))
         .await
         .map_err(|e| io::Error::other(format!("the read could not run: {e}")))?
+}
+
+/// A body read by [`read_body`]: whole, or cut past its cap.
+#[derive(Debug)]
+pub enum Body {
+    /// The whole body, at most the cap.
+    Complete(Vec<u8>),
+    /// More than the cap: the bytes kept (at most the cap; the rest was not
+    /// read) and how the excess showed.
+    Over {
+        /// The first bytes, at most the cap (only a message's worth of
+        /// an error body is ever wanted).
+        prefix: Vec<u8>,
+        /// How the body showed it was past the cap.
+        excess: Excess,
+    },
+}
+
+/// How a body showed it was past its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Excess {
+    /// Its `Content-Length` said so; nothing was read.
+    Announced(u64),
+    /// This many bytes had arrived when the reading stopped.
+    Received(u64),
+}
+
+impl std::fmt::Display for Excess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Excess::Announced(n) => write!(f, "it announced {n} bytes, so none was read"),
+            Excess::Received(n) => write!(f, "{n} had arrived when toolhost stopped reading"),
+        }
+    }
+}
+
+/// Reads a body of at most `cap` bytes from `chunks` (its chunks as they
+/// arrive), `announced` its `Content-Length` if it gave one: refused
+/// unread when that is past the cap, else read until it ends or passes
+/// the cap, at most one chunk more than the cap ever held. Dropping
+/// `chunks` (here, on [`Body::Over`]) is what stops the transfer: a
+/// response's stream closes its connection.
+///
+/// # Errors
+///
+/// The first error `chunks` yields (the connection failed mid-body).
+///
+/// ```
+/// use toolhost_core::bounded::{Body, Excess, read_body};
+///
+/// # futures_util::FutureExt::now_or_never(async {
+/// let chunks = futures_util::stream::iter([Ok::<_, ()>(&b"abc"[..]), Ok(&b"def"[..])]);
+/// let Ok(Body::Over { prefix, excess }) = read_body(None, 4, chunks).await else { panic!() };
+/// assert_eq!((prefix.as_slice(), excess), (&b"abcd"[..], Excess::Received(6)));
+/// let none = futures_util::stream::iter([Ok::<&[u8], ()>(&b"never read"[..])]);
+/// assert!(matches!(read_body(Some(10), 4, none).await, Ok(Body::Over { excess: Excess::Announced(10), .. })));
+/// # }).unwrap();
+/// ```
+pub async fn read_body<S, B, E>(announced: Option<u64>, cap: u64, chunks: S) -> Result<Body, E>
+where
+    S: futures_util::Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    use futures_util::StreamExt;
+    if let Some(length) = announced
+        && length > cap
+    {
+        return Ok(Body::Over {
+            prefix: Vec::new(),
+            excess: Excess::Announced(length),
+        });
+    }
+    futures_util::pin_mut!(chunks);
+    let mut bytes = Vec::new();
+    let mut seen = 0u64;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
+        let chunk = chunk.as_ref();
+        seen = seen.saturating_add(chunk.len() as u64);
+        if seen > cap {
+            let room = usize::try_from(cap)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(bytes.len());
+            bytes.extend_from_slice(&chunk[..room.min(chunk.len())]);
+            return Ok(Body::Over {
+                prefix: bytes,
+                excess: Excess::Received(seen),
+            });
+        }
+        bytes.extend_from_slice(chunk);
+    }
+    Ok(Body::Complete(bytes))
+}
+
+/// The chunks `pull` reads from `source` one after the other, as a stream
+/// for [`read_body`]: for bodies read by a `&mut self` method, such as
+/// reqwest's `Response::chunk` (`chunks_of(response, |r| Box::pin(r.chunk()))`).
+/// Ends at the first `Ok(None)`; yields an error once, then ends.
+pub fn chunks_of<T, B, E>(
+    source: T,
+    pull: impl for<'a> FnMut(&'a mut T) -> futures_util::future::BoxFuture<'a, Result<Option<B>, E>> + Send,
+) -> impl futures_util::Stream<Item = Result<B, E>>
+where
+    T: Send,
+{
+    futures_util::stream::unfold(Some((source, pull)), |state| async move {
+        let (mut source, mut pull) = state?;
+        match pull(&mut source).await {
+            Ok(Some(chunk)) => Some((Ok(chunk), Some((source, pull)))),
+            Ok(None) => None,
+            Err(e) => Some((Err(e), None)),
+        }
+    })
 }
 
 /// The typed error of reading `what` ("the component file", say) at

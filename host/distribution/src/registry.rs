@@ -36,6 +36,9 @@ use reqwest::{Response, StatusCode};
 
 use oci_client::secrets::RegistryAuth;
 
+use toolhost_core::bounded::chunks_of;
+pub(crate) use toolhost_core::bounded::{Body, Excess};
+
 use crate::error::{DistributionError, ErrorKind, Result};
 use crate::reference::OciReference;
 
@@ -79,68 +82,21 @@ pub(crate) const MANIFEST_ACCEPT: &str = "application/vnd.oci.image.manifest.v1+
 /// The media type of a referrers index.
 pub(crate) const INDEX_ACCEPT: &str = "application/vnd.oci.image.index.v1+json";
 
-/// A body read by `read_bounded`: whole, or cut past the cap.
-pub(crate) enum Body {
-    /// The whole body, at most the cap.
-    Complete(Vec<u8>),
-    /// More than the cap: the bytes kept (at most the cap; the rest was not
-    /// read) and how the excess showed.
-    Over { prefix: Vec<u8>, excess: Excess },
-}
-
-/// How a body showed it was past its cap.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Excess {
-    /// Its `Content-Length` said so; nothing was read.
-    Announced(u64),
-    /// This many bytes had arrived when the reading stopped.
-    Received(u64),
-}
-
-impl std::fmt::Display for Excess {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Excess::Announced(n) => write!(f, "it announced {n} bytes, so none was read"),
-            Excess::Received(n) => write!(f, "{n} had arrived when toolhost stopped reading"),
-        }
-    }
-}
-
-/// The one reader of registry bodies: chunk by chunk, at most `cap` bytes
-/// kept and at most one chunk more read; a `Content-Length` past `cap` is
-/// refused before any byte is read. Dropping `response` (here, on
-/// [`Body::Over`]) closes the connection, so nothing more is received.
+/// The one reader of registry bodies (`toolhost_core::bounded::read_body`):
+/// at most `cap` bytes kept and at most one chunk more read; a
+/// `Content-Length` past `cap` is refused before any byte is read. Dropping
+/// `response` (on [`Body::Over`]) closes the connection, so nothing more is
+/// received.
 ///
 /// # Errors
 ///
 /// [`ErrorKind::Unreachable`] when the connection fails mid-body.
-pub(crate) async fn read_bounded(reference: &OciReference, mut response: Response, cap: u64) -> Result<Body> {
-    if let Some(length) = response.content_length()
-        && length > cap
-    {
-        return Ok(Body::Over {
-            prefix: Vec::new(),
-            excess: Excess::Announced(length),
-        });
-    }
-    let mut bytes = Vec::new();
-    let mut seen = 0u64;
-    while let Some(chunk) = response.chunk().await.map_err(|e| request_error(reference, &e))? {
-        seen = seen.saturating_add(chunk.len() as u64);
-        if seen > cap {
-            // Keep at most `cap`: an error body's prefix is only a message.
-            let room = usize::try_from(cap)
-                .unwrap_or(usize::MAX)
-                .saturating_sub(bytes.len());
-            bytes.extend_from_slice(&chunk[..room.min(chunk.len())]);
-            return Ok(Body::Over {
-                prefix: bytes,
-                excess: Excess::Received(seen),
-            });
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(Body::Complete(bytes))
+pub(crate) async fn read_bounded(reference: &OciReference, response: Response, cap: u64) -> Result<Body> {
+    let announced = response.content_length();
+    let chunks = chunks_of(response, |r| Box::pin(r.chunk()));
+    toolhost_core::bounded::read_body(announced, cap, chunks)
+        .await
+        .map_err(|e| request_error(reference, &e))
 }
 
 /// `read_bounded` for a body that must fit: past `cap`, the error

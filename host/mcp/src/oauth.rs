@@ -93,17 +93,13 @@ impl FileCredentials {
     }
 
     fn read(path: &Path) -> std::result::Result<Option<StoredCredentials>, String> {
-        let file = match std::fs::File::open(path) {
-            Ok(file) => file,
+        // The one bounded reader of files: a named pipe or a device named
+        // as the token file is refused, never waited on.
+        let bytes = match toolhost_core::bounded::read_file(path, MAX_CREDENTIALS) {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e.to_string()),
         };
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_CREDENTIALS + 1), &mut bytes)
-            .map_err(|e| e.to_string())?;
-        if bytes.len() as u64 > MAX_CREDENTIALS {
-            return Err(format!("it is larger than {MAX_CREDENTIALS} bytes"));
-        }
         serde_json::from_slice(&bytes)
             .map(Some)
             .map_err(|e| format!("it is not credentials toolhost wrote: {e}"))
@@ -308,13 +304,8 @@ struct Refusal {
 }
 
 fn read_challenge(file: &Path) -> Option<(std::time::SystemTime, String)> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(
-        &mut std::io::Read::take(std::fs::File::open(file).ok()?, 2 * MAX_CHALLENGE as u64),
-        &mut text,
-    )
-    .ok()?;
-    let kept: Refusal = serde_json::from_str(&text).ok()?;
+    let text = toolhost_core::bounded::read_file(file, 2 * MAX_CHALLENGE as u64).ok()?;
+    let kept: Refusal = serde_json::from_slice(&text).ok()?;
     Some((
         std::time::UNIX_EPOCH + Duration::from_millis(kept.at_ms),
         kept.challenge,
@@ -762,5 +753,14 @@ mod tests {
         assert!(err.contains("not credentials toolhost wrote"), "{err}");
         store.clear().await.unwrap();
         assert!(store.load().await.unwrap().is_none());
+        // A named pipe named as the token file is refused, not waited on.
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo.json");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success());
+            let err = FileCredentials::new(&fifo).load().await.unwrap_err().to_string();
+            assert!(err.contains("cannot read"), "{err}");
+        }
     }
 }

@@ -201,7 +201,17 @@ impl JwksCache {
         if !response.status().is_success() {
             return Err(format!("HTTP {}", response.status()));
         }
-        let body = read_capped(response, MAX_JWKS_BYTES).await?;
+        let announced = response.content_length();
+        let chunks = toolhost_core::bounded::chunks_of(response, |r| Box::pin(r.chunk()));
+        let body = match toolhost_core::bounded::read_body(announced, MAX_JWKS_BYTES, chunks).await {
+            Ok(toolhost_core::bounded::Body::Complete(body)) => body,
+            Ok(toolhost_core::bounded::Body::Over { excess, .. }) => {
+                return Err(format!(
+                    "its body is longer than the {MAX_JWKS_BYTES} bytes allowed: {excess}"
+                ));
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         let set: JwkSet = serde_json::from_slice(&body).map_err(|e| format!("not a JWK set: {e}"))?;
         Ok(set.keys.iter().filter_map(usable).take(MAX_KEYS).collect())
     }
@@ -230,25 +240,4 @@ fn usable(jwk: &jsonwebtoken::jwk::Jwk) -> Option<Key> {
         family,
         key,
     })
-}
-
-/// `response`'s body, if it holds at most `cap` bytes: refused on a
-/// `Content-Length` past it before reading, else read chunk by chunk and
-/// cut (the connection dropped) as soon as it passes.
-async fn read_capped(mut response: reqwest::Response, cap: u64) -> std::result::Result<Vec<u8>, String> {
-    if let Some(length) = response.content_length()
-        && length > cap
-    {
-        return Err(format!(
-            "its body announces {length} bytes, more than the {cap} allowed"
-        ));
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
-        if (bytes.len() + chunk.len()) as u64 > cap {
-            return Err(format!("its body is longer than the {cap} bytes allowed"));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
 }
