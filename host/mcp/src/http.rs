@@ -310,7 +310,8 @@ pub async fn serve_http(
     if let Some(console) = options.console.clone() {
         // The page needs no token; its API the same as `/mcp`, and its own
         // origin check (the page's origin, whatever the listener's name).
-        let (pages, api) = super::console::router(console, server.clone(), origin_policy);
+        let (pages, api) =
+            super::console::router(console, server.clone(), origin_policy, options.body_timeout);
         let api = api.layer(middleware::from_fn_with_state(callers, authenticate));
         router = router.merge(pages).merge(api);
     }
@@ -453,6 +454,30 @@ async fn accept_failed(e: &std::io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
+/// Why a request's body was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyRefused {
+    /// It holds more than the route's bound (HTTP 413).
+    TooLarge,
+    /// It did not arrive whole within the listener's `body_timeout` (HTTP
+    /// 408).
+    Late,
+}
+
+/// The one reader of request bodies on the listener: at most `max` bytes,
+/// whole within `timeout` (a client trickling a body holds no task longer).
+pub(crate) async fn read_request_body(
+    body: Body,
+    max: usize,
+    timeout: Duration,
+) -> std::result::Result<axum::body::Bytes, BodyRefused> {
+    match tokio::time::timeout(timeout, to_bytes(body, max)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(BodyRefused::TooLarge),
+        Err(_) => Err(BodyRefused::Late),
+    }
+}
+
 /// The MCP endpoint: rmcp's streamable HTTP service, and what it does not
 /// do itself. A POST's body is read whole first (within
 /// [`HttpOptions::body_timeout`], else HTTP 408; at most
@@ -521,12 +546,12 @@ impl Endpoint {
             return endpoint.rmcp(request).await;
         }
         let (parts, body) = request.into_parts();
-        let bytes = match tokio::time::timeout(endpoint.body_timeout, to_bytes(body, framing::MAX_LINE_BYTES))
-            .await
-        {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(_)) => return json_response(StatusCode::PAYLOAD_TOO_LARGE, &framing::too_long()),
-            Err(_) => {
+        let bytes = match read_request_body(body, framing::MAX_LINE_BYTES, endpoint.body_timeout).await {
+            Ok(bytes) => bytes,
+            Err(BodyRefused::TooLarge) => {
+                return json_response(StatusCode::PAYLOAD_TOO_LARGE, &framing::too_long());
+            }
+            Err(BodyRefused::Late) => {
                 let message = format!(
                     "Invalid Request: the body did not arrive within {} s",
                     endpoint.body_timeout.as_secs_f64()

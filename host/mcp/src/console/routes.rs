@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::to_bytes;
+use crate::http::{BodyRefused, read_request_body};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -37,13 +37,14 @@ const REFRESH_MS: u64 = 2000;
 /// The most audit lines one search answers.
 const MAX_AUDIT_LINES: usize = 500;
 
-/// The largest body of a decision, and how long it may take to arrive.
+/// The largest body of a decision (it arrives within the listener's
+/// `body_timeout`, as every body does).
 const MAX_DECISION_BYTES: usize = 4096;
-const DECISION_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct Api {
     console: Arc<Console>,
     server: McpServer,
+    body_timeout: Duration,
 }
 
 /// The console's two routers: the static page (no token), and the API,
@@ -54,6 +55,7 @@ pub(crate) fn router(
     console: Arc<Console>,
     server: McpServer,
     origins: Arc<OriginPolicy>,
+    body_timeout: Duration,
 ) -> (axum::Router, axum::Router) {
     let pages = axum::Router::new()
         .route(
@@ -81,7 +83,11 @@ pub(crate) fn router(
         .route("/console/api/state", axum::routing::get(state))
         .route("/console/api/audit", axum::routing::get(audit))
         .route("/console/api/approvals/{id}", axum::routing::post(decide))
-        .with_state(Arc::new(Api { console, server }))
+        .with_state(Arc::new(Api {
+            console,
+            server,
+            body_timeout,
+        }))
         .layer(middleware::from_fn_with_state(origins, same_origin))
         .layer(middleware::map_response(secured));
     (pages, api)
@@ -253,15 +259,14 @@ async fn decide(State(api): State<Arc<Api>>, Path(id): Path<u64>, request: Reque
             "a decision is sent as application/json",
         );
     }
-    let body = match tokio::time::timeout(
-        DECISION_TIMEOUT,
-        to_bytes(request.into_body(), MAX_DECISION_BYTES),
-    )
-    .await
-    {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return refused(StatusCode::PAYLOAD_TOO_LARGE, "the decision is too large"),
-        Err(_) => return refused(StatusCode::REQUEST_TIMEOUT, "the decision did not arrive in time"),
+    let body = match read_request_body(request.into_body(), MAX_DECISION_BYTES, api.body_timeout).await {
+        Ok(bytes) => bytes,
+        Err(BodyRefused::TooLarge) => {
+            return refused(StatusCode::PAYLOAD_TOO_LARGE, "the decision is too large");
+        }
+        Err(BodyRefused::Late) => {
+            return refused(StatusCode::REQUEST_TIMEOUT, "the decision did not arrive in time");
+        }
     };
     let Ok(DecisionBody { decision }) = serde_json::from_slice(&body) else {
         return refused(
