@@ -436,6 +436,60 @@ fn spans_of_requests_and_calls_reach_an_otlp_collector_in_the_callers_trace() {
     });
 }
 
+/// A notification is a server span of its own (over stdio: rmcp's
+/// `--stateless` HTTP hands the handler no notification at all).
+#[test]
+fn a_notification_is_a_span_of_its_own() {
+    let receiver = Receiver::start(Collector::Answers);
+    let dir = tempfile::tempdir().unwrap();
+    let traces = format!("endpoint = {:?}\ndelay_ms = 50", receiver.endpoint());
+    let mut child = std::process::Command::new(support::toolhost_bin())
+        .args(["serve", "--stdio", "--config"])
+        .arg(config(dir.path(), &traces))
+        .arg("--cache-dir")
+        .arg(support::cache_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "traces-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "the test changed its mind"}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = 0;
+    let mut line = String::new();
+    while answers < 2 && stdout.read_line(&mut line).unwrap() > 0 {
+        answers += usize::from(line.contains("\"id\":"));
+        line.clear();
+    }
+    wait_until("the notifications' spans", || {
+        let spans = receiver.spans();
+        has(&spans, "notifications/initialized") && has(&spans, "notifications/cancelled")
+    });
+    let spans = receiver.spans();
+    for method in ["notifications/initialized", "notifications/cancelled"] {
+        let notified = named(&spans, method);
+        assert_eq!(notified.kind, KIND_SERVER, "{method}");
+        assert_eq!(attr(notified, "mcp.method.name"), method);
+        assert_eq!(attr(notified, "network.transport"), "pipe");
+        assert_eq!(attr(notified, "mcp.protocol.version"), "2025-11-25");
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn a_collector_that_never_answers_slows_no_call() {
     let receiver = Receiver::start(Collector::Stalls);

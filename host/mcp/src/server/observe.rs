@@ -194,17 +194,21 @@ impl Observed {
         .await
     }
 
-    /// Runs a notification's handling, counting it as `method`.
+    /// Runs a notification's handling, counting it as `method` and in a
+    /// server span of its own when the server traces.
     async fn notified(
         &self,
         method: &'static str,
         context: &NotificationContext<RoleServer>,
         handled: impl Future<Output = ()>,
     ) {
-        if self.server.metrics.is_none() {
+        if self.server.metrics.is_none() && self.server.tracing.is_none() {
             return handled.await;
         }
         let version = context.peer.peer_info().map(|info| info.protocol_version.clone());
+        let _span = self.server.tracing.as_ref().map(|tracing| {
+            traced::notification_span(tracing, method, context, version.as_ref().map(|v| v.to_string()))
+        });
         let timing = Timing {
             started: Instant::now(),
             version: revision(version.as_ref()),

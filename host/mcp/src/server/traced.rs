@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::service::RequestContext;
+use rmcp::model::MetaObject;
+use rmcp::service::{NotificationContext, RequestContext};
 use toolhost_core::spans::{ActiveSpan, Attribute, Kind, Tracing, attr};
 use toolhost_core::trace::{TRACEPARENT, TRACESTATE, TraceContext};
 
@@ -27,12 +28,64 @@ pub(super) fn trace_of(context: &RequestContext<RoleServer>) -> Option<Arc<Trace
 /// The trace context the caller sent: in `_meta`, else in the HTTP
 /// request's `traceparent` header.
 fn caller_trace(context: &RequestContext<RoleServer>) -> Option<Arc<TraceContext>> {
-    if let Some(parent) = context.meta.get_traceparent() {
-        return TraceContext::parse(parent, context.meta.get_tracestate()).map(Arc::new);
+    sent_trace(&context.meta, context.extensions.get::<http::request::Parts>())
+}
+
+/// The trace context in a message's `_meta`, else in its HTTP request's
+/// `traceparent` header.
+fn sent_trace(meta: &MetaObject, parts: Option<&http::request::Parts>) -> Option<Arc<TraceContext>> {
+    if let Some(parent) = meta.get_traceparent() {
+        return TraceContext::parse(parent, meta.get_tracestate()).map(Arc::new);
     }
-    let parts = context.extensions.get::<http::request::Parts>()?;
+    let parts = parts?;
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     TraceContext::parse(header(TRACEPARENT)?, header(TRACESTATE)).map(Arc::new)
+}
+
+/// What every server span says of the message it stands for: its method,
+/// the transport, the revision and the HTTP session, when known.
+fn message_attributes(
+    method: &'static str,
+    parts: Option<&http::request::Parts>,
+    version: Option<String>,
+) -> Vec<Attribute> {
+    let mut attributes = vec![
+        Attribute::new(attr::MCP_METHOD, method),
+        Attribute::new(
+            attr::NETWORK_TRANSPORT,
+            if parts.is_some() { "tcp" } else { "pipe" },
+        ),
+    ];
+    if let Some(version) = version {
+        attributes.push(Attribute::new(attr::MCP_PROTOCOL_VERSION, version));
+    }
+    if let Some(session) = parts
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+    {
+        attributes.push(Attribute::new(attr::MCP_SESSION, session.to_string()));
+    }
+    attributes
+}
+
+/// The server span of notification `method` (`notifications/cancelled`),
+/// under the trace context it carries. (rmcp 3.11 hands a handler no
+/// notification's `_meta`: the context comes from the HTTP request's
+/// `traceparent` header, where there is one, else the span starts a trace.)
+pub(super) fn notification_span(
+    tracing: &Tracing,
+    method: &'static str,
+    context: &NotificationContext<RoleServer>,
+    version: Option<String>,
+) -> ActiveSpan {
+    let parts = context.extensions.get::<http::request::Parts>();
+    let attributes = message_attributes(method, parts, version);
+    tracing.start(
+        method,
+        Kind::Server,
+        sent_trace(&context.meta, parts).as_deref(),
+        attributes,
+    )
 }
 
 /// The server span of request `method` (`tools/call`) about `target` (a
@@ -45,23 +98,8 @@ pub(super) fn request_span(
     context: &RequestContext<RoleServer>,
 ) -> ActiveSpan {
     let parts = context.extensions.get::<http::request::Parts>();
-    let mut attributes = vec![
-        Attribute::new(attr::MCP_METHOD, method),
-        Attribute::new(attr::JSONRPC_REQUEST_ID, request_id(&context.id)),
-        Attribute::new(
-            attr::NETWORK_TRANSPORT,
-            if parts.is_some() { "tcp" } else { "pipe" },
-        ),
-    ];
-    if let Some(version) = context.protocol_version() {
-        attributes.push(Attribute::new(attr::MCP_PROTOCOL_VERSION, version.to_string()));
-    }
-    if let Some(session) = parts
-        .and_then(|p| p.headers.get("mcp-session-id"))
-        .and_then(|v| v.to_str().ok())
-    {
-        attributes.push(Attribute::new(attr::MCP_SESSION, session.to_string()));
-    }
+    let mut attributes = message_attributes(method, parts, context.protocol_version().map(|v| v.to_string()));
+    attributes.push(Attribute::new(attr::JSONRPC_REQUEST_ID, request_id(&context.id)));
     let name = match (method, target) {
         ("tools/call", Some(tool)) => {
             attributes.push(Attribute::new(attr::GEN_AI_TOOL, tool.to_string()));
