@@ -35,12 +35,10 @@
 //! | [`metadata_bytes`](Limits::metadata_bytes) | 1 MiB of names, descriptions and schemas in all | same |
 //!
 //! Wasmtime fixes the stack limit per wasmtime engine rather than per store;
-//! the [engine](crate::engine#stack-tiers) keeps one per stack size in use, so
-//! it is overridable like the others, between 16 KiB and the engine's
-//! [`max_wasm_stack`](crate::engine::EngineConfig::max_wasm_stack) ceiling
-//! (8 MiB by default), with at most
-//! [`MAX_STACK_TIERS`](crate::engine::MAX_STACK_TIERS) sizes besides the
-//! default in use at once.
+//! the runtime's engine (`toolhost_runtime::engine`, its stack tiers) keeps
+//! one per stack size in use, so it is overridable like the others, between
+//! 16 KiB and the engine's `max_wasm_stack` ceiling (8 MiB by default), with
+//! at most `MAX_STACK_TIERS` sizes besides the default in use at once.
 
 use std::time::Duration;
 

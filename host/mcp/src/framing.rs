@@ -448,7 +448,7 @@ pub enum RawLine<'a> {
     /// The whole line, without its newline.
     Whole(&'a [u8]),
     /// A line longer than the reader's bound: its first
-    /// [`ID_SCAN_BYTES`] bytes (the rest was discarded unread into memory).
+    /// `ID_SCAN_BYTES` bytes (the rest was discarded unread into memory).
     Cut {
         /// The line's head.
         head: &'a [u8],

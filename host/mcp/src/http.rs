@@ -8,7 +8,7 @@
 //! a request with an `Origin` header is refused unless that origin is
 //! allowed (loopback origins and [`HttpOptions::allowed_origins`]); a POST
 //! body rmcp would refuse gets the JSON-RPC error the spec names (see
-//! [`framing`](super::framing)). `GET /healthz` answers 200 (503 once
+//! [`framing`]). `GET /healthz` answers 200 (503 once
 //! shutting down) without a token, for load balancers; `GET /status`
 //! answers [`HttpOptions::status`] behind the token (an OAuth token's
 //! grant must be of everything, trusted).

@@ -1,7 +1,7 @@
 //! # A bridged server's requests, and its questions relayed to the caller
 //!
 //! Every request the bridge sends a bridged server for a call (a tool, a
-//! prompt, a resource) goes through one [`Remote`]: on the server's current
+//! prompt, a resource) goes through one `Remote`: on the server's current
 //! connection, within its `timeout_ms` and the call's deadline, cancelled on
 //! the server (`notifications/cancelled`) when the call is cancelled or a
 //! round runs out of time.

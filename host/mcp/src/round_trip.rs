@@ -666,7 +666,7 @@ impl ClientRequests for RoundTripClient {
         self.0.declared(kind.as_str())
     }
 
-    /// A round: the questions that can be posed go to [`RoundTrip::round`]
+    /// A round: the questions that can be posed go to `RoundTrip::round`
     /// together; when it ends the request (some are unanswered, or one
     /// needs a capability the client did not declare), the round's outer
     /// error ends the call, whose instance is dropped where it stands.

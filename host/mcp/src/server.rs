@@ -7,7 +7,7 @@
 //! every call runs through the full dispatch pipeline (hooks, audience,
 //! validation, approval, limits, spill). A result comes back as the text
 //! the model reads plus, unless it is a plain string, `structuredContent`
-//! (see [`call_result`]),
+//! (see `call_result`),
 //! a tool's output schema as its `outputSchema`; a request that carries a
 //! `progressToken` gets the tool's progress reports as
 //! `notifications/progress`, all before its result; a failed call comes back as

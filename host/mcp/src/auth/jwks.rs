@@ -102,7 +102,7 @@ impl std::fmt::Debug for JwksCache {
 }
 
 impl JwksCache {
-    /// A cache of the key set at `url` (see [`check_url`]), each fetch
+    /// A cache of the key set at `url` (see `check_url`), each fetch
     /// within `timeout`, refetched at most once per `refresh`.
     ///
     /// # Errors

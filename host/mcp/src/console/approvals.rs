@@ -82,7 +82,7 @@ struct Inner {
     pending: BTreeMap<u64, Waiting>,
 }
 
-/// Questions waiting for the console; see the [module](self).
+/// Questions waiting for the console; see the module `console::approvals`.
 pub struct PendingApprovals {
     max: usize,
     inner: Mutex<Inner>,

@@ -85,7 +85,7 @@ impl Transport {
     }
 }
 
-/// An [`McpServer`] whose requests are counted (see the [module](self)
+/// An [`McpServer`] whose requests are counted (see the `server::observe` module
 /// documentation). Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Observed {
