@@ -144,6 +144,28 @@ impl Tracing {
         self.build(name.into(), kind, attributes, at, &parent)
     }
 
+    /// Like [`Tracing::start`], its name and attributes made by `describe`
+    /// only when the span is recorded: a request sampled out costs its
+    /// sampling decision and no more. The sampler decides before the span
+    /// has them (OpenTelemetry's ratio and parent-based samplers, the ones
+    /// `[traces]` uses, look at neither).
+    pub fn start_lazily(
+        &self,
+        kind: SpanKind,
+        parent: Option<&TraceContext>,
+        describe: impl FnOnce() -> (Cow<'static, str>, Vec<KeyValue>),
+    ) -> ActiveSpan {
+        let parent = parent.map_or_else(Context::new, TraceContext::otel_context);
+        let span = self.build(Cow::Borrowed(""), kind, Vec::new(), None, &parent);
+        if span.is_recording() {
+            let (name, attributes) = describe();
+            let made = span.cx.span();
+            made.update_name(name);
+            made.set_attributes(attributes);
+        }
+        span
+    }
+
     /// A span under `parent`, starting at `at` (now if `None`).
     fn build(
         &self,
@@ -164,6 +186,7 @@ impl Tracing {
         let span = self.tracer.build_with_context(builder, parent);
         ActiveSpan {
             cx: parent.with_span(span),
+            owned: true,
         }
     }
 }
@@ -174,6 +197,10 @@ impl Tracing {
 pub struct ActiveSpan {
     /// The context holding the span: the parent of spans made under it.
     cx: Context,
+    /// Whether the span is this value's to end: not for the stand-in of a
+    /// child never made under a span sampled out (see
+    /// [`ActiveSpan::child_lazily`]).
+    owned: bool,
 }
 
 impl ActiveSpan {
@@ -219,6 +246,26 @@ impl ActiveSpan {
         self.child_at(tracing, name, kind, attributes, None)
     }
 
+    /// Like [`ActiveSpan::child`], made only when this span is recorded,
+    /// its name and attributes by `describe`: under a span sampled out,
+    /// nothing is made, and what is returned stands for this span's
+    /// context (a call under it carries it) without ending it.
+    pub fn child_lazily(
+        &self,
+        tracing: &Tracing,
+        kind: SpanKind,
+        describe: impl FnOnce() -> (Cow<'static, str>, Vec<KeyValue>),
+    ) -> ActiveSpan {
+        if !self.is_recording() {
+            return ActiveSpan {
+                cx: self.cx.clone(),
+                owned: false,
+            };
+        }
+        let (name, attributes) = describe();
+        tracing.build(name, kind, attributes, None, &self.cx)
+    }
+
     /// Starts a child span of `kind` at `at` (now if `None`).
     pub fn child_at(
         &self,
@@ -238,14 +285,18 @@ impl ActiveSpan {
 
     /// Ends the span at `at`.
     pub fn end_at(self, at: SystemTime) {
-        self.cx.span().end_with_timestamp(at);
+        if self.owned {
+            self.cx.span().end_with_timestamp(at);
+        }
     }
 }
 
 impl Drop for ActiveSpan {
     fn drop(&mut self) {
         // Ending an ended span does nothing.
-        self.cx.span().end();
+        if self.owned {
+            self.cx.span().end();
+        }
     }
 }
 

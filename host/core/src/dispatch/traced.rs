@@ -15,16 +15,20 @@ use crate::registry::{ToolOutput, ToolSource, Usage};
 use crate::spans::{ActiveSpan, Kind, Tracing, attr};
 use crate::trace::TraceContext;
 
-/// One call's `execute_tool` span, the parent of its steps' spans.
+/// One call's `execute_tool` span, the parent of its steps' spans. A call
+/// whose trace is sampled out makes no span of its steps and builds none
+/// of their names and attributes.
 pub(super) struct CallTrace<'t> {
     tracing: &'t Tracing,
     span: ActiveSpan,
     /// `gen_ai.tool.call.id`, on every step's span too: what a span
-    /// recorder files them under (see [`crate::call_log`]).
-    call_id: KeyValue,
+    /// recorder files them under (see [`crate::call_log`]). `None` when
+    /// the span is not recorded.
+    call_id: Option<KeyValue>,
     /// Notes when the call waits for a person (the gate's question, or one
-    /// its tool asks while it runs), told on to the context's own.
-    watch: Arc<ApprovalWatch>,
+    /// its tool asks while it runs), told on to the context's own; `None`
+    /// when the span is not recorded (no `approval` span to make).
+    watch: Option<Arc<ApprovalWatch>>,
     waiting: Waiting,
 }
 
@@ -32,21 +36,30 @@ impl<'t> CallTrace<'t> {
     /// The span of call `info`, under the context's trace (a client's
     /// request, or the call that made this one).
     pub(super) fn start(tracing: &'t Tracing, info: &CallInfo, ctx: &DispatchContext) -> CallTrace<'t> {
+        let span = tracing.start_lazily(Kind::Internal, ctx.trace.as_deref(), || {
+            // The caller's name, which may be made up: bounded here, and
+            // taken out of the span's name if no tool has it (see `end`).
+            let name = crate::call_log::bounded_name(&info.name);
+            (
+                format!("execute_tool {name}").into(),
+                vec![
+                    KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
+                    KeyValue::new(attr::GEN_AI_TOOL, name),
+                    KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
+                ],
+            )
+        });
+        if !span.is_recording() {
+            return CallTrace {
+                tracing,
+                span,
+                call_id: None,
+                watch: None,
+                waiting: ctx.waiting.clone(),
+            };
+        }
         let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string());
-        // The caller's name, which may be made up: bounded here, and taken
-        // out of the span's name if no tool has it (see `end`).
-        let name = crate::call_log::bounded_name(&info.name);
-        let span = tracing.start(
-            format!("execute_tool {name}"),
-            Kind::Internal,
-            ctx.trace.as_deref(),
-            vec![
-                KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
-                KeyValue::new(attr::GEN_AI_TOOL, name),
-                call_id.clone(),
-                KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
-            ],
-        );
+        span.set(call_id.clone());
         let watch = Arc::new(ApprovalWatch {
             parent: ctx.waiting.clone(),
             state: Mutex::default(),
@@ -55,8 +68,8 @@ impl<'t> CallTrace<'t> {
         CallTrace {
             tracing,
             span,
-            call_id,
-            watch,
+            call_id: Some(call_id),
+            watch: Some(watch),
             waiting,
         }
     }
@@ -68,12 +81,9 @@ impl<'t> CallTrace<'t> {
 
     /// The span of the pipeline's checks before the tool runs.
     pub(super) fn admission(&self) -> ActiveSpan {
-        self.span.child(
-            self.tracing,
-            "admission",
-            Kind::Internal,
-            vec![self.call_id.clone()],
-        )
+        self.span.child_lazily(self.tracing, Kind::Internal, || {
+            ("admission".into(), self.call_id.iter().cloned().collect())
+        })
     }
 
     /// An `approval` span, under `parent` (the call's own span if none),
@@ -81,16 +91,12 @@ impl<'t> CallTrace<'t> {
     /// question to its answer; `allowed` is the gate's decision, when the
     /// gate asked.
     pub(super) fn approvals(&self, parent: Option<&ActiveSpan>, allowed: Option<bool>) {
-        let periods = std::mem::take(
-            &mut self
-                .watch
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .periods,
-        );
+        let Some(watch) = &self.watch else {
+            return;
+        };
+        let periods = std::mem::take(&mut watch.state.lock().unwrap_or_else(PoisonError::into_inner).periods);
         for (from, to) in periods {
-            let mut attributes = vec![self.call_id.clone()];
+            let mut attributes: Vec<KeyValue> = self.call_id.iter().cloned().collect();
             if let Some(allowed) = allowed {
                 attributes.push(KeyValue::new(
                     attr::APPROVAL_DECISION,
@@ -108,25 +114,25 @@ impl<'t> CallTrace<'t> {
     /// `tools/call` (a client span) for a bridged server's tool, `run`
     /// otherwise.
     pub(super) fn run(&self, name: &str, source: &ToolSource) -> ActiveSpan {
-        let (span_name, kind, mut attributes) = match source {
-            ToolSource::Wasm { component_hash } => (
-                format!("sandbox {name}"),
-                Kind::Internal,
-                vec![KeyValue::new(attr::COMPONENT, component_hash.to_string())],
-            ),
-            ToolSource::Mcp { server } => (
-                format!("tools/call {name}"),
-                Kind::Client,
-                vec![
-                    KeyValue::new(attr::MCP_METHOD, "tools/call"),
-                    KeyValue::new(attr::GEN_AI_TOOL, name.to_string()),
-                    KeyValue::new(attr::MCP_SERVER, server.clone()),
-                ],
-            ),
-            ToolSource::Builtin => (format!("run {name}"), Kind::Internal, Vec::new()),
-        };
-        attributes.push(self.call_id.clone());
-        self.span.child(self.tracing, span_name, kind, attributes)
+        self.span.child_lazily(self.tracing, run_kind(source), || {
+            let (span_name, mut attributes) = match source {
+                ToolSource::Wasm { component_hash } => (
+                    format!("sandbox {name}"),
+                    vec![KeyValue::new(attr::COMPONENT, component_hash.to_string())],
+                ),
+                ToolSource::Mcp { server } => (
+                    format!("tools/call {name}"),
+                    vec![
+                        KeyValue::new(attr::MCP_METHOD, "tools/call"),
+                        KeyValue::new(attr::GEN_AI_TOOL, name.to_string()),
+                        KeyValue::new(attr::MCP_SERVER, server.clone()),
+                    ],
+                ),
+                ToolSource::Builtin => (format!("run {name}"), Vec::new()),
+            };
+            attributes.extend(self.call_id.iter().cloned());
+            (span_name.into(), attributes)
+        })
     }
 
     /// The context the tool's nested and bridged calls carry.
@@ -137,6 +143,9 @@ impl<'t> CallTrace<'t> {
     /// Ends call `info`'s span with its result.
     pub(super) fn end(self, source: Option<&ToolSource>, stands_for: Option<&str>, result: &ToolResult) {
         let span = self.span;
+        if !span.is_recording() {
+            return;
+        }
         if let Some(source) = source {
             span.set(KeyValue::new(attr::TOOL_SOURCE, source.kind()));
         }
@@ -157,8 +166,20 @@ impl<'t> CallTrace<'t> {
     }
 }
 
+/// The kind of the span of a tool's own work: a client span for a
+/// bridged server's tool.
+fn run_kind(source: &ToolSource) -> Kind {
+    match source {
+        ToolSource::Mcp { .. } => Kind::Client,
+        _ => Kind::Internal,
+    }
+}
+
 /// Ends the span of a step with how it went: a failure's code and message.
 pub(super) fn step_failed(span: &ActiveSpan, failure: &Failure) {
+    if !span.is_recording() {
+        return;
+    }
     let code = failure.code();
     let message = match failure {
         Failure::Handler(e) | Failure::Pipeline(e) => e.message().to_string(),
@@ -169,6 +190,9 @@ pub(super) fn step_failed(span: &ActiveSpan, failure: &Failure) {
 
 /// Ends the span of the tool's work with what it used and how it ended.
 pub(super) fn ran(span: &ActiveSpan, outcome: &std::result::Result<ToolOutput, Failure>) {
+    if !span.is_recording() {
+        return;
+    }
     let usage = match outcome {
         Ok(output) => output.usage,
         Err(Failure::Handler(e) | Failure::Pipeline(e)) => e.usage().copied(),

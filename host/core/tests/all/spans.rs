@@ -206,3 +206,26 @@ async fn a_refused_or_unknown_call_says_why_in_its_span() {
     };
     assert_eq!(attr(admission, "error.type").as_deref(), Some("unknown_tool"));
 }
+
+/// A call whose trace its caller sampled out (flags `00`) makes no span,
+/// and runs as a traced one does: the gate still asks, the result is the
+/// same.
+#[tokio::test]
+async fn a_call_sampled_out_makes_no_span() {
+    let (dispatcher, kept) = traced(Asking {
+        ask: "asked",
+        allow: true,
+    });
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+    let ctx = DispatchContext {
+        trace: TraceContext::parse(parent, None).map(Arc::new),
+        ..trusted()
+    };
+    for tool in ["quiet", "asked"] {
+        let result = dispatcher.dispatch(tool, json!({"a": 1}), &ctx).await;
+        assert_eq!(result.error_code, None, "{tool}");
+    }
+    let refused = dispatcher.dispatch("nothing", json!({}), &ctx).await;
+    assert_eq!(refused.error_code, Some(ErrorCode::UnknownTool));
+    assert!(kept.0.lock().unwrap().is_empty(), "{:?}", kept.0.lock().unwrap());
+}

@@ -79,13 +79,9 @@ pub(super) fn notification_span(
     version: Option<String>,
 ) -> ActiveSpan {
     let parts = context.extensions.get::<http::request::Parts>();
-    let attributes = message_attributes(method, parts, version);
-    tracing.start(
-        method,
-        Kind::Server,
-        sent_trace(&context.meta, parts).as_deref(),
-        attributes,
-    )
+    tracing.start_lazily(Kind::Server, sent_trace(&context.meta, parts).as_deref(), || {
+        (method.into(), message_attributes(method, parts, version))
+    })
 }
 
 /// The server span of request `method` (`tools/call`) about `target` (a
@@ -97,28 +93,34 @@ pub(super) fn request_span(
     target: Option<&str>,
     context: &RequestContext<RoleServer>,
 ) -> ActiveSpan {
-    let parts = context.extensions.get::<http::request::Parts>();
-    let mut attributes = message_attributes(method, parts, context.protocol_version().map(|v| v.to_string()));
-    attributes.push(Attribute::new(attr::JSONRPC_REQUEST_ID, request_id(&context.id)));
-    let name = match (method, target) {
-        ("tools/call", Some(tool)) => {
-            attributes.push(Attribute::new(attr::GEN_AI_TOOL, tool.to_string()));
-            attributes.push(Attribute::new(attr::GEN_AI_OPERATION, "execute_tool"));
-            format!("{method} {tool}")
-        }
-        ("prompts/get", Some(prompt)) => {
-            attributes.push(Attribute::new(attr::GEN_AI_PROMPT, prompt.to_string()));
-            format!("{method} {prompt}")
-        }
-        _ => method.to_string(),
-    };
-    tracing.start(name, Kind::Server, caller_trace(context).as_deref(), attributes)
+    tracing.start_lazily(Kind::Server, caller_trace(context).as_deref(), || {
+        let parts = context.extensions.get::<http::request::Parts>();
+        let mut attributes =
+            message_attributes(method, parts, context.protocol_version().map(|v| v.to_string()));
+        attributes.push(Attribute::new(attr::JSONRPC_REQUEST_ID, request_id(&context.id)));
+        let name = match (method, target) {
+            ("tools/call", Some(tool)) => {
+                attributes.push(Attribute::new(attr::GEN_AI_TOOL, tool.to_string()));
+                attributes.push(Attribute::new(attr::GEN_AI_OPERATION, "execute_tool"));
+                format!("{method} {tool}")
+            }
+            ("prompts/get", Some(prompt)) => {
+                attributes.push(Attribute::new(attr::GEN_AI_PROMPT, prompt.to_string()));
+                format!("{method} {prompt}")
+            }
+            _ => method.to_string(),
+        };
+        (name.into(), attributes)
+    })
 }
 
 /// Marks a request's span failed: `error_type` is `tool_error` for a
 /// tool's result with `isError`, or the JSON-RPC error's code (also its
 /// `rpc.response.status_code`).
 pub(super) fn failed(span: &ActiveSpan, error_type: &str, message: &str) {
+    if !span.is_recording() {
+        return;
+    }
     if error_type != "tool_error" {
         span.set(Attribute::new(attr::RPC_STATUS_CODE, error_type.to_string()));
     }
