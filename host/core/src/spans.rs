@@ -148,7 +148,8 @@ impl Tracing {
     /// only when the span is recorded: a request sampled out costs its
     /// sampling decision and no more. The sampler decides before the span
     /// has them (OpenTelemetry's ratio and parent-based samplers, the ones
-    /// `[traces]` uses, look at neither).
+    /// `[traces]` uses, look at neither); under a parent sampled out, no
+    /// span is made at all, whatever the sampler.
     pub fn start_lazily(
         &self,
         kind: SpanKind,
@@ -156,6 +157,16 @@ impl Tracing {
         describe: impl FnOnce() -> (Cow<'static, str>, Vec<KeyValue>),
     ) -> ActiveSpan {
         let parent = parent.map_or_else(Context::new, TraceContext::otel_context);
+        // A caller that sampled its trace out decided for the spans under
+        // it too (as parent-based samplers do): nothing is made, and the
+        // caller's context stands for this span.
+        let context = parent.span().span_context().clone();
+        if context.is_valid() && !context.is_sampled() {
+            return ActiveSpan {
+                cx: parent,
+                owned: false,
+            };
+        }
         let span = self.build(Cow::Borrowed(""), kind, Vec::new(), None, &parent);
         if span.is_recording() {
             let (name, attributes) = describe();
