@@ -127,21 +127,8 @@ impl Tracing {
         parent: Option<&TraceContext>,
         attributes: Vec<KeyValue>,
     ) -> ActiveSpan {
-        self.start_at(name, kind, parent, attributes, None)
-    }
-
-    /// Like [`Tracing::start`], the span starting at `at` (now if `None`):
-    /// for a step whose start is known only once it is over.
-    pub fn start_at(
-        &self,
-        name: impl Into<Cow<'static, str>>,
-        kind: SpanKind,
-        parent: Option<&TraceContext>,
-        attributes: Vec<KeyValue>,
-        at: Option<SystemTime>,
-    ) -> ActiveSpan {
         let parent = parent.map_or_else(Context::new, TraceContext::otel_context);
-        self.build(name.into(), kind, attributes, at, &parent)
+        self.build(name.into(), kind, attributes, None, &parent)
     }
 
     /// Like [`Tracing::start`], its name and attributes made by `describe`
@@ -246,18 +233,7 @@ impl ActiveSpan {
         span.set_status(Status::error(message));
     }
 
-    /// Starts a child span of `kind` now.
-    pub fn child(
-        &self,
-        tracing: &Tracing,
-        name: impl Into<Cow<'static, str>>,
-        kind: SpanKind,
-        attributes: Vec<KeyValue>,
-    ) -> ActiveSpan {
-        self.child_at(tracing, name, kind, attributes, None)
-    }
-
-    /// Like [`ActiveSpan::child`], made only when this span is recorded,
+    /// A child span of `kind`, made only when this span is recorded,
     /// its name and attributes by `describe`: under a span sampled out,
     /// nothing is made, and what is returned stands for this span's
     /// context (a call under it carries it) without ending it.

@@ -244,10 +244,7 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                 }
                 let transport = crate::child::ChildStdio::spawn(&config.name, cmd)
                     .map_err(|e| failed(format!("cannot start {command:?}: {e}")))?;
-                events
-                    .serve_with_lifecycle(transport, lifecycle())
-                    .await
-                    .map_err(|e| failed(e.to_string()))
+                open(events, transport).await.map_err(failed)
             }
             McpTransport::Http { url, headers, oauth } => {
                 let mut http_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -272,16 +269,10 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
                     // credentials), refreshed as they expire.
                     let client = crate::oauth::authorized_client(config).await?;
                     let transport = StreamableHttpClientTransport::with_client(client, http_config);
-                    return events
-                        .serve_with_lifecycle(transport, lifecycle())
-                        .await
-                        .map_err(|e| failed(e.to_string()));
+                    return open(events, transport).await.map_err(failed);
                 }
                 let transport = StreamableHttpClientTransport::from_config(http_config);
-                events
-                    .serve_with_lifecycle(transport, lifecycle())
-                    .await
-                    .map_err(|e| failed(e.to_string()))
+                open(events, transport).await.map_err(failed)
             }
         }
     };
@@ -290,10 +281,26 @@ async fn connect(config: &McpServerConfig, events: Events) -> Result<Running> {
         .map_err(|_| failed(format!("no answer to initialize within {} ms", config.timeout_ms)))?
 }
 
+/// Opens the MCP connection over `transport`, as [`lifecycle`] says; its
+/// failure, said.
+async fn open<T, E, A>(events: Events, transport: T) -> std::result::Result<Running, String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    events
+        .serve_with_lifecycle(transport, lifecycle())
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// `error`, saying to sign in again when the server refused the bridge's
 /// OAuth tokens since `since` (see [`oauth`](crate::oauth)).
 fn explained(config: &McpServerConfig, since: std::time::SystemTime, error: String) -> String {
-    match crate::oauth::refused_since(config, since) {
+    let refused = config
+        .token_file()
+        .and_then(|file| crate::oauth::refused(&config.name, &file, since));
+    match refused {
         Some(why) => format!("{error}; {why}"),
         None => error,
     }

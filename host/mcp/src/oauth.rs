@@ -273,26 +273,27 @@ fn challenge_file(token_file: &Path) -> PathBuf {
 /// longer one is cut).
 const MAX_CHALLENGE: usize = 8 * 1024;
 
-/// If `config`'s server refused the bridge's tokens since `since` (see
-/// [`SignedInClient`]), what to tell the operator.
-pub fn refused_since(config: &McpServerConfig, since: std::time::SystemTime) -> Option<String> {
-    refused(&config.name, &config.token_file()?, since)
-}
-
-/// As [`refused_since`], for the server `name` whose tokens are kept in
-/// `token_file`.
+/// If server `name`, whose tokens are kept in `token_file`, refused the
+/// bridge's tokens since `since` (see [`SignedInClient`]), what to tell
+/// the operator.
 pub(crate) fn refused(name: &str, token_file: &Path, since: std::time::SystemTime) -> Option<String> {
     let (at, challenge) = read_challenge(&challenge_file(token_file))?;
     if at < since {
         return None;
     }
-    let scope = WWWAuthenticateParams::parse(&challenge, &url::Url::parse("http://localhost/").ok()?)
-        .scope
+    let scope = challenge_scope(&challenge)
         .map(|s| format!(" (it asks for scope {s:?})"))
         .unwrap_or_default();
     Some(format!(
         "the server refused the bridge's sign-in{scope}: run `toolhost mcp login {name}` again"
     ))
+}
+
+/// The scope a `WWW-Authenticate` challenge asks for, if it names one.
+fn challenge_scope(challenge: &str) -> Option<String> {
+    // The base only resolves a relative `resource_metadata`, not read here.
+    let base = url::Url::parse("http://localhost/").ok()?;
+    WWWAuthenticateParams::parse(challenge, &base).scope
 }
 
 /// A kept refusal: when it came (the clock of the process that kept it,
@@ -519,10 +520,7 @@ pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<
         if let Ok(Some(before)) = store.load().await {
             scopes.extend(before.granted_scopes);
         }
-        if let Some(wanted) = url::Url::parse(url)
-            .ok()
-            .and_then(|base| WWWAuthenticateParams::parse(refusal, &base).scope)
-        {
+        if let Some(wanted) = challenge_scope(refusal) {
             scopes.extend(wanted.split_whitespace().map(str::to_string));
         }
         let mut seen = std::collections::HashSet::new();
