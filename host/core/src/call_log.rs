@@ -121,7 +121,10 @@ struct Record {
     audience: ToolAudience,
     started: SystemTime,
     clock: Instant,
-    trace: Option<Arc<TraceContext>>,
+    /// The trace it is part of (its id, not its context: a context of a
+    /// span made here would keep the span's memory for as long as the
+    /// record is kept).
+    trace_id: Option<u128>,
     end: Option<End>,
     spans: Vec<SpanRecord>,
 }
@@ -328,7 +331,7 @@ impl Record {
             error_code,
             fuel: usage.map(|u| u.fuel_consumed),
             peak_memory_bytes: usage.map(|u| u.peak_memory_bytes),
-            trace_id: self.trace.as_ref().map(|t| t.trace_id().to_string()),
+            trace_id: self.trace_id.map(|id| format!("{id:032x}")),
             spans: self.spans.clone(),
         }
     }
@@ -353,7 +356,7 @@ impl CallObserver for CallLog {
             audience: info.audience,
             started: SystemTime::now(),
             clock: Instant::now(),
-            trace: info.trace.clone(),
+            trace_id: info.trace.as_deref().map(TraceContext::trace_id_number),
             end: None,
             spans: Vec::new(),
         };

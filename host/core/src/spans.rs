@@ -9,12 +9,18 @@
 //! | span | kind | what |
 //! |---|---|---|
 //! | `{mcp.method.name} {target}` | server | an MCP request (made by the MCP server) |
-//! | `execute_tool {gen_ai.tool.name}` | internal | one call through the dispatch pipeline |
+//! | `execute_tool {gen_ai.tool.name}` | internal | one call through the dispatch pipeline (a client's MCP `tools/call` has none: its server span is the call's, see below) |
 //! | `admission` | internal | its hooks, lookup, audience, toolsets, availability, arguments' schema |
 //! | `approval` | internal | the time a person was asked whether it may run (only when one was) |
 //! | `sandbox {tool}` | internal | a WebAssembly call: fuel, peak memory, the wait for an instance |
 //! | `tools/call {tool}` | client | a bridged MCP server's tool |
 //! | `run {tool}` | internal | any other tool's handler |
+//!
+//! The server span of a client's `tools/call` is its call's span (the
+//! conventions make that span the tool's `execute_tool` already): the
+//! call's attributes go on it and its steps' spans under it, one span a
+//! call fewer to make and export. A call run as a task, which outlives
+//! its request, keeps a span of its own.
 //!
 //! A nested call (a plugin or a code-mode script calling a tool) is an
 //! `execute_tool` span under the span of the call that made it, and a
@@ -88,6 +94,9 @@ pub mod attr {
     /// How long a sandboxed call waited for a free instance, in
     /// microseconds.
     pub const INSTANCE_WAIT: &str = "toolhost.sandbox.instance_wait_us";
+    /// toolhost's error code of a call whose span is the MCP request's
+    /// (whose `error.type` is the MCP conventions' own).
+    pub const ERROR_CODE: &str = "toolhost.error.code";
     /// What the person asked decided: `allowed` or `refused`.
     pub const APPROVAL_DECISION: &str = "toolhost.approval.decision";
 }
@@ -197,11 +206,18 @@ pub struct ActiveSpan {
     cx: Context,
     /// Whether the span is this value's to end: not for the stand-in of a
     /// child never made under a span sampled out (see
-    /// [`ActiveSpan::child_lazily`]).
+    /// [`ActiveSpan::child_lazily`]), nor for a span taken on from its
+    /// maker ([`ActiveSpan::taken_on`]).
     owned: bool,
 }
 
 impl ActiveSpan {
+    /// The span of `cx`, made and ended by someone else: what is set on
+    /// this value goes on that span.
+    pub(crate) fn taken_on(cx: Context) -> ActiveSpan {
+        ActiveSpan { cx, owned: false }
+    }
+
     /// The context calls made under this span carry: its W3C form names
     /// this span as their parent. `None` when the tracer makes no real
     /// spans (a no-op tracer).

@@ -15,6 +15,9 @@
 //! ignored, as if absent), so no hop passes on what the next one would have
 //! to reject.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 /// The `_meta` key of the trace parent (W3C `traceparent`).
 pub const TRACEPARENT: &str = "traceparent";
 
@@ -28,16 +31,22 @@ pub const MAX_TRACESTATE: usize = 8192;
 /// A call's W3C trace context, valid by construction.
 #[derive(Debug, Clone)]
 pub struct TraceContext {
-    traceparent: String,
+    /// Made when first asked for, for a local span's context: most never
+    /// leave the process (see [`TraceContext::of_span`]).
+    traceparent: std::sync::OnceLock<String>,
     tracestate: Option<String>,
     /// The OpenTelemetry context of the span made here that this context
     /// names as parent (none: the context came from outside).
     local: Option<opentelemetry::Context>,
+    /// Set when the local span is offered to the call dispatched under it
+    /// as that call's own span ([`TraceContext::offered_to_call`]): true
+    /// until a call takes it, shared by the copies.
+    offer: Option<Arc<AtomicBool>>,
 }
 
 impl PartialEq for TraceContext {
     fn eq(&self, other: &Self) -> bool {
-        self.traceparent == other.traceparent && self.tracestate == other.tracestate
+        self.traceparent() == other.traceparent() && self.tracestate == other.tracestate
     }
 }
 
@@ -82,14 +91,17 @@ impl TraceContext {
             .filter(|s| s.bytes().all(|b| (b' '..=b'~').contains(&b)))
             .map(str::to_string);
         Some(TraceContext {
-            traceparent: traceparent[..55].to_string(),
+            traceparent: traceparent[..55].to_string().into(),
             tracestate,
             local: None,
+            offer: None,
         })
     }
 
     /// The context naming the span of `cx` as parent, or `None` when `cx`
-    /// holds no valid span context.
+    /// holds no valid span context. Its W3C form is written only when a
+    /// call sends it out of the process (a bridged server's request): the
+    /// spans made here under it take `cx` itself.
     pub(crate) fn of_span(cx: &opentelemetry::Context) -> Option<TraceContext> {
         use opentelemetry::trace::TraceContextExt;
         let span = cx.span();
@@ -99,15 +111,33 @@ impl TraceContext {
         }
         let state = sc.trace_state().header();
         Some(TraceContext {
-            traceparent: format!(
-                "00-{}-{}-{:02x}",
-                sc.trace_id(),
-                sc.span_id(),
-                sc.trace_flags().to_u8()
-            ),
+            traceparent: std::sync::OnceLock::new(),
             tracestate: (!state.is_empty()).then_some(state),
             local: Some(cx.clone()),
+            offer: None,
         })
+    }
+
+    /// This context, its span offered to the one call dispatched under it
+    /// as that call's own: an MCP `tools/call`'s server span, which the
+    /// OpenTelemetry conventions make the tool's `execute_tool` span, so
+    /// the client's call is one span, not a server span with a call span
+    /// under it. The first call at depth 0 to see it takes it; a context
+    /// from outside the process has no span to offer.
+    pub fn offered_to_call(&self) -> TraceContext {
+        TraceContext {
+            offer: self.local.as_ref().map(|_| Arc::new(AtomicBool::new(true))),
+            ..self.clone()
+        }
+    }
+
+    /// The offered span's context, to the first caller only.
+    pub(crate) fn take_offered_span(&self) -> Option<opentelemetry::Context> {
+        let offer = self.offer.as_ref()?;
+        offer
+            .swap(false, Ordering::AcqRel)
+            .then(|| self.local.clone())
+            .flatten()
     }
 
     /// The OpenTelemetry context spans made under this one take as parent:
@@ -117,7 +147,7 @@ impl TraceContext {
         if let Some(local) = &self.local {
             return local.clone();
         }
-        let p = &self.traceparent;
+        let p = self.traceparent();
         // Valid by construction: lowercase hex at these places.
         let (Ok(trace_id), Ok(span_id), Ok(flags)) = (
             TraceId::from_hex(&p[3..35]),
@@ -137,7 +167,22 @@ impl TraceContext {
 
     /// The `traceparent` value (its version-00 form).
     pub fn traceparent(&self) -> &str {
-        &self.traceparent
+        self.traceparent.get_or_init(|| {
+            use opentelemetry::trace::TraceContextExt;
+            // Only a local span's context is made without one, and it was
+            // valid when made.
+            let Some(local) = &self.local else {
+                return String::new();
+            };
+            let span = local.span();
+            let sc = span.span_context();
+            format!(
+                "00-{}-{}-{:02x}",
+                sc.trace_id(),
+                sc.span_id(),
+                sc.trace_flags().to_u8()
+            )
+        })
     }
 
     /// The `tracestate` value, if one came with it.
@@ -145,9 +190,19 @@ impl TraceContext {
         self.tracestate.as_deref()
     }
 
+    /// The trace id, as a number (its 32 hex digits read big-endian).
+    pub fn trace_id_number(&self) -> u128 {
+        use opentelemetry::trace::TraceContextExt;
+        match &self.local {
+            Some(local) => u128::from_be_bytes(local.span().span_context().trace_id().to_bytes()),
+            // Valid by construction: 32 lowercase hex digits.
+            None => u128::from_str_radix(self.trace_id(), 16).unwrap_or_default(),
+        }
+    }
+
     /// The 32 hex digits of the trace id.
     pub fn trace_id(&self) -> &str {
-        &self.traceparent[3..35]
+        &self.traceparent()[3..35]
     }
 }
 

@@ -567,6 +567,13 @@ impl McpServer {
             ),
             false => None,
         };
+        // A call answered within its request has the request's server
+        // span for its own (the conventions' `execute_tool` span); one that
+        // may go on as a task, after its request, makes its own.
+        let trace = match deferred {
+            None => trace.map(|trace| Arc::new(trace.offered_to_call())),
+            Some(_) => trace,
+        };
         let mut ctx = DispatchContext {
             cancel: context.ct.clone(),
             progress: relay

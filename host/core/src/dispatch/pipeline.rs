@@ -91,6 +91,7 @@ impl Dispatcher {
         result.call_id = call_id;
         if let Some(traced) = traced {
             traced.end(
+                &info,
                 source.as_ref(),
                 as_effective.as_ref().map(|call| call.name.as_str()),
                 &result,

@@ -21,6 +21,9 @@ use crate::trace::TraceContext;
 pub(super) struct CallTrace<'t> {
     tracing: &'t Tracing,
     span: ActiveSpan,
+    /// Whether `span` is the client's MCP request's, taken on (see
+    /// [`TraceContext::offered_to_call`]) rather than made here.
+    taken_on: bool,
     /// `gen_ai.tool.call.id`, on every step's span too: what a span
     /// recorder files them under (see [`crate::call_log`]). `None` when
     /// the span is not recorded.
@@ -36,7 +39,48 @@ impl<'t> CallTrace<'t> {
     /// The span of call `info`, under the context's trace (a client's
     /// request, or the call that made this one).
     pub(super) fn start(tracing: &'t Tracing, info: &CallInfo, ctx: &DispatchContext) -> CallTrace<'t> {
-        let span = tracing.start_lazily(Kind::Internal, ctx.trace.as_deref(), || {
+        let offered = match (ctx.depth, ctx.trace.as_deref()) {
+            (0, Some(trace)) => trace.take_offered_span(),
+            _ => None,
+        };
+        let taken_on = offered.is_some();
+        let span = match offered {
+            Some(cx) => ActiveSpan::taken_on(cx),
+            None => Self::own_span(tracing, info, ctx),
+        };
+        if !span.is_recording() {
+            return CallTrace {
+                tracing,
+                span,
+                taken_on,
+                call_id: None,
+                watch: None,
+                waiting: ctx.waiting.clone(),
+            };
+        }
+        let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string());
+        span.set(call_id.clone());
+        if taken_on {
+            span.set(KeyValue::new(attr::CALL_DEPTH, 0_i64));
+        }
+        let watch = Arc::new(ApprovalWatch {
+            parent: ctx.waiting.clone(),
+            state: Mutex::default(),
+        });
+        let waiting = Waiting::to(Arc::clone(&watch) as Arc<dyn WaitListener>);
+        CallTrace {
+            tracing,
+            span,
+            taken_on,
+            call_id: Some(call_id),
+            watch: Some(watch),
+            waiting,
+        }
+    }
+
+    /// The call's own `execute_tool` span, under the context's trace.
+    fn own_span(tracing: &Tracing, info: &CallInfo, ctx: &DispatchContext) -> ActiveSpan {
+        tracing.start_lazily(Kind::Internal, ctx.trace.as_deref(), || {
             // The caller's name, which may be made up: bounded here, and
             // taken out of the span's name if no tool has it (see `end`).
             let name = crate::call_log::bounded_name(&info.name);
@@ -48,30 +92,7 @@ impl<'t> CallTrace<'t> {
                     KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
                 ],
             )
-        });
-        if !span.is_recording() {
-            return CallTrace {
-                tracing,
-                span,
-                call_id: None,
-                watch: None,
-                waiting: ctx.waiting.clone(),
-            };
-        }
-        let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string());
-        span.set(call_id.clone());
-        let watch = Arc::new(ApprovalWatch {
-            parent: ctx.waiting.clone(),
-            state: Mutex::default(),
-        });
-        let waiting = Waiting::to(Arc::clone(&watch) as Arc<dyn WaitListener>);
-        CallTrace {
-            tracing,
-            span,
-            call_id: Some(call_id),
-            watch: Some(watch),
-            waiting,
-        }
+        })
     }
 
     /// The [`Waiting`] the call's gate and tool report to.
@@ -141,7 +162,13 @@ impl<'t> CallTrace<'t> {
     }
 
     /// Ends call `info`'s span with its result.
-    pub(super) fn end(self, source: Option<&ToolSource>, stands_for: Option<&str>, result: &ToolResult) {
+    pub(super) fn end(
+        self,
+        info: &CallInfo,
+        source: Option<&ToolSource>,
+        stands_for: Option<&str>,
+        result: &ToolResult,
+    ) {
         let span = self.span;
         if !span.is_recording() {
             return;
@@ -151,6 +178,18 @@ impl<'t> CallTrace<'t> {
         }
         if let Some(name) = stands_for {
             span.set(KeyValue::new(attr::STANDS_FOR, name.to_string()));
+        }
+        if self.taken_on {
+            // The request's span: its name and `error.type` are the MCP
+            // server's (a made-up tool's name is not in its name).
+            if result.error_code == Some(ErrorCode::UnknownTool) {
+                let name = crate::call_log::bounded_name(&info.name);
+                span.set(KeyValue::new(attr::GEN_AI_TOOL, name));
+            }
+            if let Some(code) = result.error_code {
+                span.set(KeyValue::new(attr::ERROR_CODE, code.as_str()));
+            }
+            return;
         }
         if result.error_code == Some(ErrorCode::UnknownTool) {
             // Span names stay few: a made-up name is not one of them.

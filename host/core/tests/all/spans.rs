@@ -85,6 +85,12 @@ impl CallGate for Asking {
 }
 
 fn traced(gate: Asking) -> (Dispatcher, Kept) {
+    let (dispatcher, kept, _) = traced_by(gate);
+    (dispatcher, kept)
+}
+
+/// [`traced`], and the tracer its spans are made by.
+fn traced_by(gate: Asking) -> (Dispatcher, Kept, Tracing) {
     let kept = Kept::default();
     let provider = SdkTracerProvider::builder()
         .with_span_processor(kept.clone())
@@ -92,12 +98,55 @@ fn traced(gate: Asking) -> (Dispatcher, Kept) {
     let mut registry = Registry::new();
     registry.register(echo("quiet")).unwrap();
     registry.register(echo("asked")).unwrap();
+    let tracing = Tracing::new(provider.tracer("test"));
     let dispatcher = Dispatcher::builder(registry)
         .approval(Arc::new(gate))
-        .tracing(Tracing::new(provider.tracer("test")))
+        .tracing(tracing.clone())
         .build()
         .unwrap();
-    (dispatcher, kept)
+    (dispatcher, kept, tracing)
+}
+
+#[tokio::test]
+async fn a_span_offered_to_a_call_is_the_first_calls_own_and_no_one_elses() {
+    let (dispatcher, kept, tracing) = traced_by(Asking {
+        ask: "asked",
+        allow: true,
+    });
+    // As the MCP server does for a `tools/call`: its server span offered.
+    let request = tracing.start("tools/call quiet", SpanKind::Server, None, Vec::new());
+    let offered = Arc::new(request.context().expect("a recorded span").offered_to_call());
+    let ctx = DispatchContext {
+        trace: Some(offered),
+        ..trusted()
+    };
+    let first = dispatcher.dispatch("quiet", json!({}), &ctx).await;
+    let second = dispatcher.dispatch("quiet", json!({}), &ctx).await;
+    assert_eq!((first.error_code, second.error_code), (None, None));
+    request.end();
+    let [server] = &kept.named("tools/call quiet")[..] else {
+        panic!("one request span")
+    };
+    assert_eq!(
+        attr(server, "gen_ai.tool.call.id"),
+        Some(first.call_id.to_string()),
+        "the first call took the request's span"
+    );
+    assert_eq!(attr(server, "toolhost.call.depth").as_deref(), Some("0"));
+    assert!(attr(server, "toolhost.tool.source").is_some());
+    let [own] = &kept.named("execute_tool quiet")[..] else {
+        panic!("the second call's own span, and only it")
+    };
+    assert_eq!(attr(own, "gen_ai.tool.call.id"), Some(second.call_id.to_string()));
+    assert_eq!(own.parent_span_id, server.span_context.span_id());
+    let admissions = kept.named("admission");
+    assert_eq!(admissions.len(), 2);
+    assert!(
+        admissions
+            .iter()
+            .any(|a| a.parent_span_id == server.span_context.span_id()),
+        "the first call's steps are under the request's span"
+    );
 }
 
 #[tokio::test]

@@ -104,6 +104,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // The console, over HTTP: approvals that no client can answer wait
     // there for the operator.
     let pending = console_approvals(&args, &config)?;
+    if args.http.is_none() {
+        // Nothing serves the console over stdio: nothing of it is kept
+        // either (its ring of calls, and the spans made to file in it).
+        config.console.enabled = false;
+    }
     let tty = if args.approve_on_tty {
         let prompt = CliPrompt::tty().map_err(|_| {
             anyhow::anyhow!("--approve-on-tty: this process has no controlling terminal to ask on")

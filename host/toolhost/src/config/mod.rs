@@ -51,6 +51,7 @@ mod console;
 pub mod distribution;
 mod exec;
 mod metrics;
+mod otlp;
 pub(crate) mod plugins;
 pub mod plugins_dir;
 mod pool;

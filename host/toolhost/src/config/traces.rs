@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry::trace::{Status, TracerProvider as _};
-use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
@@ -26,6 +25,7 @@ use opentelemetry_sdk::trace::{
 };
 use serde::Deserialize;
 
+use super::otlp::OtlpHttp;
 use crate::error::{Error, ErrorCode, Result};
 use toolhost_core::call_log::{CallLog, EndedSpan};
 use toolhost_core::spans::{Tracing, attr};
@@ -192,27 +192,31 @@ impl TracesConfig {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::new(ErrorCode::Config, format!("[traces]: the HTTP client: {e}")))?;
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_http_client(client)
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(url)
-            .with_timeout(timeout)
-            .with_headers(self.headers.clone().into_iter().collect())
-            .build()
-            .map_err(|e| Error::new(ErrorCode::Config, format!("[traces]: the OTLP exporter: {e}")))?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &self.headers {
+            // Checked in `start`.
+            if let (Ok(name), Ok(value)) = (
+                reqwest::header::HeaderName::try_from(name.as_str()),
+                reqwest::header::HeaderValue::try_from(value.as_str()),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        let exporter = OtlpHttp::new(client, url, headers, timeout);
         let batches = BatchConfigBuilder::default()
             .with_max_queue_size(self.max_queue)
             .with_max_export_batch_size(512.min(self.max_queue))
             .with_scheduled_delay(Duration::from_millis(self.delay_ms))
             .build();
-        let processor = BatchSpanProcessor::builder(exporter)
+        let batch = BatchSpanProcessor::builder(exporter)
             .with_batch_config(batches)
             .build();
-        let mut provider = SdkTracerProvider::builder().with_span_processor(processor);
-        if let Some(calls) = calls {
-            provider = provider.with_span_processor(CallSpans(calls));
-        }
+        // One processor for both: the SDK gives each processor but the
+        // last a copy of every span, and the console needs only a look.
+        let provider = SdkTracerProvider::builder().with_span_processor(Exported {
+            batch,
+            calls: calls.map(CallSpans),
+        });
         let provider = provider
             .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
                 self.sample_ratio,
@@ -237,10 +241,9 @@ impl TracesConfig {
 #[derive(Debug)]
 struct CallSpans(Arc<CallLog>);
 
-impl SpanProcessor for CallSpans {
-    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
-
-    fn on_end(&self, span: SpanData) {
+impl CallSpans {
+    /// Files `span` with its call, if it is one of a call's.
+    fn file(&self, span: &SpanData) {
         let call_id = span
             .attributes
             .iter()
@@ -257,13 +260,21 @@ impl SpanProcessor for CallSpans {
         self.0.record_span(
             call_id,
             EndedSpan {
-                name: span.name.into_owned(),
+                name: span.name.to_string(),
                 span_id: Some(span.span_context.span_id().to_string()),
                 start: span.start_time,
                 end: span.end_time,
                 error,
             },
         );
+    }
+}
+
+impl SpanProcessor for CallSpans {
+    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        self.file(&span);
     }
 
     fn force_flush(&self) -> OTelSdkResult {
@@ -272,5 +283,38 @@ impl SpanProcessor for CallSpans {
 
     fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
         Ok(())
+    }
+}
+
+/// The exporter's batches, and the console's call log when it is on: each
+/// span looked at for the console, then handed to the batch (not copied).
+#[derive(Debug)]
+struct Exported {
+    batch: BatchSpanProcessor,
+    calls: Option<CallSpans>,
+}
+
+impl SpanProcessor for Exported {
+    fn on_start(&self, span: &mut opentelemetry_sdk::trace::Span, cx: &opentelemetry::Context) {
+        self.batch.on_start(span, cx);
+    }
+
+    fn on_end(&self, span: SpanData) {
+        if let Some(calls) = &self.calls {
+            calls.file(&span);
+        }
+        self.batch.on_end(span);
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.batch.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.batch.shutdown_with_timeout(timeout)
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.batch.set_resource(resource);
     }
 }
