@@ -8,8 +8,8 @@
 //! copies it out as plain, serializable [`CallView`]s.
 //!
 //! **Off the call path.** A call costs its record (the tool's name, cut to
-//! [`MAX_NAME_CHARS`]; the session id and trace context are shared, not
-//! copied) and two short holds of one mutex, never across an `.await`; the
+//! [`MAX_NAME_CHARS`]; the session id is shared, not copied, and of the
+//! trace only its id is kept) and two short holds of one mutex, never across an `.await`; the
 //! ring is allocated once. A caller's made-up tool names cannot grow it:
 //! the ring is bounded, and errors are counted by code (a closed set).
 //!
@@ -22,7 +22,9 @@
 //! [`CallLog::record_span`], which keeps it with the call while the call is
 //! in flight or still in the ring (at most [`MAX_SPANS`] a call), and the
 //! console shows it under the call. toolhost's config plugs one in when the
-//! console is on (with or without `[traces]`).
+//! console is on: with `[traces]`, the exporting SDK's spans are filed as
+//! they end; without, [`crate::filed_spans::FilingTracer`] makes spans
+//! that are only filed here.
 //!
 //! ```
 //! use std::sync::Arc;

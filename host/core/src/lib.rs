@@ -49,6 +49,7 @@ pub mod client;
 pub mod content;
 pub mod dispatch;
 pub mod error;
+pub mod filed_spans;
 pub mod identity;
 pub mod limits;
 pub mod logging;

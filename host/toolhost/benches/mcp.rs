@@ -41,6 +41,7 @@
 //! MCP_BENCH_BLOCKS=20 cargo bench -p toolhost --bench mcp  # turns within a round (default 10)
 //! MCP_BENCH_ONLY=metrics MCP_BENCH_OBSERVED=audit cargo bench -p toolhost --bench mcp  # [audit] alone (or metrics)
 //! MCP_BENCH_ONLY=metrics MCP_BENCH_OBSERVED=@empty.toml cargo bench ...  # any config beside none: an A/A run
+//! MCP_BENCH_ONLY=metrics-http MCP_BENCH_OBSERVED=console cargo bench ...  # the same over HTTP (the console is served there only)
 //! ```
 //!
 //! The `metrics` section's servers and client are best pinned to one vCPU
@@ -927,6 +928,25 @@ fn main() {
         }
         println!(
             "mcp/metrics/summary: server CPU per call with {} on = {} the same with them off",
+            std::env::var("MCP_BENCH_OBSERVED")
+                .unwrap_or_else(|_| "metrics, the audit log, traces and the console".into()),
+            Spread::of(&cpu).ratio()
+        );
+    }
+    if section("metrics-http") {
+        println!(
+            "\n== streamable HTTP, one call in flight (n={calls}, {rounds} rounds): toolhost observed (as in `metrics`; the console served) beside not, one after the other"
+        );
+        let mut cpu = Vec::new();
+        for _ in 0..rounds {
+            let off = measure_http(Kind::Toolhost, calls);
+            let on = measure_http(Kind::ToolhostMetrics, calls);
+            print_round_trip("metrics-http", Kind::Toolhost, &off);
+            print_round_trip("metrics-http", Kind::ToolhostMetrics, &on);
+            cpu.push(on.cpu_us / off.cpu_us);
+        }
+        println!(
+            "mcp/metrics-http/summary: server CPU per call with {} on = {} the same with them off",
             std::env::var("MCP_BENCH_OBSERVED")
                 .unwrap_or_else(|_| "metrics, the audit log, traces and the console".into()),
             Spread::of(&cpu).ratio()

@@ -28,6 +28,7 @@ use serde::Deserialize;
 use super::otlp::OtlpHttp;
 use crate::error::{Error, ErrorCode, Result};
 use toolhost_core::call_log::{CallLog, EndedSpan};
+use toolhost_core::filed_spans::FilingTracer;
 use toolhost_core::spans::{Tracing, attr};
 
 /// The `[traces]` section.
@@ -99,7 +100,8 @@ impl Default for TracesConfig {
 /// send spans ([`Traces::tracing`]), and what to flush before the process
 /// ends ([`Traces::shutdown`]).
 pub struct Traces {
-    provider: SdkTracerProvider,
+    /// The SDK's provider, exporting; none for the console alone.
+    provider: Option<SdkTracerProvider>,
     tracing: Tracing,
 }
 
@@ -118,7 +120,10 @@ impl Traces {
     /// Sends the spans still queued, waiting at most `timeout`, and stops
     /// the exporter. Blocks: call it off the async runtime's workers.
     pub fn shutdown(&self, timeout: Duration) {
-        if let Err(e) = self.provider.shutdown_with_timeout(timeout) {
+        let Some(provider) = &self.provider else {
+            return;
+        };
+        if let Err(e) = provider.shutdown_with_timeout(timeout) {
             tracing::warn!("traces: the last spans were not all sent: {e}");
         }
     }
@@ -136,15 +141,11 @@ impl TracesConfig {
     /// queue or timeout.
     pub fn start(&self, calls: Option<Arc<CallLog>>) -> Result<Option<Traces>> {
         let Some(endpoint) = &self.endpoint else {
-            // The console alone: spans recorded, never exported.
-            return Ok(calls.map(|calls| {
-                let provider = SdkTracerProvider::builder()
-                    .with_span_processor(CallSpans(calls))
-                    .build();
-                Traces {
-                    tracing: Tracing::new(provider.tracer("toolhost")),
-                    provider,
-                }
+            // The console alone: spans filed with their calls, never
+            // exported, so none of the SDK's span machinery is needed.
+            return Ok(calls.map(|calls| Traces {
+                tracing: Tracing::new(FilingTracer::new(calls)),
+                provider: None,
             }));
         };
         let bad = |message: String| Error::new(ErrorCode::Config, format!("[traces] {message}"));
@@ -232,7 +233,10 @@ impl TracesConfig {
             )
             .build();
         let tracing = Tracing::new(provider.tracer("toolhost"));
-        Ok(Traces { provider, tracing })
+        Ok(Traces {
+            provider: Some(provider),
+            tracing,
+        })
     }
 }
 
@@ -267,22 +271,6 @@ impl CallSpans {
                 error,
             },
         );
-    }
-}
-
-impl SpanProcessor for CallSpans {
-    fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
-
-    fn on_end(&self, span: SpanData) {
-        self.file(&span);
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        Ok(())
-    }
-
-    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
-        Ok(())
     }
 }
 
