@@ -410,6 +410,7 @@ mod tests {
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::tonic::common::v1::any_value;
     use prost::Message;
+    use std::sync::Arc;
 
     fn sample(name: &'static str, scope: &str) -> SpanData {
         let at = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_123_456_789);
@@ -533,6 +534,80 @@ mod tests {
         assert_eq!(span.events[0].attributes[0].key, "attempt");
         assert_eq!(hex(&span.links[0].span_id), "00f067aa0ba902b7");
         assert_eq!(span.links[0].flags, 0x101);
+    }
+
+    /// A collector on a local port answering each request with the next
+    /// of `statuses`; the requests it got, counted.
+    fn collector(statuses: Vec<u16>) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut statuses = statuses.into_iter();
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut writer = stream;
+                loop {
+                    let mut length = 0;
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                        if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = n.trim().parse().unwrap();
+                        }
+                        line.clear();
+                    }
+                    if line.is_empty() {
+                        break;
+                    }
+                    let mut body = vec![0; length];
+                    std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+                    assert!(ExportTraceServiceRequest::decode(body.as_slice()).is_ok());
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let status = statuses.next().unwrap_or(200);
+                    let answer = format!("HTTP/1.1 {status} X\r\nContent-Length: 2\r\n\r\nok");
+                    if writer.write_all(answer.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        (url, seen)
+    }
+
+    fn exporter_to(url: String) -> OtlpHttp {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::blocking::Client::builder().build().unwrap();
+        OtlpHttp::new(client, url, Default::default(), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn a_collector_that_says_come_back_is_tried_again_and_one_that_refuses_is_not() {
+        let (url, seen) = collector(vec![503, 429]);
+        let exporter = exporter_to(url);
+        let sent = futures_executor(exporter.export(vec![sample("one", "toolhost")]));
+        assert!(sent.is_ok(), "{sent:?}");
+        assert_eq!(seen.load(Ordering::SeqCst), 3, "two refusals, then taken");
+
+        let (url, seen) = collector(vec![400]);
+        let exporter = exporter_to(url);
+        let sent = futures_executor(exporter.export(vec![sample("one", "toolhost")]));
+        let error = sent.expect_err("a 400 is an error").to_string();
+        assert!(error.contains("400"), "{error}");
+        assert_eq!(seen.load(Ordering::SeqCst), 1, "not tried again");
+    }
+
+    /// Runs the exporter's future as the batch processor does (it never
+    /// waits on anything but the blocking client).
+    fn futures_executor<T>(future: impl std::future::Future<Output = T>) -> T {
+        let mut future = std::pin::pin!(future);
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        match future.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(value) => value,
+            std::task::Poll::Pending => panic!("the export waited on something"),
+        }
     }
 
     fn hex(bytes: &[u8]) -> String {
