@@ -110,8 +110,11 @@ fn visible(text: &str) -> String {
     out
 }
 
-/// The answer of an [`ApprovalCallback`].
+/// The answer of an [`ApprovalCallback`]. More kinds of answer may come:
+/// a `match` outside this crate needs an arm for them, and any answer it
+/// does not know must be taken as a denial (fail closed).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ApprovalOutcome {
     /// The user decided.
     Decided(Choice),

@@ -110,6 +110,8 @@ impl ApprovalCallback for ObservedApprovals {
                 ApprovalOutcome::Decided(Choice::Always) => ("granted", Some("always")),
                 // Answered later, by whoever holds the ticket.
                 ApprovalOutcome::Pending { .. } => ("pending", None),
+                // An answer of a kind not known here is a denial.
+                _ => ("refused", None),
             };
             if decision != "pending" {
                 count(decision);
