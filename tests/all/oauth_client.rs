@@ -54,6 +54,11 @@ fn auth_scenarios() -> Vec<String> {
 /// Runs the suite's client `selection` (`--scenario NAME` or
 /// `--requirements REVISION`) with the driver, its results under `out`.
 fn run_client(selection: &[&str], out: &Path) -> String {
+    run_client_with(selection, out, &[])
+}
+
+/// [`run_client`], the driver given `env` too.
+fn run_client_with(selection: &[&str], out: &Path, env: &[(&str, &str)]) -> String {
     let driver = support::workspace_root().join("examples/mcp-conformance/client/driver.mjs");
     let result = Command::new(conformance())
         .arg("client")
@@ -65,6 +70,7 @@ fn run_client(selection: &[&str], out: &Path) -> String {
         .env("PATH", node_path())
         .env("TOOLHOST_BIN", support::toolhost_bin())
         .env("TOOLHOST_CACHE_DIR", support::cache_dir())
+        .envs(env.iter().copied())
         .output()
         .expect("run the conformance suite");
     format!(
@@ -203,6 +209,29 @@ fn the_conformance_suites_client_and_authorization_scenarios_pass() {
         assert!(passed.contains(key), "{key} did not pass");
     }
     assert!(passed.len() > 300, "only {} distinct checks passed", passed.len());
+}
+
+/// `toolhost mcp login --paste`, with the browser on another machine (an
+/// operator over SSH): it cannot reach the loopback port, and the address
+/// it was sent to is pasted on the login's standard input after a line
+/// that is not it (`paste-browser.mjs`). The suite's authorization server
+/// then sees the whole sign-in and the bridge's calls with its token.
+#[test]
+fn a_sign_in_pasted_from_a_browser_on_another_machine_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = run_client_with(
+        &["--scenario", "auth/metadata-default"],
+        &dir.path().join("paste"),
+        &[("TOOLHOST_LOGIN_PASTE", "1")],
+    );
+    let (failed, passed) = checks(dir.path());
+    assert!(failed.is_empty(), "{failed:#?}\n{log}");
+    for key in [
+        "auth/metadata-default:pkce-verifier-matches-challenge",
+        "auth/metadata-default:valid-bearer-token",
+    ] {
+        assert!(passed.contains(key), "{key} did not pass\n{log}");
+    }
 }
 
 /// What an operator meets before signing in: the server is unavailable,

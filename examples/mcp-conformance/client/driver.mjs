@@ -12,7 +12,7 @@
 // official TypeScript SDK client. The toolhost binary is $TOOLHOST_BIN,
 // else `toolhost` on PATH.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,8 +48,26 @@ writeFileSync(
     (signsIn ? `oauth = { ${oauth.join(", ")} }\n` : ""),
 );
 
-function run(args) {
-  const r = spawnSync(toolhost, [...args, "--config", config], { env, encoding: "utf8", timeout: 60000 });
+// TOOLHOST_LOGIN_PASTE=1: the browser is on another machine, and the
+// address it was sent to is pasted into `mcp login --paste` instead
+// (through a FIFO as the login's standard input).
+const paste = process.env.TOOLHOST_LOGIN_PASTE === "1";
+let pasteInput = "ignore";
+if (paste) {
+  const fifo = join(dir, "paste");
+  spawnSync("mkfifo", [fifo]);
+  pasteInput = openSync(fifo, "r+");
+  env.PASTE_TO = fifo;
+  env.BROWSER = `${process.execPath} ${join(here, "paste-browser.mjs")}`;
+}
+
+function run(args, stdin = "ignore") {
+  const r = spawnSync(toolhost, [...args, "--config", config], {
+    env,
+    encoding: "utf8",
+    timeout: 60000,
+    stdio: [stdin, "pipe", "pipe"],
+  });
   process.stderr.write(`$ toolhost ${args.join(" ")}\n${r.stderr ?? ""}${r.stdout ?? ""}\n`);
   return r;
 }
@@ -61,6 +79,7 @@ const signInAgain = /run `toolhost mcp login remote` again/;
 let logins = 0;
 function login() {
   if (!signsIn || clientCredentials || logins++ > 2) return false;
+  if (paste) return run(["mcp", "login", "remote", "--paste"], pasteInput).status === 0;
   return run(["mcp", "login", "remote"]).status === 0;
 }
 

@@ -498,7 +498,14 @@ pub struct LoggedIn {
 /// `client_credentials` grant (which needs no sign-in); `unavailable` when
 /// discovery, registration or the token exchange fails, naming why;
 /// `timeout` when no redirect came.
-pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<LoggedIn> {
+///
+/// With `paste`, the redirect may also come as a line on standard input:
+/// the address the browser was sent to, pasted by the person signing in
+/// when the browser runs on another machine (over SSH) and cannot reach
+/// this one's loopback port. Lines that are not that address are skipped
+/// with a warning; rmcp checks the pasted `state` as it does the
+/// listener's.
+pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str), paste: bool) -> Result<LoggedIn> {
     let (url, oauth, store) = oauth_of(config)?;
     if oauth.grant == OAuthGrant::ClientCredentials {
         return Err(Error::new(
@@ -572,7 +579,16 @@ pub async fn login(config: &McpServerConfig, open: impl FnOnce(&str)) -> Result<
         .await
         .map_err(|e| auth_failed(config, "no authorization URL", e))?;
     open(&authorization_url);
-    let callback = tokio::time::timeout(LOGIN_TIMEOUT, redirect(&listener, port))
+    let came_back = async {
+        if !paste {
+            return redirect(&listener, port).await;
+        }
+        tokio::select! {
+            url = redirect(&listener, port) => url,
+            url = pasted(tokio::io::stdin(), port) => url,
+        }
+    };
+    let callback = tokio::time::timeout(LOGIN_TIMEOUT, came_back)
         .await
         .map_err(|_| {
             Error::new(
@@ -687,6 +703,65 @@ async fn redirect(listener: &TcpListener, port: u16) -> String {
     }
 }
 
+/// The first line of `input` that is the sign-in's redirect address
+/// (`http://127.0.0.1:PORT/callback?...`, or `localhost`), as the listener
+/// would have seen it; every line is read within [`MAX_CALLBACK_HEAD`]
+/// bytes. At the input's end it waits for ever (the listener, or the
+/// login's timeout, ends the wait).
+async fn pasted(input: impl tokio::io::AsyncRead + Unpin, port: u16) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let mut input = tokio::io::BufReader::new(input);
+    loop {
+        let mut line = Vec::new();
+        let read = (&mut input)
+            .take(MAX_CALLBACK_HEAD as u64)
+            .read_until(b'\n', &mut line)
+            .await;
+        if !matches!(read, Ok(n) if n > 0) {
+            return std::future::pending().await;
+        }
+        if line.last() != Some(&b'\n') && line.len() >= MAX_CALLBACK_HEAD {
+            // Past the bound: the rest of the line is skipped, unkept.
+            while let Ok(buffered) = input.fill_buf().await {
+                if buffered.is_empty() {
+                    break;
+                }
+                let (used, ended) = match buffered.iter().position(|&b| b == b'\n') {
+                    Some(at) => (at + 1, true),
+                    None => (buffered.len(), false),
+                };
+                input.consume(used);
+                if ended {
+                    break;
+                }
+            }
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        match pasted_callback(text.trim(), port) {
+            Some(url) => return url,
+            None if text.trim().is_empty() => {}
+            None => tracing::warn!(
+                "that is not the address the sign-in was sent to (http://127.0.0.1:{port}/callback?...): paste it whole"
+            ),
+        }
+    }
+}
+
+/// `line` as the redirect URL the listener would have got, when it is
+/// one to this login's loopback port and `/callback` with a query.
+fn pasted_callback(line: &str, port: u16) -> Option<String> {
+    let rest = line.strip_prefix("http://")?;
+    let (authority, target) = rest.split_at(rest.find('/')?);
+    let (host, given) = authority.rsplit_once(':')?;
+    if !matches!(host, "127.0.0.1" | "localhost") || given.parse::<u16>().ok()? != port {
+        return None;
+    }
+    let query = target.strip_prefix("/callback?")?;
+    (!query.is_empty() && !query.contains(char::is_whitespace))
+        .then(|| format!("http://127.0.0.1:{port}/callback?{query}"))
+}
+
 /// A request's head (request line and headers), or `None` when it ends,
 /// fails or passes [`MAX_CALLBACK_HEAD`] before its blank line.
 async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<String> {
@@ -713,6 +788,38 @@ fn request_target(head: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_logins_callback_address_is_taken_when_pasted() {
+        let port = 43111;
+        assert_eq!(
+            pasted_callback("http://127.0.0.1:43111/callback?code=a&state=b", port).as_deref(),
+            Some("http://127.0.0.1:43111/callback?code=a&state=b")
+        );
+        assert_eq!(
+            pasted_callback("http://localhost:43111/callback?code=a&state=b", port).as_deref(),
+            Some("http://127.0.0.1:43111/callback?code=a&state=b")
+        );
+        for other in [
+            "http://127.0.0.1:43112/callback?code=a&state=b",
+            "https://127.0.0.1:43111/callback?code=a",
+            "http://evil.example:43111/callback?code=a",
+            "http://127.0.0.1:43111/favicon.ico",
+            "http://127.0.0.1:43111/callback?",
+            "http://127.0.0.1:43111/callback?code=a b",
+            "code=a&state=b",
+        ] {
+            assert_eq!(pasted_callback(other, port), None, "{other}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pasted_line_is_read_past_others_and_within_its_bound() {
+        let long = "x".repeat(MAX_CALLBACK_HEAD * 2);
+        let input = format!("\nnot it\n{long}\nhttp://127.0.0.1:9/callback?code=c&state=s\n");
+        let url = pasted(input.as_bytes(), 9).await;
+        assert_eq!(url, "http://127.0.0.1:9/callback?code=c&state=s");
+    }
 
     #[test]
     fn only_a_get_names_its_target() {

@@ -31,6 +31,11 @@ enum McpCommand {
 struct LoginArgs {
     /// The `[[mcp.servers]]` entry's name.
     name: String,
+    /// Also take the address the browser was sent to, pasted on standard
+    /// input: for a browser on another machine (signing in over SSH),
+    /// which cannot reach this machine's loopback port.
+    #[arg(long)]
+    paste: bool,
     #[command(flatten)]
     config: ConfigArgs,
 }
@@ -54,7 +59,16 @@ async fn login(args: LoginArgs) -> anyhow::Result<ExitCode> {
                     format!("no [[mcp.servers]] entry is named {:?}", args.name),
                 )
             })?;
-        oauth::login(server, open_browser).await
+        let paste = args.paste;
+        let open = move |url: &str| {
+            open_browser(url);
+            if paste {
+                errln!(
+                    "toolhost: if the browser cannot reach this machine, copy the address it was sent to (http://127.0.0.1:.../callback?...) and paste it here:"
+                );
+            }
+        };
+        oauth::login(server, open, paste).await
     }
     .await;
     match result {
