@@ -679,8 +679,8 @@ async fn redirect(listener: &TcpListener, port: u16) -> String {
             .ok()
             .flatten()
             .and_then(|head| request_target(&head).map(str::to_string));
-        match target {
-            Some(target) if target.starts_with("/callback?") => {
+        match target.and_then(|target| callback_url(port, &target)) {
+            Some(url) => {
                 let page = "Signed in: toolhost has the authorization. You can close this window.\n";
                 let _ = stream
                     .write_all(
@@ -692,7 +692,7 @@ async fn redirect(listener: &TcpListener, port: u16) -> String {
                     )
                     .await;
                 let _ = stream.shutdown().await;
-                return format!("http://127.0.0.1:{port}{target}");
+                return url;
             }
             _ => {
                 let _ = stream
@@ -705,42 +705,29 @@ async fn redirect(listener: &TcpListener, port: u16) -> String {
 
 /// The first line of `input` that is the sign-in's redirect address
 /// (`http://127.0.0.1:PORT/callback?...`, or `localhost`), as the listener
-/// would have seen it; every line is read within [`MAX_CALLBACK_HEAD`]
-/// bytes. At the input's end it waits for ever (the listener, or the
-/// login's timeout, ends the wait).
+/// would have seen it; lines are read by the one bounded reader of
+/// line-framed peers ([`LineReader`](crate::framing::LineReader)), within
+/// [`MAX_CALLBACK_HEAD`] bytes (a longer one is skipped). At the input's
+/// end it waits for ever (the listener, or the login's timeout, ends the
+/// wait).
 async fn pasted(input: impl tokio::io::AsyncRead + Unpin, port: u16) -> String {
-    use tokio::io::AsyncBufReadExt;
-    let mut input = tokio::io::BufReader::new(input);
+    use crate::framing::{LineReader, RawLine};
+    let mut lines = LineReader::new(tokio::io::BufReader::new(input), MAX_CALLBACK_HEAD);
     loop {
-        let mut line = Vec::new();
-        let read = (&mut input)
-            .take(MAX_CALLBACK_HEAD as u64)
-            .read_until(b'\n', &mut line)
+        let line = lines
+            .next(|line| match line {
+                RawLine::Whole(bytes) => Some(String::from_utf8_lossy(bytes).trim().to_string()),
+                RawLine::Cut { .. } => None,
+            })
             .await;
-        if !matches!(read, Ok(n) if n > 0) {
-            return std::future::pending().await;
-        }
-        if line.last() != Some(&b'\n') && line.len() >= MAX_CALLBACK_HEAD {
-            // Past the bound: the rest of the line is skipped, unkept.
-            while let Ok(buffered) = input.fill_buf().await {
-                if buffered.is_empty() {
-                    break;
-                }
-                let (used, ended) = match buffered.iter().position(|&b| b == b'\n') {
-                    Some(at) => (at + 1, true),
-                    None => (buffered.len(), false),
-                };
-                input.consume(used);
-                if ended {
-                    break;
-                }
-            }
-            continue;
-        }
-        let text = String::from_utf8_lossy(&line);
-        match pasted_callback(text.trim(), port) {
+        let text = match line {
+            Ok(Some(Some(text))) => text,
+            Ok(Some(None)) => continue,
+            Ok(None) | Err(_) => return std::future::pending().await,
+        };
+        match pasted_callback(&text, port) {
             Some(url) => return url,
-            None if text.trim().is_empty() => {}
+            None if text.is_empty() => {}
             None => tracing::warn!(
                 "that is not the address the sign-in was sent to (http://127.0.0.1:{port}/callback?...): paste it whole"
             ),
@@ -758,8 +745,19 @@ fn pasted_callback(line: &str, port: u16) -> Option<String> {
         return None;
     }
     let query = target.strip_prefix("/callback?")?;
-    (!query.is_empty() && !query.contains(char::is_whitespace))
-        .then(|| format!("http://127.0.0.1:{port}/callback?{query}"))
+    if query.is_empty() || query.contains(char::is_whitespace) {
+        return None;
+    }
+    callback_url(port, target)
+}
+
+/// The redirect URL the sign-in came back with, from the target it was
+/// sent to on this login's loopback `port`; `None` unless it is
+/// `/callback` with a query.
+fn callback_url(port: u16, target: &str) -> Option<String> {
+    target
+        .starts_with("/callback?")
+        .then(|| format!("http://127.0.0.1:{port}{target}"))
 }
 
 /// A request's head (request line and headers), or `None` when it ends,
