@@ -9,8 +9,8 @@
 //!
 //! **Off the call path.** A call costs its record (the tool's name, cut to
 //! [`MAX_NAME_CHARS`]; the session id is shared, not copied, and of the
-//! trace only its id is kept) and two short holds of one mutex, never across an `.await`; the
-//! ring is allocated once. A caller's made-up tool names cannot grow it:
+//! trace only its id is kept) and two short holds of one mutex, never
+//! across an `.await`; the ring is allocated once. A caller's made-up tool names cannot grow it:
 //! the ring is bounded, and errors are counted by code (a closed set).
 //!
 //! ## Spans
@@ -336,6 +336,19 @@ impl Record {
             trace_id: self.trace_id.map(|id| format!("{id:032x}")),
             spans: self.spans.clone(),
         }
+    }
+}
+
+/// The call a span is filed under, when `attribute` names it: its
+/// `gen_ai.tool.call.id` (see [`crate::spans::attr::GEN_AI_TOOL_CALL_ID`]),
+/// which the dispatcher's spans carry as a string.
+pub fn call_id_of(attribute: &opentelemetry::KeyValue) -> Option<CallId> {
+    if attribute.key.as_str() != crate::spans::attr::GEN_AI_TOOL_CALL_ID {
+        return None;
+    }
+    match &attribute.value {
+        opentelemetry::Value::String(id) => id.as_str().parse().ok(),
+        _ => None,
     }
 }
 

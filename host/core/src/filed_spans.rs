@@ -23,9 +23,8 @@ use opentelemetry::trace::{
 };
 use opentelemetry::{Context, KeyValue};
 
-use crate::call_log::{CallLog, EndedSpan};
+use crate::call_log::{CallLog, EndedSpan, call_id_of};
 use crate::registry::CallId;
-use crate::spans::attr;
 
 /// A tracer whose spans are filed with their calls in a [`CallLog`] (by
 /// their `gen_ai.tool.call.id`) when they end, and kept nowhere else.
@@ -83,10 +82,8 @@ pub struct FiledSpan {
 impl FiledSpan {
     /// Keeps what the console files the span by: its call's id.
     fn keep(&mut self, attribute: &KeyValue) {
-        if attribute.key.as_str() == attr::GEN_AI_TOOL_CALL_ID
-            && let opentelemetry::Value::String(id) = &attribute.value
-        {
-            self.call_id = id.as_str().parse().ok();
+        if let Some(call_id) = call_id_of(attribute) {
+            self.call_id = Some(call_id);
         }
     }
 }

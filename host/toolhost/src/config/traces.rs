@@ -27,9 +27,9 @@ use serde::Deserialize;
 
 use super::otlp::OtlpHttp;
 use crate::error::{Error, ErrorCode, Result};
-use toolhost_core::call_log::{CallLog, EndedSpan};
+use toolhost_core::call_log::{CallLog, EndedSpan, call_id_of};
 use toolhost_core::filed_spans::FilingTracer;
-use toolhost_core::spans::{Tracing, attr};
+use toolhost_core::spans::Tracing;
 
 /// The `[traces]` section.
 #[derive(Debug, Clone, Deserialize)]
@@ -159,11 +159,13 @@ impl TracesConfig {
                 "endpoint {endpoint:?} must be an http:// or https:// URL with a host (a collector's OTLP/HTTP port, usually 4318)"
             )));
         }
+        let mut headers = http::HeaderMap::new();
         for (name, value) in &self.headers {
-            http::HeaderName::try_from(name.as_str())
+            let name = http::HeaderName::try_from(name.as_str())
                 .map_err(|_| bad(format!("headers: {name:?} is not an HTTP header name")))?;
-            http::HeaderValue::try_from(value.as_str())
+            let value = http::HeaderValue::try_from(value.as_str())
                 .map_err(|_| bad(format!("headers: the value of {name:?} is not allowed in HTTP")))?;
+            headers.insert(name, value);
         }
         if !(0.0..=1.0).contains(&self.sample_ratio) {
             return Err(bad(format!(
@@ -179,13 +181,19 @@ impl TracesConfig {
         // The blocking client runs a runtime of its own: it is built (and
         // later dropped, with the exporter) off the async runtime's
         // threads, where making or dropping a runtime is not allowed.
-        let built = std::thread::spawn(move || config.provider(url, timeout, calls))
+        let built = std::thread::spawn(move || config.provider(url, headers, timeout, calls))
             .join()
             .map_err(|_| Error::internal("[traces]: building the exporter panicked"))??;
         Ok(Some(built))
     }
 
-    fn provider(&self, url: String, timeout: Duration, calls: Option<Arc<CallLog>>) -> Result<Traces> {
+    fn provider(
+        &self,
+        url: String,
+        headers: http::HeaderMap,
+        timeout: Duration,
+        calls: Option<Arc<CallLog>>,
+    ) -> Result<Traces> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
@@ -193,16 +201,6 @@ impl TracesConfig {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::new(ErrorCode::Config, format!("[traces]: the HTTP client: {e}")))?;
-        let mut headers = reqwest::header::HeaderMap::new();
-        for (name, value) in &self.headers {
-            // Checked in `start`.
-            if let (Ok(name), Ok(value)) = (
-                reqwest::header::HeaderName::try_from(name.as_str()),
-                reqwest::header::HeaderValue::try_from(value.as_str()),
-            ) {
-                headers.insert(name, value);
-            }
-        }
         let exporter = OtlpHttp::new(client, url, headers, timeout);
         let batches = BatchConfigBuilder::default()
             .with_max_queue_size(self.max_queue)
@@ -248,15 +246,9 @@ struct CallSpans(Arc<CallLog>);
 impl CallSpans {
     /// Files `span` with its call, if it is one of a call's.
     fn file(&self, span: &SpanData) {
-        let call_id = span
-            .attributes
-            .iter()
-            .find(|kv| kv.key.as_str() == attr::GEN_AI_TOOL_CALL_ID)
-            .and_then(|kv| match &kv.value {
-                opentelemetry::Value::String(id) => id.as_str().parse().ok(),
-                _ => None,
-            });
-        let Some(call_id) = call_id else { return };
+        let Some(call_id) = span.attributes.iter().find_map(call_id_of) else {
+            return;
+        };
         let error = match &span.status {
             Status::Error { description } => Some(description.to_string()),
             _ => None,
