@@ -442,6 +442,24 @@ fn floor_and_toolhost(
     (floor, toolhost)
 }
 
+/// `rounds` rounds of `measure` (the plain server, then the observed one),
+/// each printed, and their ratio of server CPU summed up.
+fn observed_rounds(section: &str, rounds: usize, mut measure: impl FnMut() -> (Measured, Measured)) {
+    let mut cpu = Vec::new();
+    for _ in 0..rounds {
+        let (off, on) = measure();
+        print_round_trip(section, Kind::Toolhost, &off);
+        print_round_trip(section, Kind::ToolhostMetrics, &on);
+        cpu.push(on.cpu_us / off.cpu_us);
+    }
+    println!(
+        "mcp/{section}/summary: server CPU per call with {} on = {} the same with them off",
+        std::env::var("MCP_BENCH_OBSERVED")
+            .unwrap_or_else(|_| "metrics, the audit log, traces and the console".into()),
+        Spread::of(&cpu).ratio()
+    );
+}
+
 fn print_round_trip(section: &str, kind: Kind, m: &Measured) {
     println!(
         "mcp/{section}/{:<20} cpu {:>7.1} us/call  round trip p50 {:>7.1} us  p99 {:>7.1} us",
@@ -913,44 +931,26 @@ fn main() {
         println!(
             "\n== stdio, one call in flight (n={calls}, {rounds} rounds): toolhost observed ([metrics], [audit], [traces], [console]; MCP_BENCH_OBSERVED=one of them) beside not"
         );
-        let mut cpu = Vec::new();
-        for _ in 0..rounds {
+        observed_rounds("metrics", rounds, || {
             let sides = [Kind::Toolhost, Kind::ToolhostMetrics].map(|kind| Side {
                 kind,
                 payload: 3,
                 calls,
             });
             let mut measured = side_by_side(&sides, 1, blocks).into_iter();
-            let (off, on) = (measured.next().unwrap(), measured.next().unwrap());
-            print_round_trip("metrics", Kind::Toolhost, &off);
-            print_round_trip("metrics", Kind::ToolhostMetrics, &on);
-            cpu.push(on.cpu_us / off.cpu_us);
-        }
-        println!(
-            "mcp/metrics/summary: server CPU per call with {} on = {} the same with them off",
-            std::env::var("MCP_BENCH_OBSERVED")
-                .unwrap_or_else(|_| "metrics, the audit log, traces and the console".into()),
-            Spread::of(&cpu).ratio()
-        );
+            (measured.next().unwrap(), measured.next().unwrap())
+        });
     }
     if section("metrics-http") {
         println!(
             "\n== streamable HTTP, one call in flight (n={calls}, {rounds} rounds): toolhost observed (as in `metrics`; the console served) beside not, one after the other"
         );
-        let mut cpu = Vec::new();
-        for _ in 0..rounds {
-            let off = measure_http(Kind::Toolhost, calls);
-            let on = measure_http(Kind::ToolhostMetrics, calls);
-            print_round_trip("metrics-http", Kind::Toolhost, &off);
-            print_round_trip("metrics-http", Kind::ToolhostMetrics, &on);
-            cpu.push(on.cpu_us / off.cpu_us);
-        }
-        println!(
-            "mcp/metrics-http/summary: server CPU per call with {} on = {} the same with them off",
-            std::env::var("MCP_BENCH_OBSERVED")
-                .unwrap_or_else(|_| "metrics, the audit log, traces and the console".into()),
-            Spread::of(&cpu).ratio()
-        );
+        observed_rounds("metrics-http", rounds, || {
+            (
+                measure_http(Kind::Toolhost, calls),
+                measure_http(Kind::ToolhostMetrics, calls),
+            )
+        });
     }
     if section("stdio32") {
         println!("\n== stdio, 32 calls in flight on one session (n={calls}, {rounds} rounds)");
