@@ -156,7 +156,7 @@ fn resource_fields(resource: &Resource) -> Vec<u8> {
 /// Writes `ExportTraceServiceRequest { resource_spans = 1 }`: one
 /// `ResourceSpans` (the provider has one resource), a `ScopeSpans` for each
 /// instrumentation scope, in the order they first appear.
-pub(super) fn request(out: &mut Vec<u8>, resource: &[u8], resource_schema: &str, spans: &[SpanData]) {
+fn request(out: &mut Vec<u8>, resource: &[u8], resource_schema: &str, spans: &[SpanData]) {
     message(out, 1, |out| {
         // ResourceSpans { resource = 1, scope_spans = 2, schema_url = 3 }
         message(out, 1, |out| out.extend_from_slice(resource));
