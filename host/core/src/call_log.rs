@@ -22,9 +22,8 @@
 //! [`CallLog::record_span`], which keeps it with the call while the call is
 //! in flight or still in the ring (at most [`MAX_SPANS`] a call), and the
 //! console shows it under the call. toolhost's config plugs one in when the
-//! console is on: with `[traces]`, the exporting SDK's spans are filed as
-//! they end; without, [`crate::filed_spans::FilingTracer`] makes spans
-//! that are only filed here.
+//! console is on: the host's [`crate::span_recorder::SpanRecorder`]
+//! files each span as it ends, and with `[traces]` exports it too.
 //!
 //! ```
 //! use std::sync::Arc;

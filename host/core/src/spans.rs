@@ -41,9 +41,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use opentelemetry::global::BoxedTracer;
-use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::trace::{SpanBuilder, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 
+use crate::span_recorder::SpanRecorder;
 use crate::trace::TraceContext;
 
 pub use opentelemetry::KeyValue as Attribute;
@@ -106,6 +107,9 @@ pub mod attr {
 #[derive(Clone)]
 pub struct Tracing {
     tracer: Arc<BoxedTracer>,
+    /// The same tracer, when it is the host's own recorder: asked whether
+    /// a span is recorded before the span is described.
+    recorder: Option<SpanRecorder>,
 }
 
 impl std::fmt::Debug for Tracing {
@@ -124,6 +128,15 @@ impl Tracing {
     {
         Tracing {
             tracer: Arc::new(BoxedTracer::new(Box::new(tracer))),
+            recorder: None,
+        }
+    }
+
+    /// Spans go to the host's own `recorder`.
+    pub fn recorded(recorder: SpanRecorder) -> Tracing {
+        Tracing {
+            tracer: Arc::new(BoxedTracer::new(Box::new(recorder.clone()))),
+            recorder: Some(recorder),
         }
     }
 
@@ -163,6 +176,22 @@ impl Tracing {
                 owned: false,
             };
         }
+        if let Some(recorder) = &self.recorder {
+            // The recorder says first whether the span is recorded: a span
+            // that is gets its name and attributes as it is built.
+            let decided = recorder.decide(&context);
+            let mut builder = SpanBuilder::from_name("").with_kind(kind);
+            if decided.1 {
+                let (name, attributes) = describe();
+                builder.name = name;
+                builder.attributes = Some(attributes);
+            }
+            let span = recorder.build_decided(builder, &parent, Some(decided));
+            return ActiveSpan {
+                cx: parent.with_span(span),
+                owned: true,
+            };
+        }
         let span = self.build(Cow::Borrowed(""), kind, Vec::new(), None, &parent);
         if span.is_recording() {
             let (name, attributes) = describe();
@@ -182,19 +211,18 @@ impl Tracing {
         at: Option<SystemTime>,
         parent: &Context,
     ) -> ActiveSpan {
-        let mut builder = self
-            .tracer
-            .span_builder(name)
+        let mut builder = SpanBuilder::from_name(name)
             .with_kind(kind)
             .with_attributes(attributes);
         if let Some(at) = at {
             builder = builder.with_start_time(at);
         }
-        let span = self.tracer.build_with_context(builder, parent);
-        ActiveSpan {
-            cx: parent.with_span(span),
-            owned: true,
-        }
+        let cx = match &self.recorder {
+            // The host's recorder's span is kept as it is, not boxed.
+            Some(recorder) => parent.with_span(recorder.build_decided(builder, parent, None)),
+            None => parent.with_span(self.tracer.build_with_context(builder, parent)),
+        };
+        ActiveSpan { cx, owned: true }
     }
 }
 

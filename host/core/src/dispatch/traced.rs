@@ -58,7 +58,11 @@ impl<'t> CallTrace<'t> {
                 waiting: ctx.waiting.clone(),
             };
         }
-        let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, info.call_id.to_string());
+        // Shared, not copied, by the step spans that carry it too.
+        let call_id = KeyValue::new(
+            attr::GEN_AI_TOOL_CALL_ID,
+            Arc::<str>::from(info.call_id.to_string()),
+        );
         span.set(call_id.clone());
         if taken_on {
             span.set(KeyValue::new(attr::CALL_DEPTH, 0_i64));
@@ -84,14 +88,15 @@ impl<'t> CallTrace<'t> {
             // The caller's name, which may be made up: bounded here, and
             // taken out of the span's name if no tool has it (see `end`).
             let name = crate::call_log::bounded_name(&info.name);
-            (
-                format!("execute_tool {name}").into(),
-                vec![
-                    KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
-                    KeyValue::new(attr::GEN_AI_TOOL, name),
-                    KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
-                ],
-            )
+            let span_name = format!("execute_tool {name}");
+            // Room for the call's id, source, what it stands for, error.
+            let mut attributes = Vec::with_capacity(8);
+            attributes.extend([
+                KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
+                KeyValue::new(attr::GEN_AI_TOOL, name),
+                KeyValue::new(attr::CALL_DEPTH, i64::from(ctx.depth)),
+            ]);
+            (span_name.into(), attributes)
         })
     }
 
@@ -103,7 +108,10 @@ impl<'t> CallTrace<'t> {
     /// The span of the pipeline's checks before the tool runs.
     pub(super) fn admission(&self) -> ActiveSpan {
         self.span.child_lazily(self.tracing, Kind::Internal, || {
-            ("admission".into(), self.call_id.iter().cloned().collect())
+            // Room for the `error.type` of a call refused.
+            let mut attributes = Vec::with_capacity(2);
+            attributes.extend(self.call_id.iter().cloned());
+            ("admission".into(), attributes)
         })
     }
 
@@ -137,10 +145,12 @@ impl<'t> CallTrace<'t> {
     pub(super) fn run(&self, name: &str, source: &ToolSource) -> ActiveSpan {
         self.span.child_lazily(self.tracing, run_kind(source), || {
             let (span_name, mut attributes) = match source {
-                ToolSource::Wasm { component_hash } => (
-                    format!("sandbox {name}"),
-                    vec![KeyValue::new(attr::COMPONENT, component_hash.to_string())],
-                ),
+                ToolSource::Wasm { component_hash } => {
+                    // Room for the call id, usage and an error (see `ran`).
+                    let mut attributes = Vec::with_capacity(6);
+                    attributes.push(KeyValue::new(attr::COMPONENT, component_hash.to_string()));
+                    (format!("sandbox {name}"), attributes)
+                }
                 ToolSource::Mcp { server } => (
                     format!("tools/call {name}"),
                     vec![

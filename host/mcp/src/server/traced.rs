@@ -49,13 +49,16 @@ fn message_attributes(
     parts: Option<&http::request::Parts>,
     version: Option<String>,
 ) -> Vec<Attribute> {
-    let mut attributes = vec![
+    // Room for what a request's span adds: its id, tool and operation,
+    // and as the call's own span, the call's id, depth, source and error.
+    let mut attributes = Vec::with_capacity(14);
+    attributes.extend([
         Attribute::new(attr::MCP_METHOD, method),
         Attribute::new(
             attr::NETWORK_TRANSPORT,
             if parts.is_some() { "tcp" } else { "pipe" },
         ),
-    ];
+    ]);
     if let Some(version) = version {
         attributes.push(Attribute::new(attr::MCP_PROTOCOL_VERSION, version));
     }

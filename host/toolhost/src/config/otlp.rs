@@ -1,6 +1,6 @@
 //! OTLP/HTTP export of spans: each batch written as one protobuf
-//! `ExportTraceServiceRequest` straight from the SDK's [`SpanData`] into a
-//! buffer the exporter keeps, and POSTed to the collector.
+//! `ExportTraceServiceRequest` straight from the recorder's
+//! [`FinishedSpan`]s into a buffer, and POSTed to the collector.
 //!
 //! Why not the OpenTelemetry OTLP exporter: it converts every span into
 //! the generated protobuf types first, a `String` for each attribute's key
@@ -14,14 +14,11 @@
 //! `common/v1/common.proto` and `resource/v1/resource.proto` (v1.x, stable).
 
 use std::io::Read;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use opentelemetry::trace::{SpanKind, Status};
-use opentelemetry::{Array, Value};
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use opentelemetry::trace::{SpanKind, Status, TraceState};
+use opentelemetry::{Array, KeyValue, Value};
+use toolhost_core::span_recorder::FinishedSpan;
 
 /// The most of a collector's answer read (and thrown away) so that its
 /// connection can be kept; a longer answer closes the connection.
@@ -31,18 +28,19 @@ const MAX_ANSWER: u64 = 64 * 1024;
 /// 504) or cannot be reached, all within the export's timeout.
 const TRIES: u32 = 3;
 
+/// The instrumentation scope of every span: the host's own.
+const SCOPE: &str = "toolhost";
+
 /// Spans to a collector's `/v1/traces` over OTLP/HTTP with protobuf.
 pub(super) struct OtlpHttp {
     client: reqwest::blocking::Client,
     url: String,
     headers: reqwest::header::HeaderMap,
     timeout: Duration,
-    /// The resource's encoded `Resource` message (set by the provider).
+    /// The resource's encoded `Resource` message's fields.
     resource: Vec<u8>,
-    /// The resource's schema URL.
-    resource_schema: String,
     /// The size of the last request, to make the next one's buffer at once.
-    last_size: AtomicUsize,
+    last_size: usize,
 }
 
 impl std::fmt::Debug for OtlpHttp {
@@ -55,27 +53,45 @@ impl std::fmt::Debug for OtlpHttp {
 
 impl OtlpHttp {
     /// An exporter POSTing to `url` (the whole `…/v1/traces` URL) with
-    /// `headers`, each try given at most `timeout`.
+    /// `headers`, each export given at most `timeout`, its spans those of
+    /// the resource of `resource` attributes (`service.name`, ...).
     pub(super) fn new(
         client: reqwest::blocking::Client,
         url: String,
         headers: reqwest::header::HeaderMap,
         timeout: Duration,
+        resource: &[KeyValue],
     ) -> OtlpHttp {
         OtlpHttp {
             client,
             url,
             headers,
             timeout,
-            resource: Vec::new(),
-            resource_schema: String::new(),
-            last_size: AtomicUsize::new(0),
+            resource: resource_fields(resource),
+            last_size: 0,
         }
+    }
+
+    /// Sends `spans`, spans [`encode`]d one after the other, as one
+    /// request.
+    ///
+    /// # Errors
+    ///
+    /// Why the collector did not take them (its answer, or the connection's
+    /// failure), after the tries the timeout allows.
+    pub(super) fn export(&mut self, spans: &[u8]) -> Result<(), String> {
+        if spans.is_empty() {
+            return Ok(());
+        }
+        let mut body = Vec::with_capacity(self.last_size.max(spans.len() + 256));
+        request(&mut body, &self.resource, spans);
+        self.last_size = body.len();
+        self.send(body.into())
     }
 
     /// Sends `body`, trying again while the collector asks to and time is
     /// left.
-    fn send(&self, body: bytes::Bytes) -> OTelSdkResult {
+    fn send(&self, body: bytes::Bytes) -> Result<(), String> {
         let deadline = Instant::now() + self.timeout;
         let mut pause = Duration::from_millis(100);
         for attempt in 1..=TRIES {
@@ -98,26 +114,20 @@ impl OtlpHttp {
                     }
                     let retryable = matches!(status.as_u16(), 429 | 502 | 503 | 504);
                     if !retryable || attempt == TRIES {
-                        return Err(OTelSdkError::InternalFailure(format!(
-                            "the collector at {} answered {status}",
-                            self.url
-                        )));
+                        return Err(format!("the collector at {} answered {status}", self.url));
                     }
                     status.to_string()
                 }
                 Err(e) if attempt == TRIES || !(e.is_connect() || e.is_timeout()) => {
-                    return Err(OTelSdkError::InternalFailure(format!(
-                        "sending spans to {}: {e}",
-                        self.url
-                    )));
+                    return Err(format!("sending spans to {}: {e}", self.url));
                 }
                 Err(e) => e.to_string(),
             };
             if Instant::now() + pause >= deadline {
-                return Err(OTelSdkError::InternalFailure(format!(
+                return Err(format!(
                     "the collector at {} did not take the spans in time ({again})",
                     self.url
-                )));
+                ));
             }
             std::thread::sleep(pause);
             pause *= 2;
@@ -126,119 +136,61 @@ impl OtlpHttp {
     }
 }
 
-impl SpanExporter for OtlpHttp {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let mut body = Vec::with_capacity(self.last_size.load(Ordering::Relaxed));
-        request(&mut body, &self.resource, &self.resource_schema, &batch);
-        drop(batch);
-        self.last_size.store(body.len(), Ordering::Relaxed);
-        self.send(body.into())
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.resource = resource_fields(resource);
-        self.resource_schema = resource.schema_url().unwrap_or_default().to_string();
-    }
-}
-
-/// A `Resource`'s fields (its attributes).
-fn resource_fields(resource: &Resource) -> Vec<u8> {
+/// A `Resource`'s fields: its `attributes`.
+fn resource_fields(attributes: &[KeyValue]) -> Vec<u8> {
     let mut out = Vec::new();
-    for (key, value) in resource.iter() {
-        message(&mut out, 1, |out| key_value(out, key.as_str(), value));
+    for attribute in attributes {
+        message(&mut out, 1, |out| {
+            key_value(out, attribute.key.as_str(), &attribute.value)
+        });
     }
     out
 }
 
 /// Writes `ExportTraceServiceRequest { resource_spans = 1 }`: one
-/// `ResourceSpans` (the provider has one resource), a `ScopeSpans` for each
-/// instrumentation scope, in the order they first appear.
-fn request(out: &mut Vec<u8>, resource: &[u8], resource_schema: &str, spans: &[SpanData]) {
+/// `ResourceSpans` holding one `ScopeSpans`, the host's, its spans
+/// `spans` (already [`encode`]d).
+fn request(out: &mut Vec<u8>, resource: &[u8], spans: &[u8]) {
     message(out, 1, |out| {
         // ResourceSpans { resource = 1, scope_spans = 2, schema_url = 3 }
         message(out, 1, |out| out.extend_from_slice(resource));
-        let mut done = vec![false; spans.len()];
-        for first in 0..spans.len() {
-            if done[first] {
-                continue;
-            }
-            let scope = &spans[first].instrumentation_scope;
-            message(out, 2, |out| {
-                // ScopeSpans { scope = 1, spans = 2, schema_url = 3 }
-                message(out, 1, |out| {
-                    string(out, 1, scope.name());
-                    string(out, 2, scope.version().unwrap_or_default());
-                    for attribute in scope.attributes() {
-                        message(out, 3, |out| {
-                            key_value(out, attribute.key.as_str(), &attribute.value)
-                        });
-                    }
-                });
-                for (i, span) in spans.iter().enumerate().skip(first) {
-                    if !done[i] && span.instrumentation_scope == *scope {
-                        done[i] = true;
-                        message(out, 2, |out| self::span(out, span));
-                    }
-                }
-                string(out, 3, scope.schema_url().unwrap_or_default());
-            });
-        }
-        string(out, 3, resource_schema);
+        message(out, 2, |out| {
+            // ScopeSpans { scope = 1, spans = 2, schema_url = 3 }
+            message(out, 1, |out| string(out, 1, SCOPE));
+            out.extend_from_slice(spans);
+        });
     });
 }
 
+/// Appends `span` to `out` as a `ScopeSpans`' `spans` field: what
+/// [`OtlpHttp::export`] sends, a batch's spans one after the other. Done
+/// as a span ends, on its thread, so that the span's memory is given back
+/// where it was taken, while it is still in the caches, and what waits
+/// for the exporter is a few hundred bytes a span.
+pub(super) fn encode(out: &mut Vec<u8>, span: &FinishedSpan) {
+    message(out, 2, |out| self::span(out, span));
+}
+
 /// Writes a `Span`'s fields.
-fn span(out: &mut Vec<u8>, span: &SpanData) {
-    let context = &span.span_context;
+fn span(out: &mut Vec<u8>, span: &FinishedSpan) {
+    let context = &span.context;
     bytes(out, 1, &context.trace_id().to_bytes());
     bytes(out, 2, &context.span_id().to_bytes());
-    let state = context.trace_state().header();
-    string(out, 3, &state);
+    if *context.trace_state() != TraceState::NONE {
+        string(out, 3, &context.trace_state().header());
+    }
     if span.parent_span_id != opentelemetry::trace::SpanId::INVALID {
         bytes(out, 4, &span.parent_span_id.to_bytes());
     }
     string(out, 5, &span.name);
-    uint(out, 6, kind(&span.span_kind));
-    fixed64(out, 7, nanos(span.start_time));
-    fixed64(out, 8, nanos(span.end_time));
+    uint(out, 6, kind(&span.kind));
+    fixed64(out, 7, nanos(span.start));
+    fixed64(out, 8, nanos(span.end));
     for attribute in &span.attributes {
         message(out, 9, |out| {
             key_value(out, attribute.key.as_str(), &attribute.value)
         });
     }
-    uint(out, 10, u64::from(span.dropped_attributes_count));
-    for event in span.events.iter() {
-        message(out, 11, |out| {
-            fixed64(out, 1, nanos(event.timestamp));
-            string(out, 2, &event.name);
-            for attribute in &event.attributes {
-                message(out, 3, |out| {
-                    key_value(out, attribute.key.as_str(), &attribute.value)
-                });
-            }
-            uint(out, 4, u64::from(event.dropped_attributes_count));
-        });
-    }
-    uint(out, 12, u64::from(span.events.dropped_count));
-    for link in span.links.iter() {
-        message(out, 13, |out| {
-            let linked = &link.span_context;
-            bytes(out, 1, &linked.trace_id().to_bytes());
-            bytes(out, 2, &linked.span_id().to_bytes());
-            string(out, 3, &linked.trace_state().header());
-            for attribute in &link.attributes {
-                message(out, 4, |out| {
-                    key_value(out, attribute.key.as_str(), &attribute.value)
-                });
-            }
-            uint(out, 5, u64::from(link.dropped_attributes_count));
-            fixed32(out, 6, flags(linked.trace_flags().to_u8(), linked.is_remote()));
-        });
-    }
-    uint(out, 14, u64::from(span.links.dropped_count));
     match &span.status {
         Status::Unset => {}
         // Status { message = 2, code = 3 }: 1 ok, 2 error.
@@ -251,7 +203,7 @@ fn span(out: &mut Vec<u8>, span: &SpanData) {
     fixed32(
         out,
         16,
-        flags(context.trace_flags().to_u8(), span.parent_span_is_remote),
+        flags(context.trace_flags().to_u8(), span.parent_is_remote),
     );
 }
 
@@ -394,25 +346,34 @@ fn message(out: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
         out[at] = len as u8;
         return;
     }
-    let mut prefix = Vec::with_capacity(10);
-    varint(&mut prefix, len as u64);
-    let extra = prefix.len() - 1;
+    let mut prefix = [0u8; 10];
+    let mut n = len as u64;
+    let mut used = 0;
+    loop {
+        prefix[used] = n as u8 | if n >= 0x80 { 0x80 } else { 0 };
+        used += 1;
+        n >>= 7;
+        if n == 0 {
+            break;
+        }
+    }
+    let extra = used - 1;
     out.resize(out.len() + extra, 0);
     out.copy_within(at + 1..at + 1 + len, at + 1 + extra);
-    out[at..at + prefix.len()].copy_from_slice(&prefix);
+    out[at..at + used].copy_from_slice(&prefix[..used]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::KeyValue;
-    use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
+    use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::tonic::common::v1::any_value;
     use prost::Message;
     use std::sync::Arc;
+    use std::sync::atomic::Ordering;
 
-    fn sample(name: &'static str, scope: &str) -> SpanData {
+    fn sample(name: &'static str) -> FinishedSpan {
         let at = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_123_456_789);
         let context = SpanContext::new(
             TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap(),
@@ -421,25 +382,14 @@ mod tests {
             false,
             "rojo=1".parse::<TraceState>().unwrap(),
         );
-        let mut events = opentelemetry_sdk::trace::SpanEvents::default();
-        events.events.push(opentelemetry::trace::Event::new(
-            "retried",
-            at,
-            vec![KeyValue::new("attempt", 2)],
-            0,
-        ));
-        let mut links = opentelemetry_sdk::trace::SpanLinks::default();
-        links
-            .links
-            .push(opentelemetry::trace::Link::with_context(context.clone()));
-        SpanData {
-            span_context: context,
+        FinishedSpan {
+            context,
             parent_span_id: SpanId::from_hex("1111111111111111").unwrap(),
-            parent_span_is_remote: true,
-            span_kind: SpanKind::Server,
+            parent_is_remote: true,
+            kind: SpanKind::Server,
             name: name.into(),
-            start_time: at,
-            end_time: at + Duration::from_micros(42),
+            start: at,
+            end: at + Duration::from_micros(42),
             attributes: vec![
                 KeyValue::new("s", "text"),
                 KeyValue::new("empty", ""),
@@ -449,26 +399,30 @@ mod tests {
                 KeyValue::new("a", Value::Array(Array::String(vec!["x".into(), "y".into()]))),
                 KeyValue::new("long", "é".repeat(100)),
             ],
-            dropped_attributes_count: 3,
-            events,
-            links,
             status: Status::error("it broke"),
-            instrumentation_scope: opentelemetry::InstrumentationScope::builder(scope.to_string())
-                .with_version("1.2")
-                .build(),
         }
     }
 
     #[test]
     fn a_batch_decodes_with_the_official_definitions_field_by_field() {
-        let resource = resource_fields(&Resource::builder().with_service_name("svc").build());
-        let spans = vec![
-            sample("one", "toolhost"),
-            sample("two", "other"),
-            sample("three", "toolhost"),
-        ];
+        let resource = resource_fields(&[KeyValue::new("service.name", "svc")]);
+        let mut root = sample("three");
+        root.parent_span_id = SpanId::INVALID;
+        root.parent_is_remote = false;
+        root.context = SpanContext::new(
+            root.context.trace_id(),
+            root.context.span_id(),
+            TraceFlags::SAMPLED,
+            false,
+            TraceState::NONE,
+        );
+        root.status = Status::Unset;
+        let mut spans = Vec::new();
+        for span in [sample("one"), sample("two"), root] {
+            encode(&mut spans, &span);
+        }
         let mut out = Vec::new();
-        request(&mut out, &resource, "", &spans);
+        request(&mut out, &resource, &spans);
         let decoded = ExportTraceServiceRequest::decode(out.as_slice()).expect("a valid request");
         let resource_spans = &decoded.resource_spans[0];
         let service = resource_spans
@@ -487,17 +441,13 @@ mod tests {
             .iter()
             .map(|s| {
                 let scope = s.scope.as_ref().unwrap();
-                assert_eq!(scope.version, "1.2");
                 (
                     scope.name.as_str(),
                     s.spans.iter().map(|span| span.name.as_str()).collect(),
                 )
             })
             .collect();
-        assert_eq!(
-            scopes,
-            [("toolhost", vec!["one", "three"]), ("other", vec!["two"])]
-        );
+        assert_eq!(scopes, [("toolhost", vec!["one", "two", "three"])]);
         let span = &resource_spans.scope_spans[0].spans[0];
         assert_eq!(hex(&span.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(hex(&span.span_id), "00f067aa0ba902b7");
@@ -507,7 +457,6 @@ mod tests {
         assert_eq!(span.start_time_unix_nano, 1_700_000_000_123_456_789);
         assert_eq!(span.end_time_unix_nano - span.start_time_unix_nano, 42_000);
         assert_eq!(span.flags, 0x301);
-        assert_eq!(span.dropped_attributes_count, 3);
         let value = |key: &str| {
             span.attributes
                 .iter()
@@ -530,10 +479,10 @@ mod tests {
         assert_eq!(array.values.len(), 2);
         let status = span.status.as_ref().unwrap();
         assert_eq!((status.code, status.message.as_str()), (2, "it broke"));
-        assert_eq!(span.events[0].name, "retried");
-        assert_eq!(span.events[0].attributes[0].key, "attempt");
-        assert_eq!(hex(&span.links[0].span_id), "00f067aa0ba902b7");
-        assert_eq!(span.links[0].flags, 0x101);
+        let root = &resource_spans.scope_spans[0].spans[2];
+        assert!(root.parent_span_id.is_empty() && root.trace_state.is_empty());
+        assert_eq!(root.flags, 0x101);
+        assert!(root.status.is_none());
     }
 
     /// A collector on a local port answering each request with the next
@@ -579,35 +528,24 @@ mod tests {
     fn exporter_to(url: String) -> OtlpHttp {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder().build().unwrap();
-        OtlpHttp::new(client, url, Default::default(), Duration::from_secs(5))
+        OtlpHttp::new(client, url, Default::default(), Duration::from_secs(5), &[])
     }
 
     #[test]
     fn a_collector_that_says_come_back_is_tried_again_and_one_that_refuses_is_not() {
         let (url, seen) = collector(vec![503, 429]);
-        let exporter = exporter_to(url);
-        let sent = futures_executor(exporter.export(vec![sample("one", "toolhost")]));
+        let mut exporter = exporter_to(url);
+        let mut one = Vec::new();
+        encode(&mut one, &sample("one"));
+        let sent = exporter.export(&one);
         assert!(sent.is_ok(), "{sent:?}");
         assert_eq!(seen.load(Ordering::SeqCst), 3, "two refusals, then taken");
 
         let (url, seen) = collector(vec![400]);
-        let exporter = exporter_to(url);
-        let sent = futures_executor(exporter.export(vec![sample("one", "toolhost")]));
-        let error = sent.expect_err("a 400 is an error").to_string();
+        let mut exporter = exporter_to(url);
+        let error = exporter.export(&one).expect_err("a 400 is an error");
         assert!(error.contains("400"), "{error}");
         assert_eq!(seen.load(Ordering::SeqCst), 1, "not tried again");
-    }
-
-    /// Runs the exporter's future as the batch processor does (it never
-    /// waits on anything but the blocking client).
-    fn futures_executor<T>(future: impl std::future::Future<Output = T>) -> T {
-        let mut future = std::pin::pin!(future);
-        let waker = std::task::Waker::noop();
-        let mut cx = std::task::Context::from_waker(waker);
-        match future.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(value) => value,
-            std::task::Poll::Pending => panic!("the export waited on something"),
-        }
     }
 
     fn hex(bytes: &[u8]) -> String {
@@ -624,5 +562,9 @@ mod tests {
         assert_eq!(&out[..3], &[0x0a, 0xc8, 0x01]);
         assert_eq!(out.len(), 203);
         assert!(out[3..].iter().all(|&b| b == 7));
+        let mut out = Vec::new();
+        message(&mut out, 2, |out| out.extend(std::iter::repeat_n(1u8, 20_000)));
+        assert_eq!(&out[..4], &[0x12, 0xa0, 0x9c, 0x01]);
+        assert_eq!(out.len(), 20_004);
     }
 }

@@ -7,29 +7,28 @@
 //! endpoint = "http://127.0.0.1:4318"   # none (the default): no spans
 //! ```
 //!
-//! Spans are sent in batches from a thread of their own (OpenTelemetry's
-//! batch processor and a blocking HTTP client), never from a call's task:
-//! a collector that is slow, refuses, or is gone makes the queue fill, and
-//! spans past `max_queue` are dropped, while calls go on as fast as
-//! without traces.
+//! Spans are made by the host's own recorder
+//! ([`toolhost_core::span_recorder`]) and sent in batches from a thread
+//! of their own (a blocking HTTP client), never from a call's task: a
+//! collector that is slow, refuses, or is gone makes the queue fill, and
+//! spans past `max_queue` are dropped (and counted in a warning), while
+//! calls go on as fast as without traces.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use opentelemetry::trace::{Status, TracerProvider as _};
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider, SpanData, SpanProcessor,
-};
 use serde::Deserialize;
 
-use super::otlp::OtlpHttp;
+use super::otlp::{self, OtlpHttp};
 use crate::error::{Error, ErrorCode, Result};
-use toolhost_core::call_log::{CallLog, EndedSpan, call_id_of};
-use toolhost_core::filed_spans::FilingTracer;
+use toolhost_core::call_log::CallLog;
+use toolhost_core::span_recorder::{FinishedSpan, SpanRecorder, SpanSink};
 use toolhost_core::spans::Tracing;
+
+/// The most spans in one export request; a queue this full wakes the
+/// exporter before its delay is up.
+const BATCH: usize = 512;
 
 /// The `[traces]` section.
 #[derive(Debug, Clone, Deserialize)]
@@ -100,8 +99,8 @@ impl Default for TracesConfig {
 /// send spans ([`Traces::tracing`]), and what to flush before the process
 /// ends ([`Traces::shutdown`]).
 pub struct Traces {
-    /// The SDK's provider, exporting; none for the console alone.
-    provider: Option<SdkTracerProvider>,
+    /// The export queue; none for the console alone.
+    queue: Option<Arc<Queue>>,
     tracing: Tracing,
 }
 
@@ -120,11 +119,23 @@ impl Traces {
     /// Sends the spans still queued, waiting at most `timeout`, and stops
     /// the exporter. Blocks: call it off the async runtime's workers.
     pub fn shutdown(&self, timeout: Duration) {
-        let Some(provider) = &self.provider else {
+        let Some(queue) = &self.queue else {
             return;
         };
-        if let Err(e) = provider.shutdown_with_timeout(timeout) {
-            tracing::warn!("traces: the last spans were not all sent: {e}");
+        if !queue.stop_and_wait(timeout) {
+            tracing::warn!(
+                "traces: the last spans were not all sent within {} ms",
+                timeout.as_millis()
+            );
+        }
+    }
+}
+
+impl Drop for Traces {
+    fn drop(&mut self) {
+        // The exporter sends what it holds and ends; no one waits for it.
+        if let Some(queue) = &self.queue {
+            queue.stop();
         }
     }
 }
@@ -144,8 +155,8 @@ impl TracesConfig {
             // The console alone: spans filed with their calls, never
             // exported, so none of the SDK's span machinery is needed.
             return Ok(calls.map(|calls| Traces {
-                tracing: Tracing::new(FilingTracer::new(calls)),
-                provider: None,
+                tracing: Tracing::recorded(SpanRecorder::filing(calls)),
+                queue: None,
             }));
         };
         let bad = |message: String| Error::new(ErrorCode::Config, format!("[traces] {message}"));
@@ -181,19 +192,30 @@ impl TracesConfig {
         // The blocking client runs a runtime of its own: it is built (and
         // later dropped, with the exporter) off the async runtime's
         // threads, where making or dropping a runtime is not allowed.
-        let built = std::thread::spawn(move || config.provider(url, headers, timeout, calls))
+        let exporter = std::thread::spawn(move || config.exporter(url, headers, timeout))
             .join()
             .map_err(|_| Error::internal("[traces]: building the exporter panicked"))??;
-        Ok(Some(built))
+        let queue = Arc::new(Queue::new(self.max_queue, Duration::from_millis(self.delay_ms)));
+        let running = Arc::clone(&queue);
+        std::thread::Builder::new()
+            .name("toolhost-traces".into())
+            .spawn(move || running.export(exporter))
+            .map_err(|e| Error::internal(format!("[traces]: starting the exporter: {e}")))?;
+        let recorder = SpanRecorder::new(
+            self.sample_ratio,
+            calls,
+            Some(Arc::clone(&queue) as Arc<dyn SpanSink>),
+        );
+        Ok(Some(Traces {
+            tracing: Tracing::recorded(recorder),
+            queue: Some(queue),
+        }))
     }
 
-    fn provider(
-        &self,
-        url: String,
-        headers: http::HeaderMap,
-        timeout: Duration,
-        calls: Option<Arc<CallLog>>,
-    ) -> Result<Traces> {
+    /// The OTLP exporter: its blocking HTTP client runs a runtime of its
+    /// own, so it is made (and dropped, with the exporter's thread) off
+    /// the async runtime's threads.
+    fn exporter(&self, url: String, headers: http::HeaderMap, timeout: Duration) -> Result<OtlpHttp> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
@@ -201,100 +223,161 @@ impl TracesConfig {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::new(ErrorCode::Config, format!("[traces]: the HTTP client: {e}")))?;
-        let exporter = OtlpHttp::new(client, url, headers, timeout);
-        let batches = BatchConfigBuilder::default()
-            .with_max_queue_size(self.max_queue)
-            .with_max_export_batch_size(512.min(self.max_queue))
-            .with_scheduled_delay(Duration::from_millis(self.delay_ms))
-            .build();
-        let batch = BatchSpanProcessor::builder(exporter)
-            .with_batch_config(batches)
-            .build();
-        // One processor for both: the SDK gives each processor but the
-        // last a copy of every span, and the console needs only a look.
-        let provider = SdkTracerProvider::builder().with_span_processor(Exported {
-            batch,
-            calls: calls.map(CallSpans),
+        let resource = [
+            opentelemetry::KeyValue::new("service.name", self.service_name.clone()),
+            opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")),
+        ];
+        Ok(OtlpHttp::new(client, url, headers, timeout, &resource))
+    }
+}
+
+/// Finished spans waiting for the exporter's thread, already encoded: a
+/// call's thread encodes the span it ended (see [`otlp::encode`]) and
+/// appends it here (or drops it when `max` wait already), and wakes the
+/// exporter once a batch is full.
+struct Queue {
+    state: Mutex<Waiting>,
+    /// Wakes the exporter: a full batch, or the end.
+    wake: Condvar,
+    /// Tells [`Queue::stop_and_wait`] the exporter has finished.
+    finished: Condvar,
+    max: usize,
+    delay: Duration,
+}
+
+#[derive(Default)]
+struct Waiting {
+    /// The spans, encoded one after the other.
+    spans: Vec<u8>,
+    /// Where each span ends in `spans`.
+    ends: Vec<usize>,
+    /// Spans dropped since the last warning.
+    dropped: u64,
+    stopping: bool,
+    finished: bool,
+}
+
+thread_local! {
+    /// Where a thread encodes the span it ended, before taking the lock.
+    static ENCODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl SpanSink for Queue {
+    fn take(&self, span: FinishedSpan) {
+        ENCODED.with(|scratch| {
+            // (Never taken already: encoding makes no span. If it were, a
+            // buffer of its own.)
+            let mut own = Vec::new();
+            let mut borrowed = scratch.try_borrow_mut();
+            let encoded = match &mut borrowed {
+                Ok(scratch) => &mut **scratch,
+                Err(_) => &mut own,
+            };
+            encoded.clear();
+            otlp::encode(encoded, &span);
+            drop(span);
+            let mut state = self.lock();
+            if state.ends.len() >= self.max || state.stopping {
+                state.dropped += 1;
+                return;
+            }
+            state.spans.extend_from_slice(encoded);
+            let end = state.spans.len();
+            state.ends.push(end);
+            if state.ends.len() == BATCH {
+                self.wake.notify_one();
+            }
         });
-        let provider = provider
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-                self.sample_ratio,
-            ))))
-            .with_resource(
-                Resource::builder()
-                    .with_service_name(self.service_name.clone())
-                    .with_attribute(opentelemetry::KeyValue::new(
-                        "service.version",
-                        env!("CARGO_PKG_VERSION"),
-                    ))
-                    .build(),
-            )
-            .build();
-        let tracing = Tracing::new(provider.tracer("toolhost"));
-        Ok(Traces {
-            provider: Some(provider),
-            tracing,
-        })
     }
 }
 
-/// Files the dispatcher's spans with their calls in the console's call log
-/// (by their `gen_ai.tool.call.id`), as each ends.
-#[derive(Debug)]
-struct CallSpans(Arc<CallLog>);
-
-impl CallSpans {
-    /// Files `span` with its call, if it is one of a call's.
-    fn file(&self, span: &SpanData) {
-        let Some(call_id) = span.attributes.iter().find_map(call_id_of) else {
-            return;
-        };
-        let error = match &span.status {
-            Status::Error { description } => Some(description.to_string()),
-            _ => None,
-        };
-        self.0.record_span(
-            call_id,
-            EndedSpan {
-                name: span.name.to_string(),
-                span_id: Some(span.span_context.span_id().to_string()),
-                start: span.start_time,
-                end: span.end_time,
-                error,
-            },
-        );
-    }
-}
-
-/// The exporter's batches, and the console's call log when it is on: each
-/// span looked at for the console, then handed to the batch (not copied).
-#[derive(Debug)]
-struct Exported {
-    batch: BatchSpanProcessor,
-    calls: Option<CallSpans>,
-}
-
-impl SpanProcessor for Exported {
-    fn on_start(&self, span: &mut opentelemetry_sdk::trace::Span, cx: &opentelemetry::Context) {
-        self.batch.on_start(span, cx);
-    }
-
-    fn on_end(&self, span: SpanData) {
-        if let Some(calls) = &self.calls {
-            calls.file(&span);
+impl Queue {
+    fn new(max: usize, delay: Duration) -> Queue {
+        Queue {
+            state: Mutex::new(Waiting::default()),
+            wake: Condvar::new(),
+            finished: Condvar::new(),
+            max,
+            delay,
         }
-        self.batch.on_end(span);
     }
 
-    fn force_flush(&self) -> OTelSdkResult {
-        self.batch.force_flush()
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.batch.shutdown_with_timeout(timeout)
+    /// The exporter's thread: every `delay`, or at once when a batch is
+    /// full, takes the spans waiting and sends them, a batch a request;
+    /// when stopped, sends what is left and ends.
+    fn export(&self, mut exporter: OtlpHttp) {
+        let (mut spare_spans, mut spare_ends) = (Vec::new(), Vec::new());
+        // Export failures are told at most once a minute, with a count.
+        let mut failed = 0u64;
+        let mut told: Option<Instant> = None;
+        loop {
+            let (mut spans, mut ends, dropped, stopping) = {
+                let mut state = self.lock();
+                let due = Instant::now() + self.delay;
+                while !state.stopping && state.ends.len() < BATCH {
+                    let left = due.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    state = self
+                        .wake
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+                let spans = std::mem::replace(&mut state.spans, std::mem::take(&mut spare_spans));
+                let ends = std::mem::replace(&mut state.ends, std::mem::take(&mut spare_ends));
+                (spans, ends, std::mem::take(&mut state.dropped), state.stopping)
+            };
+            if dropped > 0 {
+                tracing::warn!(
+                    "traces: {dropped} spans dropped: the export queue (max_queue) was full, the collector slower than the spans made"
+                );
+            }
+            let mut from = 0;
+            for batch in ends.chunks(BATCH) {
+                let to = batch[batch.len() - 1];
+                if let Err(e) = exporter.export(&spans[from..to]) {
+                    failed += batch.len() as u64;
+                    if told.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
+                        tracing::warn!("traces: {failed} spans not exported: {e}");
+                        failed = 0;
+                        told = Some(Instant::now());
+                    }
+                }
+                from = to;
+            }
+            spans.clear();
+            ends.clear();
+            (spare_spans, spare_ends) = (spans, ends);
+            if stopping {
+                break;
+            }
+        }
+        // The exporter (its client's runtime) is dropped on this thread.
+        drop(exporter);
+        self.lock().finished = true;
+        self.finished.notify_all();
+    }
+    /// Tells the exporter to send what it holds and end.
+    fn stop(&self) {
+        self.lock().stopping = true;
+        self.wake.notify_one();
     }
 
-    fn set_resource(&mut self, resource: &Resource) {
-        self.batch.set_resource(resource);
+    /// Stops the exporter and waits at most `timeout` for it to finish:
+    /// whether it did.
+    fn stop_and_wait(&self, timeout: Duration) -> bool {
+        self.stop();
+        let state = self.lock();
+        let (state, _) = self
+            .finished
+            .wait_timeout_while(state, timeout, |state| !state.finished)
+            .unwrap_or_else(PoisonError::into_inner);
+        state.finished
     }
 }

@@ -1,0 +1,471 @@
+//! # The host's own span recorder: spans as small records, nothing more
+//!
+//! [`SpanRecorder`] is the OpenTelemetry tracer the operator's `[traces]`
+//! and `[console]` give the host (a host application may hand in any
+//! other, see [`crate::spans::Tracing`]). Its span is one plain record,
+//! kept inline (name, kind, ids, times, attributes, status) and, when it
+//! ends, filed with its call in the console's [`CallLog`] and handed
+//! whole to a [`SpanSink`] (the OTLP exporter's queue): no per-span
+//! processors, no copy of the span for each, no span limits to enforce on
+//! spans whose attributes the host itself bounds. With only the console
+//! on, nothing but what the console shows is kept.
+//!
+//! Its spans are real as far as anyone outside sees: each has a trace id
+//! (its parent's, else a new one) and a span id of its own, so the W3C
+//! context a bridged server gets names it, and the trace a caller sent
+//! goes on through it. Sampling is OpenTelemetry's
+//! `ParentBased(TraceIdRatioBased(ratio))`, decision for decision: a span
+//! under a parent follows the parent's sampled flag; a new trace is
+//! recorded when its trace id's low 63 bits fall under `ratio` of their
+//! range, so a collector or another service sampling the same trace by
+//! ratio decides alike.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use opentelemetry::trace::{
+    SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
+    Tracer,
+};
+use opentelemetry::{Context, KeyValue};
+
+use crate::call_log::{CallLog, EndedSpan, call_id_of};
+use crate::registry::CallId;
+
+/// Where ended spans go to be exported: called on the thread that ends the
+/// span, so it must not block (a full queue drops the span).
+pub trait SpanSink: Send + Sync + 'static {
+    /// Takes `span`, which has ended.
+    fn take(&self, span: FinishedSpan);
+}
+
+/// A span that ended, with everything an exporter sends of it.
+#[derive(Debug, Clone)]
+pub struct FinishedSpan {
+    /// Its trace and span ids, flags and trace state.
+    pub context: SpanContext,
+    /// Its parent's span id ([`SpanId::INVALID`] for a trace's root).
+    pub parent_span_id: SpanId,
+    /// Whether the parent came from another process.
+    pub parent_is_remote: bool,
+    /// Its name.
+    pub name: Cow<'static, str>,
+    /// Its kind.
+    pub kind: SpanKind,
+    /// When it began.
+    pub start: SystemTime,
+    /// When it ended.
+    pub end: SystemTime,
+    /// Its attributes, in the order they were set (a key set twice appears
+    /// twice; the later one stands).
+    pub attributes: Vec<KeyValue>,
+    /// How it ended.
+    pub status: Status,
+}
+
+/// A tracer whose spans are filed with their calls in a [`CallLog`] (by
+/// their `gen_ai.tool.call.id`) and handed to a [`SpanSink`] when they
+/// end. Cheap to clone.
+#[derive(Clone)]
+pub struct SpanRecorder {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    /// New traces whose id's low 63 bits are below this are recorded.
+    ratio_bound: u64,
+    /// Every new trace is recorded (`ratio` 1.0 and up).
+    always: bool,
+    calls: Option<Arc<CallLog>>,
+    sink: Option<Arc<dyn SpanSink>>,
+}
+
+impl std::fmt::Debug for SpanRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpanRecorder")
+            .field("calls", &self.shared.calls.is_some())
+            .field("sink", &self.shared.sink.is_some())
+            .finish()
+    }
+}
+
+impl SpanRecorder {
+    /// Spans filed in `calls` and handed to `sink` (each when given), new
+    /// traces recorded at `ratio` (0.0 to 1.0; see the module's doc).
+    pub fn new(ratio: f64, calls: Option<Arc<CallLog>>, sink: Option<Arc<dyn SpanSink>>) -> SpanRecorder {
+        // OpenTelemetry's `TraceIdRatioBased`, to the bit.
+        let ratio_bound = (ratio.max(0.0) * (1u64 << 63) as f64) as u64;
+        SpanRecorder {
+            shared: Arc::new(Shared {
+                ratio_bound,
+                always: ratio >= 1.0,
+                calls,
+                sink,
+            }),
+        }
+    }
+
+    /// Spans filed in `calls` only, every one recorded: the console's.
+    pub fn filing(calls: Arc<CallLog>) -> SpanRecorder {
+        SpanRecorder::new(1.0, Some(calls), None)
+    }
+
+    /// The trace a span under `parent` belongs to, and whether it is
+    /// recorded: the parent's, when valid, as it decided; else a new trace,
+    /// as the ratio decides. What a span's maker asks before it describes
+    /// the span, which it need not do when it is not recorded.
+    pub fn decide(&self, parent: &SpanContext) -> (TraceId, bool) {
+        if parent.is_valid() {
+            return (parent.trace_id(), parent.is_sampled());
+        }
+        let trace_id = TraceId::from_bytes(random_bytes());
+        (trace_id, self.samples(trace_id))
+    }
+
+    /// Whether a new trace of id `trace_id` is recorded.
+    fn samples(&self, trace_id: TraceId) -> bool {
+        if self.shared.always {
+            return true;
+        }
+        let bytes = trace_id.to_bytes();
+        let mut low = [0u8; 8];
+        low.copy_from_slice(&bytes[8..]);
+        (u64::from_be_bytes(low) >> 1) < self.shared.ratio_bound
+    }
+}
+
+impl Tracer for SpanRecorder {
+    type Span = RecordedSpan;
+
+    fn build_with_context(&self, builder: SpanBuilder, parent_cx: &Context) -> RecordedSpan {
+        self.build_decided(builder, parent_cx, None)
+    }
+}
+
+impl SpanRecorder {
+    /// A span of `builder` under `parent_cx`, in the trace and with the
+    /// sampling decision [`SpanRecorder::decide`] gave, if it was asked.
+    pub(crate) fn build_decided(
+        &self,
+        builder: SpanBuilder,
+        parent_cx: &Context,
+        decided: Option<(TraceId, bool)>,
+    ) -> RecordedSpan {
+        let parent = parent_cx.span();
+        let parent = parent.span_context();
+        let (trace_id, sampled) = decided.unwrap_or_else(|| self.decide(parent));
+        let (state, parent_span_id) = match parent.is_valid() {
+            true => (parent.trace_state().clone(), parent.span_id()),
+            false => (TraceState::default(), SpanId::INVALID),
+        };
+        let flags = if sampled {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        let context = SpanContext::new(trace_id, SpanId::from_bytes(random_bytes()), flags, false, state);
+        if !sampled {
+            return RecordedSpan {
+                shared: Arc::clone(&self.shared),
+                context,
+                live: None,
+            };
+        }
+        let mut live = Live {
+            parent_span_id,
+            parent_is_remote: parent.is_remote(),
+            name: builder.name,
+            kind: builder.span_kind.unwrap_or(SpanKind::Internal),
+            start: builder.start_time.unwrap_or_else(SystemTime::now),
+            attributes: Vec::new(),
+            status: Status::Unset,
+            call_id: None,
+        };
+        let attributes = builder.attributes.unwrap_or_default();
+        if self.shared.calls.is_some() {
+            live.call_id = attributes.iter().find_map(call_id_of);
+        }
+        if self.shared.sink.is_some() {
+            // Taken whole (its maker leaves room for what it sets later).
+            live.attributes = attributes;
+        }
+        RecordedSpan {
+            shared: Arc::clone(&self.shared),
+            context,
+            live: Some(live),
+        }
+    }
+}
+
+/// A span of a [`SpanRecorder`]: recording until it ends, unless its trace
+/// was sampled out (then it is only a context for what is made under it).
+pub struct RecordedSpan {
+    shared: Arc<Shared>,
+    context: SpanContext,
+    live: Option<Live>,
+}
+
+impl std::fmt::Debug for RecordedSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordedSpan")
+            .field("context", &self.context)
+            .field("recording", &self.live.is_some())
+            .finish()
+    }
+}
+
+/// What a recording span has gathered so far.
+struct Live {
+    parent_span_id: SpanId,
+    parent_is_remote: bool,
+    name: Cow<'static, str>,
+    kind: SpanKind,
+    start: SystemTime,
+    /// Kept only when there is a sink to send them to.
+    attributes: Vec<KeyValue>,
+    status: Status,
+    /// The call the console files the span under.
+    call_id: Option<CallId>,
+}
+
+impl Live {
+    fn keep(&mut self, shared: &Shared, attribute: KeyValue) {
+        if shared.calls.is_some()
+            && let Some(call_id) = call_id_of(&attribute)
+        {
+            self.call_id = Some(call_id);
+        }
+        if shared.sink.is_some() {
+            self.attributes.push(attribute);
+        }
+    }
+}
+
+impl opentelemetry::trace::Span for RecordedSpan {
+    fn add_event_with_timestamp<T>(&mut self, _name: T, _timestamp: SystemTime, _attributes: Vec<KeyValue>)
+    where
+        T: Into<Cow<'static, str>>,
+    {
+        // The host's spans have no events.
+    }
+
+    fn span_context(&self) -> &SpanContext {
+        &self.context
+    }
+
+    fn is_recording(&self) -> bool {
+        self.live.is_some()
+    }
+
+    fn set_attribute(&mut self, attribute: KeyValue) {
+        if let Some(live) = &mut self.live {
+            live.keep(&self.shared, attribute);
+        }
+    }
+
+    fn set_status(&mut self, status: Status) {
+        if let Some(live) = &mut self.live {
+            // As OpenTelemetry says: Ok is final, Unset changes nothing.
+            match (&live.status, &status) {
+                (Status::Ok, _) | (_, Status::Unset) => {}
+                _ => live.status = status,
+            }
+        }
+    }
+
+    fn update_name<T>(&mut self, new_name: T)
+    where
+        T: Into<Cow<'static, str>>,
+    {
+        if let Some(live) = &mut self.live {
+            live.name = new_name.into();
+        }
+    }
+
+    fn add_link(&mut self, _span_context: SpanContext, _attributes: Vec<KeyValue>) {
+        // The host's spans have no links.
+    }
+
+    fn end_with_timestamp(&mut self, timestamp: SystemTime) {
+        let Some(live) = self.live.take() else {
+            return;
+        };
+        if let (Some(calls), Some(call_id)) = (&self.shared.calls, live.call_id) {
+            let error = match &live.status {
+                Status::Error { description } => Some(description.to_string()),
+                _ => None,
+            };
+            calls.record_span(
+                call_id,
+                EndedSpan {
+                    name: live.name.to_string(),
+                    span_id: Some(self.context.span_id().to_string()),
+                    start: live.start,
+                    end: timestamp,
+                    error,
+                },
+            );
+        }
+        if let Some(sink) = &self.shared.sink {
+            sink.take(FinishedSpan {
+                context: self.context.clone(),
+                parent_span_id: live.parent_span_id,
+                parent_is_remote: live.parent_is_remote,
+                name: live.name,
+                kind: live.kind,
+                start: live.start,
+                end: timestamp,
+                attributes: live.attributes,
+                status: live.status,
+            });
+        }
+    }
+}
+
+impl Drop for RecordedSpan {
+    fn drop(&mut self) {
+        // A span dropped unended (a call abandoned) ends now, as the SDK's do.
+        opentelemetry::trace::Span::end_with_timestamp(self, SystemTime::now());
+    }
+}
+
+/// `N` random bytes, never all zero (an all-zero id is invalid): from a
+/// generator per thread, seeded once from the system's randomness.
+fn random_bytes<const N: usize>() -> [u8; N] {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let mut seed = [0u8; 8];
+            let _ = getrandom::fill(&mut seed);
+            u64::from_le_bytes(seed) | 1
+        });
+    }
+    let mut out = [0u8; N];
+    STATE.with(|state| {
+        for chunk in out.chunks_mut(8) {
+            // xorshift64*: fast and well spread, which is all an id needs.
+            let mut x = state.get();
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            state.set(x);
+            let n = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            chunk.copy_from_slice(&n.to_le_bytes()[..chunk.len()]);
+        }
+    });
+    if out.iter().all(|&b| b == 0) {
+        out[N - 1] = 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::trace::Span as _;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<FinishedSpan>>);
+
+    impl SpanSink for Kept {
+        fn take(&self, span: FinishedSpan) {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(span);
+        }
+    }
+
+    #[test]
+    fn a_span_goes_on_in_its_parents_trace_with_an_id_of_its_own() {
+        let tracer = SpanRecorder::filing(Arc::new(CallLog::new(8)));
+        let root = tracer.build_with_context(SpanBuilder::from_name("root"), &Context::new());
+        assert!(root.span_context().is_valid() && root.span_context().is_sampled());
+        let parent = Context::new().with_remote_span_context(root.span_context().clone());
+        let child = tracer.build_with_context(SpanBuilder::from_name("child"), &parent);
+        assert_eq!(child.span_context().trace_id(), root.span_context().trace_id());
+        assert_ne!(child.span_context().span_id(), root.span_context().span_id());
+        assert!(child.is_recording());
+    }
+
+    #[test]
+    fn an_ended_span_reaches_the_sink_whole_and_once() {
+        let kept = Arc::new(Kept::default());
+        let tracer = SpanRecorder::new(1.0, None, Some(kept.clone() as Arc<dyn SpanSink>));
+        let root = tracer.build_with_context(SpanBuilder::from_name("root"), &Context::new());
+        let remote = root.span_context();
+        let remote = SpanContext::new(
+            remote.trace_id(),
+            remote.span_id(),
+            TraceFlags::SAMPLED,
+            true,
+            TraceState::NONE,
+        );
+        let parent = Context::new().with_remote_span_context(remote);
+        let mut child = tracer.build_with_context(
+            SpanBuilder::from_name("child")
+                .with_kind(SpanKind::Client)
+                .with_attributes([KeyValue::new("a", 1_i64)]),
+            &parent,
+        );
+        child.set_attribute(KeyValue::new("b", "two"));
+        child.update_name("renamed");
+        child.set_status(Status::error("broke"));
+        child.set_status(Status::Unset);
+        child.end();
+        child.end();
+        drop(child);
+        let spans = kept.0.lock().unwrap();
+        assert_eq!(spans.len(), 1, "ended once");
+        let span = &spans[0];
+        assert_eq!(span.name, "renamed");
+        assert_eq!(span.kind, SpanKind::Client);
+        assert_eq!(span.parent_span_id, root.span_context().span_id());
+        assert!(span.parent_is_remote);
+        assert_eq!(
+            span.attributes,
+            [KeyValue::new("a", 1_i64), KeyValue::new("b", "two")]
+        );
+        assert_eq!(span.status, Status::error("broke"));
+        assert!(span.end >= span.start);
+    }
+
+    #[test]
+    fn sampling_is_opentelemetrys_parent_based_trace_id_ratio() {
+        use opentelemetry_sdk::trace::{Sampler, ShouldSample};
+        let kept = Arc::new(Kept::default());
+        for ratio in [0.0, 0.1, 0.5, 0.9] {
+            let tracer = SpanRecorder::new(ratio, None, Some(kept.clone() as Arc<dyn SpanSink>));
+            let sdk = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(ratio)));
+            let mut recorded = 0;
+            for _ in 0..2000 {
+                let span = tracer.build_with_context(SpanBuilder::from_name("x"), &Context::new());
+                let trace_id = span.span_context().trace_id();
+                let theirs = sdk.should_sample(None, trace_id, "x", &SpanKind::Internal, &[], &[]);
+                let sampled = theirs.decision == opentelemetry_sdk::trace::SamplingDecision::RecordAndSample;
+                assert_eq!(span.is_recording(), sampled, "ratio {ratio}, trace {trace_id}");
+                assert_eq!(span.span_context().is_sampled(), sampled);
+                recorded += usize::from(sampled);
+                // Under it, the parent decides, whatever the ratio.
+                let under = Context::new().with_remote_span_context(span.span_context().clone());
+                let child = tracer.build_with_context(SpanBuilder::from_name("y"), &under);
+                assert_eq!(child.is_recording(), sampled);
+            }
+            let expected = ratio * 2000.0;
+            assert!(
+                (recorded as f64 - expected).abs() <= 120.0,
+                "ratio {ratio}: {recorded} of 2000"
+            );
+        }
+    }
+
+    #[test]
+    fn ids_differ_and_are_never_zero() {
+        let a: [u8; 16] = random_bytes();
+        let b: [u8; 16] = random_bytes();
+        assert_ne!(a, b);
+        assert!(a.iter().any(|&x| x != 0));
+    }
+}
