@@ -142,3 +142,38 @@ fn check_command_reports_opaque_commands() {
         "{benign}"
     );
 }
+
+/// A config replaces the standard one wholly: `serve` says so when the
+/// config it read names nothing to serve but the built-ins (a
+/// `toolhost.toml` written for one section), and not when it does.
+#[test]
+fn a_config_that_names_no_plugins_is_told_the_standard_ones_are_not_served() {
+    let serve_with = |config: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("toolhost.toml"), config).unwrap();
+        let mut child = std::process::Command::new(support::toolhost_bin())
+            .args(["serve", "--stdio"])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Standard input at its end: the server ends once it has started.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while child.try_wait().unwrap().is_none() {
+            assert!(std::time::Instant::now() < deadline, "serve did not end at EOF");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        stderr
+    };
+    let stderr = serve_with("[metrics]\nenabled = true\n");
+    assert!(
+        stderr.contains("toolhost.toml names no plugins") && stderr.contains("bundled = \"files\""),
+        "{stderr}"
+    );
+    let stderr = serve_with("[[plugins]]\nbundled = \"calc\"\n");
+    assert!(!stderr.contains("names no plugins"), "{stderr}");
+}

@@ -113,10 +113,19 @@ impl ConfigArgs {
     /// if there is one, else the standard config (the bundled standard
     /// plugins: see `toolhost::standard`).
     pub(crate) fn load(&self) -> Result<Config, Error> {
-        match &self.config {
+        match self.file() {
             Some(path) => Config::load(path),
-            None if Path::new(DEFAULT_CONFIG).exists() => Config::load(Path::new(DEFAULT_CONFIG)),
             None => Config::standard(),
+        }
+    }
+
+    /// The config file [`ConfigArgs::load`] reads; `None` for the
+    /// standard config.
+    pub(crate) fn file(&self) -> Option<&Path> {
+        match &self.config {
+            Some(path) => Some(path),
+            None if Path::new(DEFAULT_CONFIG).exists() => Some(Path::new(DEFAULT_CONFIG)),
+            None => None,
         }
     }
 

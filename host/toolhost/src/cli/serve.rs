@@ -147,6 +147,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| PluginsDirConfig::new(dir))
         });
     }
+    if let Some(file) = args.config.file()
+        && config.plugins.is_empty()
+        && config.plugins_dir.is_none()
+        && config.mcp.servers.is_empty()
+        && args.plugins.is_empty()
+    {
+        // A config replaces the standard one wholly: one written for a
+        // single section (`[traces]`, say) serves no plugin at all.
+        errln!(
+            "toolhost: note: {} names no plugins, plugins folder or MCP servers, so only the built-in tools are served; the standard plugins are served only when there is no config: name them with [[plugins]] bundled = \"files\" (and \"memory\", \"time\", \"calc\", \"http\"), or start from the repository's toolhost.toml",
+            file.display()
+        );
+    }
     let started = config.start(&engine, Registry::new(), approver).await?;
     if args.stateless {
         stateless_checks(&started)?;
