@@ -15,6 +15,7 @@
 //! calls go on as fast as without traces.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -237,6 +238,9 @@ impl TracesConfig {
 /// exporter once a batch is full.
 struct Queue {
     state: Mutex<Waiting>,
+    /// Set while `max` spans wait (or the exporter has stopped): a span
+    /// ended then is dropped before it is encoded.
+    full: AtomicBool,
     /// Wakes the exporter: a full batch, or the end.
     wake: Condvar,
     /// Tells [`Queue::stop_and_wait`] the exporter has finished.
@@ -264,6 +268,10 @@ thread_local! {
 
 impl SpanSink for Queue {
     fn take(&self, span: FinishedSpan) {
+        if self.full.load(Ordering::Relaxed) {
+            self.lock().dropped += 1;
+            return;
+        }
         ENCODED.with(|scratch| {
             // (Never taken already: encoding makes no span. If it were, a
             // buffer of its own.)
@@ -278,6 +286,7 @@ impl SpanSink for Queue {
             drop(span);
             let mut state = self.lock();
             if state.ends.len() >= self.max || state.stopping {
+                self.full.store(true, Ordering::Relaxed);
                 state.dropped += 1;
                 return;
             }
@@ -295,6 +304,7 @@ impl Queue {
     fn new(max: usize, delay: Duration) -> Queue {
         Queue {
             state: Mutex::new(Waiting::default()),
+            full: AtomicBool::new(false),
             wake: Condvar::new(),
             finished: Condvar::new(),
             max,
@@ -331,6 +341,8 @@ impl Queue {
                 }
                 let spans = std::mem::replace(&mut state.spans, std::mem::take(&mut spare_spans));
                 let ends = std::mem::replace(&mut state.ends, std::mem::take(&mut spare_ends));
+                // Room again (none once stopping: nothing takes spans then).
+                self.full.store(state.stopping, Ordering::Relaxed);
                 (spans, ends, std::mem::take(&mut state.dropped), state.stopping)
             };
             if dropped > 0 {
@@ -379,5 +391,57 @@ impl Queue {
             .wait_timeout_while(state, timeout, |state| !state.finished)
             .unwrap_or_else(PoisonError::into_inner);
         state.finished
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
+    use std::time::SystemTime;
+
+    fn span() -> FinishedSpan {
+        FinishedSpan {
+            context: SpanContext::empty_context(),
+            parent_span_id: SpanId::INVALID,
+            parent_is_remote: false,
+            name: "x".into(),
+            kind: SpanKind::Internal,
+            start: SystemTime::now(),
+            end: SystemTime::now(),
+            attributes: Vec::new(),
+            status: Status::Unset,
+        }
+    }
+
+    #[test]
+    fn a_full_queue_drops_spans_and_counts_them_until_the_exporter_takes_some() {
+        let queue = Queue::new(2, Duration::from_secs(60));
+        for _ in 0..4 {
+            queue.take(span());
+        }
+        {
+            let state = queue.lock();
+            assert_eq!(state.ends.len(), 2, "at most max_queue wait");
+            assert_eq!(state.dropped, 2);
+            assert_eq!(*state.ends.last().unwrap(), state.spans.len());
+        }
+        // The exporter takes them (stopped, it sends what it holds and ends).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let exporter = OtlpHttp::new(
+            reqwest::blocking::Client::builder().build().unwrap(),
+            "http://127.0.0.1:9/v1/traces".into(),
+            Default::default(),
+            Duration::from_millis(50),
+            &[],
+        );
+        queue.stop();
+        queue.export(exporter);
+        let state = queue.lock();
+        assert!(state.finished && state.ends.is_empty() && state.dropped == 0);
+        drop(state);
+        // Stopped, nothing more is taken.
+        queue.take(span());
+        assert_eq!(queue.lock().ends.len(), 0);
     }
 }
