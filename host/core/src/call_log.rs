@@ -41,10 +41,12 @@
 //! assert!(calls.snapshot().finished.is_empty());
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
+use opentelemetry::trace::SpanId;
 use serde::Serialize;
 
 use crate::dispatch::{CallInfo, CallOutcome, ToolCallEvent};
@@ -71,9 +73,9 @@ const MAX_COMPONENTS: usize = 4096;
 #[derive(Debug, Clone)]
 pub struct EndedSpan {
     /// The span's name.
-    pub name: String,
-    /// Its span id (16 hex digits), when it has one.
-    pub span_id: Option<String>,
+    pub name: Cow<'static, str>,
+    /// Its span id, when it has one.
+    pub span_id: Option<SpanId>,
     /// When it began.
     pub start: SystemTime,
     /// When it ended.
@@ -86,10 +88,10 @@ pub struct EndedSpan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SpanRecord {
     /// The span's name (`dispatch`, `instantiate`, `mcp tools/call`, ...).
-    pub name: String,
-    /// Its span id (16 hex digits), when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub span_id: Option<String>,
+    pub name: Cow<'static, str>,
+    /// Its span id (shown as 16 hex digits), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "hex_span_id")]
+    pub span_id: Option<SpanId>,
     /// When it began, from the call's start.
     #[serde(serialize_with = "micros")]
     pub start_offset: Duration,
@@ -99,6 +101,14 @@ pub struct SpanRecord {
     /// Its error, when it ended in one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// A span id as W3C writes it (16 hex digits), made only when shown.
+fn hex_span_id<S: serde::Serializer>(id: &Option<SpanId>, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => s.collect_str(id),
+        None => s.serialize_none(),
+    }
 }
 
 fn micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -499,9 +509,28 @@ mod tests {
         assert_eq!(log.snapshot().finished[0].outcome, "abandoned");
         let kept = &log.snapshot().finished[0].spans[0];
         assert_eq!(
-            (kept.name.as_str(), kept.duration),
+            (kept.name.as_ref(), kept.duration),
             ("admission", Duration::from_micros(5))
         );
         assert!(!log.record_span(99, span(SystemTime::now())));
+    }
+
+    #[test]
+    fn a_span_id_is_shown_as_w3c_writes_it() {
+        let record = SpanRecord {
+            name: "sandbox greet".into(),
+            span_id: Some(SpanId::from_hex("00f067aa0ba902b7").unwrap()),
+            start_offset: Duration::from_micros(3),
+            duration: Duration::from_micros(40),
+            error: None,
+        };
+        let shown = serde_json::to_value(&record).unwrap();
+        assert_eq!(shown["span_id"], "00f067aa0ba902b7");
+        assert_eq!(shown["name"], "sandbox greet");
+        let none = SpanRecord {
+            span_id: None,
+            ..record
+        };
+        assert!(serde_json::to_value(&none).unwrap().get("span_id").is_none());
     }
 }

@@ -289,7 +289,7 @@ impl opentelemetry::trace::Span for RecordedSpan {
     }
 
     fn end_with_timestamp(&mut self, timestamp: SystemTime) {
-        let Some(live) = self.live.take() else {
+        let Some(mut live) = self.live.take() else {
             return;
         };
         if let (Some(calls), Some(call_id)) = (&self.shared.calls, live.call_id) {
@@ -297,11 +297,16 @@ impl opentelemetry::trace::Span for RecordedSpan {
                 Status::Error { description } => Some(description.to_string()),
                 _ => None,
             };
+            // The name is the console's alone when nothing is exported.
+            let name = match self.shared.sink {
+                Some(_) => live.name.clone(),
+                None => std::mem::take(&mut live.name),
+            };
             calls.record_span(
                 call_id,
                 EndedSpan {
-                    name: live.name.to_string(),
-                    span_id: Some(self.context.span_id().to_string()),
+                    name,
+                    span_id: Some(self.context.span_id()),
                     start: live.start,
                     end: timestamp,
                     error,
