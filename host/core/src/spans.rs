@@ -106,10 +106,17 @@ pub mod attr {
 /// call. Cheap to clone.
 #[derive(Clone)]
 pub struct Tracing {
-    tracer: Arc<BoxedTracer>,
-    /// The same tracer, when it is the host's own recorder: asked whether
-    /// a span is recorded before the span is described.
-    recorder: Option<SpanRecorder>,
+    tracer: Backend,
+}
+
+/// The tracer behind a [`Tracing`].
+#[derive(Clone)]
+enum Backend {
+    /// The host's own recorder: asked whether a span is recorded before
+    /// the span is described, its spans kept as they are, not boxed.
+    Recorder(SpanRecorder),
+    /// Any other tracer (a host application's).
+    Other(Arc<BoxedTracer>),
 }
 
 impl std::fmt::Debug for Tracing {
@@ -127,16 +134,14 @@ impl Tracing {
         T::Span: Send + Sync + 'static,
     {
         Tracing {
-            tracer: Arc::new(BoxedTracer::new(Box::new(tracer))),
-            recorder: None,
+            tracer: Backend::Other(Arc::new(BoxedTracer::new(Box::new(tracer)))),
         }
     }
 
     /// Spans go to the host's own `recorder`.
     pub fn recorded(recorder: SpanRecorder) -> Tracing {
         Tracing {
-            tracer: Arc::new(BoxedTracer::new(Box::new(recorder.clone()))),
-            recorder: Some(recorder),
+            tracer: Backend::Recorder(recorder),
         }
     }
 
@@ -176,7 +181,7 @@ impl Tracing {
                 owned: false,
             };
         }
-        if let Some(recorder) = &self.recorder {
+        if let Backend::Recorder(recorder) = &self.tracer {
             // The recorder says first whether the span is recorded: a span
             // that is gets its name and attributes as it is built.
             let decided = recorder.decide(&context);
@@ -217,10 +222,9 @@ impl Tracing {
         if let Some(at) = at {
             builder = builder.with_start_time(at);
         }
-        let cx = match &self.recorder {
-            // The host's recorder's span is kept as it is, not boxed.
-            Some(recorder) => parent.with_span(recorder.build_decided(builder, parent, None)),
-            None => parent.with_span(self.tracer.build_with_context(builder, parent)),
+        let cx = match &self.tracer {
+            Backend::Recorder(recorder) => parent.with_span(recorder.build_decided(builder, parent, None)),
+            Backend::Other(tracer) => parent.with_span(tracer.build_with_context(builder, parent)),
         };
         ActiveSpan { cx, owned: true }
     }
