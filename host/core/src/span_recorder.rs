@@ -438,6 +438,47 @@ mod tests {
     }
 
     #[test]
+    fn with_the_console_and_an_exporter_a_span_is_filed_with_its_call_and_exported_whole() {
+        use crate::dispatch::CallInfo;
+        use crate::metrics::CallObserver as _;
+        use crate::registry::ToolAudience;
+        let log = Arc::new(CallLog::new(8));
+        let kept = Arc::new(Kept::default());
+        let tracer = SpanRecorder::new(
+            1.0,
+            Some(Arc::clone(&log)),
+            Some(kept.clone() as Arc<dyn SpanSink>),
+        );
+        let call = CallInfo {
+            call_id: 7,
+            parent_call_id: None,
+            name: "greet".into(),
+            session_id: Arc::from("s"),
+            audience: ToolAudience::Trusted,
+            trace: None,
+        };
+        log.started(&call, &serde_json::Value::Null);
+        let call_id = KeyValue::new(crate::spans::attr::GEN_AI_TOOL_CALL_ID, "7");
+        let mut span = tracer.build_with_context(
+            SpanBuilder::from_name(format!("sandbox {}", "greet")).with_attributes([call_id.clone()]),
+            &Context::new(),
+        );
+        span.set_attribute(KeyValue::new("toolhost.sandbox.fuel_consumed", 42_i64));
+        let span_id = span.span_context().span_id();
+        span.end();
+        let filed = &log.snapshot().running[0].spans;
+        assert_eq!(filed.len(), 1);
+        assert_eq!(filed[0].name, "sandbox greet");
+        assert_eq!(filed[0].span_id, Some(span_id));
+        let exported = kept.0.lock().unwrap();
+        assert_eq!(exported[0].name, "sandbox greet");
+        assert_eq!(
+            exported[0].attributes,
+            [call_id, KeyValue::new("toolhost.sandbox.fuel_consumed", 42_i64)]
+        );
+    }
+
+    #[test]
     fn sampling_is_opentelemetrys_parent_based_trace_id_ratio() {
         use opentelemetry_sdk::trace::{Sampler, ShouldSample};
         let kept = Arc::new(Kept::default());
