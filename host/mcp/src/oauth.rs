@@ -239,14 +239,8 @@ pub async fn authorized_client(config: &McpServerConfig) -> Result<SignedInClien
             ));
         }
         let mut state = OAuthState::Unauthorized(manager);
-        let credentials = ClientCredentialsConfig::ClientSecret {
-            client_id: oauth.client_id.clone().unwrap_or_default(),
-            client_secret: oauth.client_secret()?.unwrap_or_default(),
-            scopes: oauth.scopes.clone(),
-            // The resource indicator (RFC 8707): the server's URL, its
-            // canonical identifier in MCP.
-            resource: Some(url.to_string()),
-        };
+        let credentials = client_credentials(oauth, url)?
+            .ok_or_else(|| Error::internal("the client_credentials grant without credentials"))?;
         state
             .authenticate_client_credentials(credentials)
             .await
@@ -258,7 +252,24 @@ pub async fn authorized_client(config: &McpServerConfig) -> Result<SignedInClien
     Ok(SignedInClient {
         inner: AuthClient::new(reqwest::Client::default(), manager),
         challenge_file: Arc::new(challenge_file(&path)),
+        credentials: client_credentials(oauth, url)?.map(Arc::new),
     })
+}
+
+/// The credentials the bridge signs in with under the `client_credentials`
+/// grant; `None` under another grant.
+fn client_credentials(oauth: &McpOAuth, url: &str) -> Result<Option<ClientCredentialsConfig>> {
+    if oauth.grant != OAuthGrant::ClientCredentials {
+        return Ok(None);
+    }
+    Ok(Some(ClientCredentialsConfig::ClientSecret {
+        client_id: oauth.client_id.clone().unwrap_or_default(),
+        client_secret: oauth.client_secret()?.unwrap_or_default(),
+        scopes: oauth.scopes.clone(),
+        // The resource indicator (RFC 8707): the server's URL, its
+        // canonical identifier in MCP.
+        resource: Some(url.to_string()),
+    }))
 }
 
 /// The file the server's last refusal of the bridge's tokens is kept in,
@@ -333,6 +344,9 @@ fn keep_challenge(file: &Path, challenge: &str) -> std::io::Result<()> {
 pub struct SignedInClient {
     inner: AuthClient<reqwest::Client>,
     challenge_file: Arc<PathBuf>,
+    /// The client's credentials, for the `client_credentials` grant: a
+    /// token about to expire is replaced before a request goes out.
+    credentials: Option<Arc<ClientCredentialsConfig>>,
 }
 
 impl std::fmt::Debug for SignedInClient {
@@ -344,6 +358,22 @@ impl std::fmt::Debug for SignedInClient {
 }
 
 impl SignedInClient {
+    /// Under the `client_credentials` grant, gets a new token when the kept
+    /// one is about to expire (rmcp says so within 30 s of its end, having
+    /// no refresh token to use): the request then goes out with a token
+    /// the server takes, rather than being refused first.
+    async fn renew(&self) {
+        let Some(credentials) = &self.credentials else {
+            return;
+        };
+        let manager = self.inner.auth_manager.lock().await;
+        if let Err(AuthError::AuthorizationRequired) = manager.get_access_token().await
+            && let Err(e) = manager.exchange_client_credentials(credentials).await
+        {
+            tracing::warn!("renewing the client_credentials token failed: {e}");
+        }
+    }
+
     fn keep<T>(
         &self,
         result: std::result::Result<T, StreamableHttpError<reqwest::Error>>,
@@ -372,6 +402,7 @@ impl StreamableHttpClient for SignedInClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> std::result::Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.renew().await;
         let answer = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
@@ -388,6 +419,7 @@ impl StreamableHttpClient for SignedInClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> std::result::Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.renew().await;
         let answer = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -411,6 +443,7 @@ impl StreamableHttpClient for SignedInClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> std::result::Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.renew().await;
         let answer = self
             .inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)
@@ -425,6 +458,7 @@ impl StreamableHttpClient for SignedInClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> std::result::Result<(), StreamableHttpError<Self::Error>> {
+        self.renew().await;
         let answer = self
             .inner
             .delete_session(uri, session_id, auth_header, custom_headers)
@@ -443,6 +477,7 @@ impl StreamableHttpClient for SignedInClient {
         BoxStream<'static, std::result::Result<Sse, SseError>>,
         StreamableHttpError<Self::Error>,
     > {
+        self.renew().await;
         let answer = self
             .inner
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
@@ -462,6 +497,7 @@ impl StreamableHttpClient for SignedInClient {
         BoxStream<'static, std::result::Result<Sse, SseError>>,
         StreamableHttpError<Self::Error>,
     > {
+        self.renew().await;
         let answer = self
             .inner
             .get_stream_with_max_sse_event_size(
@@ -865,5 +901,96 @@ mod tests {
             let err = FileCredentials::new(&fifo).load().await.unwrap_err().to_string();
             assert!(err.contains("cannot read"), "{err}");
         }
+    }
+
+    /// An authorization server on a local port: its metadata, and a token
+    /// endpoint giving `t1`, `t2`, ... for 6 s each; how many it gave.
+    fn authorization_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let given = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (origin, counted) = (base.clone(), Arc::clone(&given));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut writer = stream;
+                let (mut head, mut length) = (String::new(), 0usize);
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = n.trim().parse().unwrap_or(0);
+                    }
+                    if head.is_empty() {
+                        head = line.clone();
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let (status, answer) = if head.starts_with("POST /token") {
+                    let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    let token = serde_json::json!({"access_token": format!("t{n}"), "token_type": "Bearer", "expires_in": 6});
+                    ("200 OK", token.to_string())
+                } else if head.contains("oauth-protected-resource") {
+                    let resource = serde_json::json!({"resource": format!("{origin}/mcp"), "authorization_servers": [origin]});
+                    ("200 OK", resource.to_string())
+                } else if head.contains("oauth-authorization-server") || head.contains("openid-configuration")
+                {
+                    let metadata = serde_json::json!({
+                        "issuer": origin,
+                        "authorization_endpoint": format!("{origin}/authorize"),
+                        "token_endpoint": format!("{origin}/token"),
+                        "grant_types_supported": ["client_credentials"],
+                        "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+                        "response_types_supported": ["code"],
+                    });
+                    ("200 OK", metadata.to_string())
+                } else {
+                    ("404 Not Found", String::new())
+                };
+                let _ = write!(
+                    writer,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        (base, given)
+    }
+
+    #[tokio::test]
+    async fn a_client_credentials_token_about_to_expire_is_renewed_before_a_request() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (base, given) = authorization_server();
+        let dir = tempfile::tempdir().unwrap();
+        let secret_env = "TOOLHOST_TEST_OAUTH_RENEW_SECRET";
+        // SAFETY: set once, before any thread reads it, by this test alone
+        // (its name is this test's own).
+        unsafe { std::env::set_var(secret_env, "s3cret") };
+        let config: crate::McpConfig = toml::from_str(&format!(
+            r#"
+            [[servers]]
+            name = "cc"
+            transport = "http"
+            url = "{base}/mcp"
+            oauth = {{ grant = "client_credentials", client_id = "bridge", client_secret_env = "{secret_env}", token_file = {:?} }}
+            "#,
+            dir.path().join("tokens.json")
+        ))
+        .unwrap();
+        let client = authorized_client(&config.servers[0]).await.expect("signed in");
+        let count = || given.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(count(), 1, "signed in with the grant");
+        let token = || async { client.inner.auth_manager.lock().await.get_access_token().await };
+        client.renew().await;
+        assert_eq!(count(), 1, "a fresh token is kept");
+        assert_eq!(token().await.unwrap(), "t1");
+        // Near its end (rmcp: within 30 s, or half its life when shorter;
+        // it counts whole seconds), it is replaced while still valid.
+        tokio::time::sleep(std::time::Duration::from_millis(4100)).await;
+        client.renew().await;
+        assert_eq!(count(), 2, "renewed before the request");
+        assert_eq!(token().await.unwrap(), "t2");
     }
 }
