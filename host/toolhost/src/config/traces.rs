@@ -154,7 +154,7 @@ impl TracesConfig {
     pub fn start(&self, calls: Option<Arc<CallLog>>) -> Result<Option<Traces>> {
         let Some(endpoint) = &self.endpoint else {
             // The console alone: spans filed with their calls, never
-            // exported, so none of the SDK's span machinery is needed.
+            // exported (the recorder keeps only what the console shows).
             return Ok(calls.map(|calls| Traces {
                 tracing: Tracing::recorded(SpanRecorder::filing(calls)),
                 queue: None,
