@@ -74,10 +74,9 @@ pub struct SpanRecorder {
 }
 
 struct Shared {
-    /// New traces whose id's low 63 bits are below this are recorded.
+    /// New traces whose id's low 63 bits are below this are recorded (all
+    /// of them from `ratio` 1.0, whose bound is 2^63).
     ratio_bound: u64,
-    /// Every new trace is recorded (`ratio` 1.0 and up).
-    always: bool,
     calls: Option<Arc<CallLog>>,
     sink: Option<Arc<dyn SpanSink>>,
 }
@@ -100,7 +99,6 @@ impl SpanRecorder {
         SpanRecorder {
             shared: Arc::new(Shared {
                 ratio_bound,
-                always: ratio >= 1.0,
                 calls,
                 sink,
             }),
@@ -126,25 +124,12 @@ impl SpanRecorder {
 
     /// Whether a new trace of id `trace_id` is recorded.
     fn samples(&self, trace_id: TraceId) -> bool {
-        if self.shared.always {
-            return true;
-        }
         let bytes = trace_id.to_bytes();
         let mut low = [0u8; 8];
         low.copy_from_slice(&bytes[8..]);
         (u64::from_be_bytes(low) >> 1) < self.shared.ratio_bound
     }
-}
 
-impl Tracer for SpanRecorder {
-    type Span = RecordedSpan;
-
-    fn build_with_context(&self, builder: SpanBuilder, parent_cx: &Context) -> RecordedSpan {
-        self.build_decided(builder, parent_cx, None)
-    }
-}
-
-impl SpanRecorder {
     /// A span of `builder` under `parent_cx`, in the trace and with the
     /// sampling decision [`SpanRecorder::decide`] gave, if it was asked.
     pub(crate) fn build_decided(
@@ -196,6 +181,14 @@ impl SpanRecorder {
             context,
             live: Some(live),
         }
+    }
+}
+
+impl Tracer for SpanRecorder {
+    type Span = RecordedSpan;
+
+    fn build_with_context(&self, builder: SpanBuilder, parent_cx: &Context) -> RecordedSpan {
+        self.build_decided(builder, parent_cx, None)
     }
 }
 
