@@ -262,8 +262,9 @@ struct Waiting {
 }
 
 thread_local! {
-    /// Where a thread encodes the span it ended, before taking the lock.
-    static ENCODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Where a thread encodes the span it ended, before taking the lock
+    /// (taken out while in use, so no borrow can clash).
+    static ENCODED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl SpanSink for Queue {
@@ -272,31 +273,12 @@ impl SpanSink for Queue {
             self.lock().dropped += 1;
             return;
         }
-        ENCODED.with(|scratch| {
-            // (Never taken already: encoding makes no span. If it were, a
-            // buffer of its own.)
-            let mut own = Vec::new();
-            let mut borrowed = scratch.try_borrow_mut();
-            let encoded = match &mut borrowed {
-                Ok(scratch) => &mut **scratch,
-                Err(_) => &mut own,
-            };
-            encoded.clear();
-            otlp::encode(encoded, &span);
-            drop(span);
-            let mut state = self.lock();
-            if state.ends.len() >= self.max || state.stopping {
-                self.full.store(true, Ordering::Relaxed);
-                state.dropped += 1;
-                return;
-            }
-            state.spans.extend_from_slice(encoded);
-            let end = state.spans.len();
-            state.ends.push(end);
-            if state.ends.len() == BATCH {
-                self.wake.notify_one();
-            }
-        });
+        let mut encoded = ENCODED.take();
+        encoded.clear();
+        otlp::encode(&mut encoded, &span);
+        drop(span);
+        self.append(&encoded);
+        ENCODED.set(encoded);
     }
 }
 
@@ -314,6 +296,23 @@ impl Queue {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends one encoded span, or drops it when `max` wait already (or
+    /// the exporter has stopped); wakes the exporter once a batch is full.
+    fn append(&self, encoded: &[u8]) {
+        let mut state = self.lock();
+        if state.ends.len() >= self.max || state.stopping {
+            self.full.store(true, Ordering::Relaxed);
+            state.dropped += 1;
+            return;
+        }
+        state.spans.extend_from_slice(encoded);
+        let end = state.spans.len();
+        state.ends.push(end);
+        if state.ends.len() == BATCH {
+            self.wake.notify_one();
+        }
     }
 
     /// The exporter's thread: every `delay`, or at once when a batch is
@@ -375,6 +374,7 @@ impl Queue {
         self.lock().finished = true;
         self.finished.notify_all();
     }
+
     /// Tells the exporter to send what it holds and end.
     fn stop(&self) {
         self.lock().stopping = true;
