@@ -226,8 +226,9 @@ pub async fn authorized_client(config: &McpServerConfig) -> Result<SignedInClien
             Err(AuthError::AuthorizationRequired) => false,
             Err(e) => return Err(auth_failed(config, "cannot refresh its OAuth token", e)),
         };
+    let credentials = client_credentials(oauth, url)?;
     if !usable {
-        if oauth.grant != OAuthGrant::ClientCredentials {
+        let Some(credentials) = &credentials else {
             return Err(Error::new(
                 ErrorCode::Unavailable,
                 format!(
@@ -237,12 +238,10 @@ pub async fn authorized_client(config: &McpServerConfig) -> Result<SignedInClien
                     path.display()
                 ),
             ));
-        }
+        };
         let mut state = OAuthState::Unauthorized(manager);
-        let credentials = client_credentials(oauth, url)?
-            .ok_or_else(|| Error::internal("the client_credentials grant without credentials"))?;
         state
-            .authenticate_client_credentials(credentials)
+            .authenticate_client_credentials(credentials.clone())
             .await
             .map_err(|e| auth_failed(config, "the client_credentials grant failed", e))?;
         manager = state
@@ -252,7 +251,7 @@ pub async fn authorized_client(config: &McpServerConfig) -> Result<SignedInClien
     Ok(SignedInClient {
         inner: AuthClient::new(reqwest::Client::default(), manager),
         challenge_file: Arc::new(challenge_file(&path)),
-        credentials: client_credentials(oauth, url)?.map(Arc::new),
+        credentials: credentials.map(Arc::new),
     })
 }
 
