@@ -3,7 +3,8 @@
 //! arguments' digest, the outcome), each plugin loaded or refused and why,
 //! and each client let in or turned away; the arguments themselves and the
 //! token never appear. A SIGKILL right after an answer loses none of the
-//! lines written before it.
+//! lines written before it: the next `serve` moves in what the killed one
+//! left in the log's ring, each line once.
 
 use std::path::Path;
 
@@ -62,10 +63,15 @@ fn every_call_load_refusal_and_client_is_a_line_that_a_kill_does_not_lose() {
     )
     .unwrap();
     assert_eq!(status, 401);
-    // No chance to flush anything: what was answered is in the file.
+    // No chance to flush anything: what was answered is in the log's
+    // ring (in /dev/shm), if not in the log yet.
     served.kill();
-
+    let before = lines(&log);
+    // The next server moves the rest in before it serves.
+    let mut again = Replica::start(&config);
+    again.kill();
     let lines = lines(&log);
+    assert_eq!(lines[..before.len()], before[..], "what the log had stays first");
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains("Ada Lovelace"), "arguments leaked: {text}");
     assert!(
@@ -83,12 +89,14 @@ fn every_call_load_refusal_and_client_is_a_line_that_a_kill_does_not_lose() {
             .collect::<Vec<_>>()
     };
 
+    // One of each by each server.
     let loaded = of("plugin_loaded");
-    assert_eq!(loaded.len(), 1, "{lines:?}");
+    assert_eq!(loaded.len(), 2, "{lines:?}");
     let component = loaded[0]["component"].as_str().unwrap().to_string();
     assert!(component.starts_with("blake3:"), "{component}");
+    assert_eq!(loaded[1]["component"], component.as_str());
     let refused = of("plugin_refused");
-    assert_eq!(refused.len(), 1, "{lines:?}");
+    assert_eq!(refused.len(), 2, "{lines:?}");
     assert_eq!(refused[0]["plugin"], "missing.wasm", "{refused:?}");
     assert!(
         refused[0]["why"].as_str().unwrap().contains("missing.wasm"),
@@ -96,6 +104,7 @@ fn every_call_load_refusal_and_client_is_a_line_that_a_kill_does_not_lose() {
     );
 
     let calls = of("call");
+    assert_eq!(calls.len(), 2, "each call's line once: {calls:?}");
     let greet = calls
         .iter()
         .find(|c| c["tool"] == "greet")

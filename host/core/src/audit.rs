@@ -9,36 +9,49 @@
 //! the token), what (the tool, the component's hash, a BLAKE3 digest of the
 //! arguments: never the arguments themselves), the decision and why.
 //!
-//! **No finished line is lost.** A line is written whole, with one
-//! `write(2)` on a file opened for appending, before the action it records
-//! is answered: a process that crashes afterwards has it in the file (the
-//! kernel holds it), and a crash in the middle of a line leaves no other
-//! line damaged. (A machine that loses power may lose what its disk had
-//! not stored yet: the log is not synced per line, which would cost a
-//! call a disk flush.)
+//! **No finished line is lost.** A line is written whole, before the
+//! action it records is answered, into the log's ring (see [`ring`]): a
+//! file beside the log, `.NAME.ring`, mapped into the process's memory and
+//! shared with the kernel, so that a process that crashes afterwards has
+//! it kept (the kernel holds it). The log's thread moves lines from the
+//! ring into the log file within [`FLUSH_EVERY`], many to a `write(2)`;
+//! after a crash, the next process to open the log moves in what is left,
+//! before anything else is written, and leaves out lines the log already
+//! ends with. A crash in the middle of a line leaves no line damaged. (A
+//! machine that loses power may lose what its disk had not stored yet:
+//! nothing is synced per line, which would cost a call a disk flush.)
+//! Where there is no ring (another process holds it; not Linux; a
+//! filesystem that cannot take one, such as Btrfs or ZFS), each line is
+//! its own `write(2)` to the log, which keeps the same promise at a system
+//! call a line.
 //!
 //! **Cheap.** A call's line is written by hand into a buffer the thread
 //! keeps (no JSON tree, no map), its time formatted without a calendar
 //! library, its arguments' digest kept as 32 bytes until the line is
-//! written: what it costs a call is mostly its one `write(2)`. Measured in
-//! `BENCHMARKS.md` ("Observability's cost").
+//! written, and copied into the ring: no system call on the call's path.
+//! Measured in `BENCHMARKS.md` ("Observability's cost").
 //!
 //! **Rotated.** When a line would take the file past `max_bytes`, the file
 //! is renamed `PATH.1` (an older `PATH.1` becomes `PATH.2`, and so on up
 //! to `keep`; the oldest is removed) and a new file is begun.
 //!
 //! A log that cannot be written (a full disk, a removed folder) does not
-//! stop the host: each failure is logged (`tracing`, warn) and counted in
-//! [`AuditLog::lost`].
+//! stop the host: its lines wait in the ring, and a line that finds the
+//! ring full (or, with no ring, cannot be written) is logged (`tracing`,
+//! warn) and counted in [`AuditLog::lost`].
+
+#[cfg(target_os = "linux")]
+mod ring;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
@@ -58,24 +71,57 @@ pub struct AuditOptions {
     pub keep: usize,
 }
 
+/// The longest a line waits in the ring before the log file has it.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(10);
+
+/// The ring's room: the lines of 10 ms of a host answering 100,000 calls a
+/// second, small enough to stay in a processor's cache (the log's thread
+/// is woken when it is half full; a full ring is moved out on the call's
+/// own thread, not lost).
+const RING_BYTES: u64 = 256 << 10;
+
+/// The log file, as the log's writer holds it.
 struct Writer {
     file: File,
+    /// Its length: when it is rotated.
     len: u64,
+    /// Lines taken out of the ring, on their way to the file.
+    batch: Vec<u8>,
+    /// Whether the last write failed (a failure is warned about once).
+    failing: bool,
+}
+
+/// What the log and its thread share.
+struct Shared {
+    options: AuditOptions,
+    /// Where lines wait for the log file; `None`: each line is written to
+    /// the file at once.
+    #[cfg(target_os = "linux")]
+    ring: Option<ring::Ring>,
+    /// Held while a line is put in the ring: one writer at a time.
+    appending: Mutex<()>,
+    writer: Mutex<Writer>,
+    lost: AtomicU64,
+    /// Whether the log's thread is asleep until a line comes (and must be
+    /// woken), and whether it must stop.
+    asleep: AtomicBool,
+    stop: Mutex<bool>,
+    wake: Condvar,
 }
 
 /// The audit log; see the [module](self) documentation.
 pub struct AuditLog {
-    options: AuditOptions,
-    writer: Mutex<Writer>,
+    shared: Arc<Shared>,
     /// The arguments' digests (BLAKE3) of the calls running, by call.
     digests: Mutex<HashMap<CallId, [u8; 32]>>,
-    lost: AtomicU64,
+    /// The thread moving lines from the ring to the log file.
+    mover: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for AuditLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AuditLog")
-            .field("path", &self.options.path)
+            .field("path", &self.shared.options.path)
             .finish_non_exhaustive()
     }
 }
@@ -196,12 +242,17 @@ impl Fields<'_> {
 
 impl AuditLog {
     /// Opens (creating it, readable by its owner only) the log `options`
-    /// name, appending to what is there.
+    /// name, appending to what is there, and its ring; lines a process
+    /// before this one left in the ring are moved into the log first.
     ///
     /// # Errors
     ///
     /// `config` when the file cannot be opened, or `max_bytes` is zero.
     pub fn open(options: AuditOptions) -> Result<AuditLog> {
+        AuditLog::open_with(options, RING_BYTES)
+    }
+
+    fn open_with(options: AuditOptions, ring_bytes: u64) -> Result<AuditLog> {
         if options.max_bytes == 0 {
             return Err(Error::new(
                 ErrorCode::Config,
@@ -215,22 +266,94 @@ impl AuditLog {
             )
         })?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        Ok(AuditLog {
+        #[cfg(target_os = "linux")]
+        let ring = match ring::Ring::open(&ring::path_for(&options.path), ring_bytes) {
+            Ok(ring) => Some(ring),
+            Err(ring::RingError::Held) => {
+                tracing::warn!(path = %options.path.display(), "another process is writing this audit log: each line is written to it at once");
+                None
+            }
+            Err(ring::RingError::NotOwn) => {
+                tracing::warn!(path = %options.path.display(), "the audit log's ring is not a file of this user's alone: each line is written to the log at once");
+                None
+            }
+            Err(ring::RingError::Filesystem(kind)) => {
+                tracing::warn!(path = %options.path.display(), "the audit log's filesystem (statfs type {kind:#x}) may need new blocks to write in place, which a mapped file cannot be refused: each line is written to the log at once");
+                None
+            }
+            Err(ring::RingError::Io(e)) => {
+                tracing::warn!(path = %options.path.display(), "the audit log's ring could not be made ({e}): each line is written to the log at once");
+                None
+            }
+        };
+        #[cfg(not(target_os = "linux"))]
+        let _ = ring_bytes;
+        let shared = Arc::new(Shared {
             options,
-            writer: Mutex::new(Writer { file, len }),
-            digests: Mutex::default(),
+            #[cfg(target_os = "linux")]
+            ring,
+            appending: Mutex::new(()),
+            writer: Mutex::new(Writer {
+                file,
+                len,
+                batch: Vec::new(),
+                failing: false,
+            }),
             lost: AtomicU64::new(0),
+            asleep: AtomicBool::new(false),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        if !shared.has_ring() {
+            return Ok(AuditLog {
+                shared,
+                digests: Mutex::default(),
+                mover: None,
+            });
+        }
+        // What a process killed before this one left: into the log before
+        // any line of this one's.
+        shared.move_out(true).map_err(|e| {
+            Error::new(
+                ErrorCode::Config,
+                format!(
+                    "[audit] path {}: moving in the lines a process left: {e}",
+                    shared.options.path.display()
+                ),
+            )
+        })?;
+        let mover = std::thread::Builder::new()
+            .name("toolhost-audit".into())
+            .spawn({
+                let shared = Arc::clone(&shared);
+                move || shared.move_lines()
+            })
+            .map_err(|e| Error::new(ErrorCode::Internal, format!("[audit] its thread: {e}")))?;
+        Ok(AuditLog {
+            shared,
+            digests: Mutex::default(),
+            mover: Some(mover),
         })
     }
 
     /// The file it appends to.
     pub fn path(&self) -> &Path {
-        &self.options.path
+        &self.shared.options.path
     }
 
     /// Lines that could not be written.
     pub fn lost(&self) -> u64 {
-        self.lost.load(Ordering::Relaxed)
+        self.shared.lost.load(Ordering::Relaxed)
+    }
+
+    /// Moves every line written so far into the log file (the log's thread
+    /// does within [`FLUSH_EVERY`]): what reads the file next sees them.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be written (the lines stay in the ring).
+    pub fn flush(&self) -> std::io::Result<()> {
+        self.shared.move_out(false)
     }
 
     /// Appends one `event` line with `fields` (and the time).
@@ -246,26 +369,217 @@ impl AuditLog {
         line.extend(fields);
         let mut bytes = serde_json::to_vec(&Value::Object(line)).unwrap_or_default();
         bytes.push(b'\n');
-        if let Err(e) = self.write(&bytes) {
+        self.shared.append(&bytes);
+    }
+}
+
+impl AuditLog {
+    /// Stops the log's thread.
+    fn stop_mover(&mut self) {
+        if let Some(mover) = self.mover.take() {
+            *self.shared.stop.lock().unwrap_or_else(PoisonError::into_inner) = true;
+            self.shared.wake.notify_one();
+            let _ = mover.join();
+        }
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        self.stop_mover();
+        // What the thread had not moved yet (a failure was warned about:
+        // the ring is kept for the next process then).
+        let moved = self.shared.move_out(false);
+        #[cfg(target_os = "linux")]
+        if moved.is_ok()
+            && !self.shared.pending()
+            && let Some(shared) = Arc::get_mut(&mut self.shared)
+            && let Some(ring) = shared.ring.take()
+        {
+            ring.remove();
+        }
+        let _ = moved;
+    }
+}
+
+impl Shared {
+    fn has_ring(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.ring.is_some();
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// Writes one whole line: into the ring, or with no ring, to the file.
+    fn append(&self, line: &[u8]) {
+        let written = self.put(line);
+        if let Err(e) = written {
             self.lost.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(path = %self.options.path.display(), "an audit line could not be written: {e}");
         }
     }
 
-    fn write(&self, line: &[u8]) -> std::io::Result<()> {
-        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let len = line.len() as u64;
-        if writer.len > 0 && writer.len.saturating_add(len) > self.options.max_bytes {
-            self.rotate()?;
-            *writer = Writer {
-                file: open(&self.options.path)?,
-                len: 0,
-            };
+    fn put(&self, line: &[u8]) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(ring) = &self.ring {
+            let _one = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
+            if !ring.has_room(line.len()) {
+                // Moved out here (rare: the thread moves them every few
+                // milliseconds); a line longer than the ring goes after.
+                self.move_out(false)?;
+                if !ring.has_room(line.len()) {
+                    let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+                    return self.write_lines(&mut writer, line, |_| {});
+                }
+            }
+            ring.put(line);
+            // The thread sleeps when the ring is empty: the first line wakes
+            // it (it looks at the ring after saying it sleeps, this after
+            // counting the line: one of the two sees the other). The line
+            // that fills the ring past half wakes it early: the ring stays
+            // small enough to stay in the processor's cache.
+            let half = ring.capacity() / 2;
+            let pending = ring.pending();
+            let past_half = pending > half && pending - line.len() as u64 <= half;
+            if (self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst)) || past_half
+            {
+                let _stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
+                self.wake.notify_one();
+            }
+            return Ok(());
         }
-        // One write of the whole line: appended at once, or not at all
-        // but for a short write, which the rest of the line completes.
-        writer.file.write_all(line)?;
-        writer.len = writer.len.saturating_add(len);
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.write_lines(&mut writer, line, |_| {})
+    }
+
+    /// The log's thread: moves the ring's lines to the file every
+    /// [`FLUSH_EVERY`] while there are some, and sleeps while there are none.
+    fn move_lines(&self) {
+        let mut stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if *stop {
+                return;
+            }
+            if self.pending() {
+                // Lines come in bunches: a few milliseconds' worth to a write.
+                stop = self
+                    .wake
+                    .wait_timeout(stop, FLUSH_EVERY)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                drop(stop);
+                let _ = self.move_out(false);
+                stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
+            } else {
+                self.asleep.store(true, Ordering::SeqCst);
+                if self.pending() {
+                    self.asleep.store(false, Ordering::SeqCst);
+                    continue;
+                }
+                stop = self
+                    .wake
+                    .wait_while(stop, |stop| !*stop && self.asleep.load(Ordering::SeqCst))
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+    }
+
+    /// Whether the ring holds lines the file does not have.
+    fn pending(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.ring.as_ref().is_some_and(|ring| ring.pending() > 0);
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// Moves the ring's lines to the file; `recovering`: they may be ones a
+    /// killed process had written to the file already (its last write done
+    /// and not yet counted), which are left out.
+    fn move_out(&self, recovering: bool) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(ring) = &self.ring {
+            let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            let (parts, to) = ring.unmoved();
+            let len = (parts[0].len() + parts[1].len()) as u64;
+            let written = if len == 0 {
+                Ok(())
+            } else if !recovering && writer.len.saturating_add(len) <= self.options.max_bytes {
+                // The common case: straight from the ring, in one write.
+                write_all_vectored(&mut writer.file, parts).map(|()| {
+                    writer.len += len;
+                    ring.flushed_to(to);
+                })
+            } else {
+                // Line by line: a rotation on the way, or lines to leave out.
+                let mut batch = std::mem::take(&mut writer.batch);
+                batch.clear();
+                batch.extend_from_slice(parts[0]);
+                batch.extend_from_slice(parts[1]);
+                let mut lines = &batch[..];
+                let mut at = to - len;
+                if recovering {
+                    let skip = ring::already_logged(&tail(&self.options.path, lines.len())?, lines);
+                    lines = &lines[skip..];
+                    at += skip as u64;
+                    ring.flushed_to(at);
+                }
+                let written = self.write_lines(&mut writer, lines, |len| {
+                    at += len as u64;
+                    ring.flushed_to(at);
+                });
+                if batch.capacity() <= KEPT_BUFFER * 16 {
+                    writer.batch = batch;
+                }
+                written
+            };
+            match (&written, writer.failing) {
+                (Err(e), false) => {
+                    tracing::warn!(path = %self.options.path.display(), "the audit log cannot be written ({e}): its lines wait in its ring");
+                }
+                (Ok(()), true) => {
+                    tracing::info!(path = %self.options.path.display(), "the audit log is written again")
+                }
+                _ => {}
+            }
+            writer.failing = written.is_err();
+            return written;
+        }
+        let _ = recovering;
+        Ok(())
+    }
+
+    /// Writes `lines` (whole lines) to the file, rotating it before a line
+    /// that would take it past `max_bytes`; `done(n)` after each write of
+    /// `n` bytes.
+    fn write_lines(
+        &self,
+        writer: &mut Writer,
+        mut lines: &[u8],
+        mut done: impl FnMut(usize),
+    ) -> std::io::Result<()> {
+        while !lines.is_empty() {
+            let room = self.options.max_bytes.saturating_sub(writer.len);
+            let mut take = whole_lines_within(lines, room);
+            if take == 0 {
+                if writer.len > 0 {
+                    self.rotate()?;
+                    writer.file = open(&self.options.path)?;
+                    writer.len = 0;
+                    continue;
+                }
+                // A line larger than a whole file: a file of its own.
+                take = lines
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(lines.len(), |i| i + 1);
+            }
+            // One write of whole lines: appended at once, or not at all
+            // but for a short write, which the rest completes.
+            writer.file.write_all(&lines[..take])?;
+            writer.len = writer.len.saturating_add(take as u64);
+            done(take);
+            lines = &lines[take..];
+        }
         Ok(())
     }
 
@@ -288,6 +602,52 @@ impl AuditLog {
         }
         std::fs::rename(&self.options.path, numbered(1))
     }
+}
+
+/// Writes all of `parts`, in as few writes as the kernel takes.
+#[cfg(target_os = "linux")]
+fn write_all_vectored(file: &mut File, parts: [&[u8]; 2]) -> std::io::Result<()> {
+    let mut slices = parts.map(std::io::IoSlice::new);
+    let mut slices = &mut slices[..];
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// How many bytes at the start of `lines` are whole lines within `room`.
+fn whole_lines_within(lines: &[u8], room: u64) -> usize {
+    if lines.len() as u64 <= room {
+        return lines.len();
+    }
+    let room = usize::try_from(room).unwrap_or(usize::MAX).min(lines.len());
+    lines[..room]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// The last `len` bytes (or fewer) of the file at `path`; none when it is
+/// missing.
+#[cfg(target_os = "linux")]
+fn tail(path: &Path, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let size = file.metadata()?.len();
+    let start = size.saturating_sub(len as u64);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size - start).unwrap_or(0));
+    file.take(size - start).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// What [`read_tail`] looks for: lines containing `text` (ASCII case
@@ -402,14 +762,10 @@ impl CallObserver for AuditLog {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&info.call_id);
-        let written = with_buffer(|out| {
+        with_buffer(|out| {
             call_line(out, info, event, arguments.as_ref());
-            self.write(out)
+            self.shared.append(out);
         });
-        if let Err(e) = written {
-            self.lost.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(path = %self.options.path.display(), "an audit line could not be written: {e}");
-        }
     }
 }
 
@@ -445,7 +801,7 @@ fn call_line(
     match &event.source {
         Some(ToolSource::Wasm { component_hash }) => {
             line.value("source", "wasm");
-            line.value("component", component_hash.to_string());
+            line.digest("component", component_hash.as_bytes());
         }
         Some(ToolSource::Mcp { server }) => {
             line.value("source", "mcp");
@@ -487,6 +843,7 @@ mod tests {
             line.insert("n".into(), Value::from(i));
             log.record("test", line);
         }
+        log.flush().unwrap();
         let numbered = |n: usize| dir.path().join(format!("audit.jsonl.{n}"));
         assert!(numbered(1).exists() && numbered(3).exists() && !numbered(4).exists());
         let mut seen = Vec::new();
@@ -504,11 +861,13 @@ mod tests {
         assert_eq!(seen, (first..100).collect::<Vec<_>>());
         assert!(first > 0, "the oldest file is gone");
         assert_eq!(log.lost(), 0);
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
+            for file in [&path, log.shared.ring.as_ref().unwrap().path()] {
+                let mode = std::fs::metadata(file).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+            }
         }
     }
 
@@ -528,6 +887,7 @@ mod tests {
             line.insert("who".into(), Value::from(if i % 3 == 0 { "Ada" } else { "bob" }));
             log.record(if i % 2 == 0 { "even" } else { "odd" }, line);
         }
+        log.flush().unwrap();
         let all = read_tail(
             &path,
             &AuditQuery {
@@ -623,19 +983,177 @@ mod tests {
     }
 
     #[test]
-    fn a_log_that_cannot_be_written_counts_its_lost_lines_and_the_host_goes_on() {
+    fn a_log_that_cannot_be_written_keeps_its_lines_in_the_ring_then_counts_those_it_loses() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let log = AuditLog::open(AuditOptions {
+        let options = AuditOptions {
             path: path.clone(),
             max_bytes: 10,
             keep: 1,
-        })
-        .unwrap();
+        };
+        let log = AuditLog::open_with(options.clone(), 4096).unwrap();
         log.record("first", Map::new());
+        log.flush().unwrap();
         // The folder goes away: rotation cannot rename into it.
         drop(dir);
         log.record("second", Map::new());
-        assert_eq!(log.lost(), 1);
+        assert!(log.flush().is_err());
+        assert_eq!(log.lost(), 0, "kept in the ring");
+        // The ring fills: lines that find no room are counted lost.
+        for _ in 0..100 {
+            log.record("more", Map::new());
+        }
+        assert!(log.lost() > 0);
+        // With no ring, a line that cannot be written is lost at once.
+        let dir = tempfile::tempdir().unwrap();
+        let options = AuditOptions {
+            path: dir.path().join("audit.jsonl"),
+            ..options
+        };
+        let log = AuditLog::open(options.clone()).unwrap();
+        let beside = AuditLog::open(options).unwrap();
+        assert!(!beside.shared.has_ring(), "the ring is the first log's");
+        beside.record("first", Map::new());
+        drop(dir);
+        beside.record("second", Map::new());
+        assert_eq!(beside.lost(), 1);
+        drop(log);
+    }
+
+    /// The lines of `path`'s file, as `n`s.
+    fn ns(path: &Path) -> Vec<u64> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<Value>(line).unwrap()["n"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    fn numbered(n: u64) -> Map<String, Value> {
+        let mut line = Map::new();
+        line.insert("n".into(), Value::from(n));
+        line
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn lines_a_killed_process_left_in_the_ring_are_moved_in_once_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let options = AuditOptions {
+            path: path.clone(),
+            max_bytes: 1 << 20,
+            keep: 1,
+        };
+        let mut log = AuditLog::open(options.clone()).unwrap();
+        for n in 0..5 {
+            log.record("test", numbered(n));
+        }
+        log.flush().unwrap();
+        // Killed: its thread moves nothing more; lines 5 and 6 reached the
+        // file (the last write done, not yet counted), 7 to 9 did not.
+        log.stop_mover();
+        let ring = log.shared.ring.as_ref().unwrap();
+        for n in 5..10 {
+            let mut line = Vec::new();
+            let mut fields = Fields(&mut line);
+            fields.value("event", "test");
+            fields.value("n", n);
+            fields.end();
+            ring.put(&line);
+            if n < 7 {
+                OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap()
+                    .write_all(&line)
+                    .unwrap();
+            }
+        }
+        // Half a line copied and not counted: not a line.
+        ring.put_uncounted(b"{\"event\":\"te");
+        Arc::get_mut(&mut log.shared).unwrap().ring = None;
+        drop(log);
+        assert_eq!(ns(&path), (0..7).collect::<Vec<_>>());
+        let ring_at = ring::path_for(&path);
+        assert!(ring_at.exists(), "a killed process leaves its ring");
+
+        let log = AuditLog::open(options).unwrap();
+        assert_eq!(
+            ns(&path),
+            (0..10).collect::<Vec<_>>(),
+            "moved in at open, none twice"
+        );
+        log.record("test", numbered(10));
+        drop(log);
+        assert_eq!(ns(&path), (0..11).collect::<Vec<_>>());
+        assert!(!ring_at.exists());
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_ring_file_that_is_no_ring_is_begun_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let ring = ring::path_for(&path);
+        let options = AuditOptions {
+            path: path.clone(),
+            max_bytes: 1 << 20,
+            keep: 1,
+        };
+        for junk in [vec![0xff; 100], vec![], b"THAUDIT1".repeat(20)] {
+            std::fs::write(&ring, &junk).unwrap();
+            std::fs::set_permissions(&ring, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+            let log = AuditLog::open(options.clone()).unwrap();
+            assert!(log.shared.has_ring());
+            log.record("test", numbered(1));
+            drop(log);
+            assert!(!ring.exists(), "a log closed cleanly removes its ring");
+        }
+        assert_eq!(ns(&path), vec![1, 1, 1]);
+        // A ring others may read is not used: the lines go to the log.
+        std::fs::write(&ring, "").unwrap();
+        std::fs::set_permissions(&ring, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+        let log = AuditLog::open(options).unwrap();
+        assert!(!log.shared.has_ring());
+        log.record("test", numbered(2));
+        assert_eq!(ns(&path), vec![1, 1, 1, 2]);
+        drop(log);
+        std::fs::remove_file(&ring).unwrap();
+    }
+
+    #[test]
+    fn lines_written_from_many_threads_are_all_there_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open_with(
+            AuditOptions {
+                path: path.clone(),
+                max_bytes: 1 << 30,
+                keep: 1,
+            },
+            4096,
+        )
+        .unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let log = &log;
+                scope.spawn(move || {
+                    for i in 0..500 {
+                        log.record("test", numbered(t * 1000 + i));
+                    }
+                });
+            }
+        });
+        drop(log);
+        let mut seen = ns(&path);
+        seen.sort_unstable();
+        let mut expected: Vec<u64> = (0..4).flat_map(|t| (0..500).map(move |i| t * 1000 + i)).collect();
+        expected.sort_unstable();
+        assert_eq!(seen, expected);
     }
 }

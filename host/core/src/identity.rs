@@ -52,7 +52,10 @@ impl ComponentHash {
 
 impl fmt::Display for ComponentHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", Self::PREFIX, self.hex())
+        // Hex digits made on the stack: a hash shown per call (spans, the
+        // console) costs the one string it is written into.
+        f.write_str(Self::PREFIX)?;
+        f.write_str(&blake3::Hash::from_bytes(self.0).to_hex())
     }
 }
 

@@ -205,8 +205,14 @@ async fn audit(State(api): State<Arc<Api>>, request: Request) -> Response {
             _ => {}
         }
     }
-    let path = log.path().to_path_buf();
-    let read = tokio::task::spawn_blocking(move || read_tail(&path, &query)).await;
+    let log = Arc::clone(log);
+    let read = tokio::task::spawn_blocking(move || {
+        // The lines still in the log's ring too (a failure to move them
+        // was warned about; the file is read as it is).
+        let _ = log.flush();
+        read_tail(log.path(), &query)
+    })
+    .await;
     match read {
         Ok(Ok(tail)) => {
             let mut body = json!(tail);
