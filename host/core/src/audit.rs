@@ -36,7 +36,8 @@
 //! to `keep`; the oldest is removed) and a new file is begun.
 //!
 //! A log that cannot be written (a full disk, a removed folder) does not
-//! stop the host: its lines wait in the ring, and a line that finds the
+//! stop the host: a write cut short is taken back off the file's end (no
+//! torn line stays in it), its lines wait in the ring, and a line that finds the
 //! ring full (or, with no ring, cannot be written) is logged (`tracing`,
 //! warn) and counted in [`AuditLog::lost`].
 
@@ -505,7 +506,7 @@ impl Shared {
                 Ok(())
             } else if !recovering && writer.len.saturating_add(len) <= self.options.max_bytes {
                 // The common case: straight from the ring, in one write.
-                write_all_vectored(&mut writer.file, parts).map(|()| {
+                append_whole(&mut writer.file, parts).map(|()| {
                     writer.len += len;
                     ring.flushed_to(to);
                 })
@@ -573,9 +574,8 @@ impl Shared {
                     .position(|b| *b == b'\n')
                     .map_or(lines.len(), |i| i + 1);
             }
-            // One write of whole lines: appended at once, or not at all
-            // but for a short write, which the rest completes.
-            writer.file.write_all(&lines[..take])?;
+            // One write of whole lines, appended at once or not at all.
+            append_whole(&mut writer.file, [&lines[..take], &[]])?;
             writer.len = writer.len.saturating_add(take as u64);
             done(take);
             lines = &lines[take..];
@@ -604,18 +604,31 @@ impl Shared {
     }
 }
 
-/// Writes all of `parts`, in as few writes as the kernel takes.
-#[cfg(target_os = "linux")]
-fn write_all_vectored(file: &mut File, parts: [&[u8]; 2]) -> std::io::Result<()> {
+/// Appends all of `parts` (whole lines), in as few writes as the kernel
+/// takes, or none of them: a write that fails part way (a disk that fills
+/// up takes what fits, then refuses the rest) is taken back off the end
+/// of the file, so that no torn line stays in it (the lines are written
+/// again later, whole).
+fn append_whole(file: &mut File, parts: [&[u8]; 2]) -> std::io::Result<()> {
     let mut slices = parts.map(std::io::IoSlice::new);
     let mut slices = &mut slices[..];
+    let mut written = 0u64;
     while !slices.is_empty() {
-        match file.write_vectored(slices) {
-            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-            Ok(n) => std::io::IoSlice::advance_slices(&mut slices, n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        let failed = match file.write_vectored(slices) {
+            Ok(0) => std::io::ErrorKind::WriteZero.into(),
+            Ok(n) => {
+                written += n as u64;
+                std::io::IoSlice::advance_slices(&mut slices, n);
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => e,
+        };
+        if written > 0 {
+            let len = file.metadata()?.len();
+            file.set_len(len.saturating_sub(written))?;
         }
+        return Err(failed);
     }
     Ok(())
 }
@@ -1124,6 +1137,64 @@ mod tests {
         assert_eq!(ns(&path), vec![1, 1, 1, 2]);
         drop(log);
         std::fs::remove_file(&ring).unwrap();
+    }
+
+    /// Run in a process of its own (see the test below): the file size
+    /// limit stands for a disk that fills up part way through a write.
+    #[cfg(target_os = "linux")]
+    fn write_into_a_disk_that_fills_up(dir: &Path) {
+        // SAFETY: plain calls; this process runs only this test.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 10_000,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+        }
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open_with(
+            AuditOptions {
+                path: path.clone(),
+                max_bytes: 1 << 20,
+                keep: 1,
+            },
+            4096,
+        )
+        .unwrap();
+        assert!(log.shared.has_ring());
+        let mut n = 0;
+        while log.flush().is_ok() {
+            for _ in 0..7 {
+                log.record("test", numbered(n));
+                n += 1;
+            }
+        }
+        // The file holds whole lines only, in order, up to where it filled.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with('\n') && text.len() < 10_000, "{}", text.len());
+        assert_eq!(ns(&path), (0..ns(&path).len() as u64).collect::<Vec<_>>());
+        drop(log);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_write_the_disk_cuts_short_leaves_no_torn_line() {
+        const CHILD: &str = "TOOLHOST_AUDIT_TEST_DIR";
+        if let Some(dir) = std::env::var_os(CHILD) {
+            return write_into_a_disk_that_fills_up(Path::new(&dir));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "audit::tests::a_write_the_disk_cuts_short_leaves_no_torn_line",
+            ])
+            .env(CHILD, dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(ns(&dir.path().join("audit.jsonl")).len() > 10);
     }
 
     #[test]
