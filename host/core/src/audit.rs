@@ -213,7 +213,28 @@ fn write_time(out: &mut Vec<u8>, at: SystemTime) {
 /// A JSON object written field by field.
 struct Fields<'a>(&'a mut Vec<u8>);
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
+    /// Begins a line in `out`: its time (now), then its `event`.
+    fn begin(out: &'a mut Vec<u8>, event: &str) -> Fields<'a> {
+        let mut line = Fields(out);
+        let time = line.key("time");
+        time.push(b'"');
+        write_time(time, SystemTime::now());
+        time.push(b'"');
+        line.value("event", event);
+        line
+    }
+
+    /// A field whose key is not one of the code's own: escaped as JSON.
+    fn escaped(&mut self, key: &str, value: &Value) {
+        let out = &mut *self.0;
+        out.push(b',');
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(out, value);
+    }
+
     fn key(&mut self, key: &str) -> &mut Vec<u8> {
         let out = &mut *self.0;
         out.push(if out.is_empty() { b'{' } else { b',' });
@@ -357,20 +378,20 @@ impl AuditLog {
         self.shared.move_out(false)
     }
 
-    /// Appends one `event` line with `fields` (and the time).
+    /// Appends one `event` line with `fields`: `time` first, then
+    /// `event`, then the fields in their map's order (a field named
+    /// `time` or `event` is left out: the line's own come first, once).
     pub fn record(&self, event: &str, fields: Map<String, Value>) {
-        let mut line = Map::with_capacity(fields.len() + 2);
-        let mut time = Vec::with_capacity(24);
-        write_time(&mut time, SystemTime::now());
-        line.insert(
-            "time".into(),
-            Value::from(String::from_utf8_lossy(&time).into_owned()),
-        );
-        line.insert("event".into(), Value::from(event));
-        line.extend(fields);
-        let mut bytes = serde_json::to_vec(&Value::Object(line)).unwrap_or_default();
-        bytes.push(b'\n');
-        self.shared.append(&bytes);
+        with_buffer(|out| {
+            let mut line = Fields::begin(out, event);
+            for (key, value) in &fields {
+                if key != "time" && key != "event" {
+                    line.escaped(key, value);
+                }
+            }
+            line.end();
+            self.shared.append(out);
+        });
     }
 }
 
@@ -790,12 +811,7 @@ fn call_line(
     event: Option<&ToolCallEvent>,
     arguments: Option<&[u8; 32]>,
 ) {
-    let mut line = Fields(out);
-    let time = line.key("time");
-    time.push(b'"');
-    write_time(time, SystemTime::now());
-    time.push(b'"');
-    line.value("event", "call");
+    let mut line = Fields::begin(out, "call");
     line.value("session", info.session_id.as_ref());
     line.value("call_id", info.call_id);
     if let Some(parent) = info.parent_call_id {
@@ -858,6 +874,13 @@ mod tests {
         }
         log.flush().unwrap();
         let numbered = |n: usize| dir.path().join(format!("audit.jsonl.{n}"));
+        // Every line begins with its time, then its event.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.lines()
+                .all(|l| l.starts_with("{\"time\":\"") && l[34..].starts_with(",\"event\":\"test\",\"n\":")),
+            "{text}"
+        );
         assert!(numbered(1).exists() && numbered(3).exists() && !numbered(4).exists());
         let mut seen = Vec::new();
         for file in [numbered(3), numbered(2), numbered(1), path.clone()] {
