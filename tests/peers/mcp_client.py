@@ -104,7 +104,22 @@ async def run(session, steps, notes, elicit, logs):
         except MCPError as e:
             # A JSON-RPC error answer, as the server sent it.
             out["steps"].append({"error": {"code": e.error.code, "message": e.error.message, "data": e.error.data}})
+        await settle()
     return out
+
+
+async def settle():
+    """Lets the notification handlers the SDK has started run to their end.
+
+    The SDK (2.x) hands each notification it reads to a task of its own, so
+    the answer to a request can reach its caller before the handlers of the
+    notifications that came before it on the wire (a call's log records)
+    have run: on a busy machine, a record would be missed. Those handlers
+    await nothing but each other, so yielding to them enough times lets
+    every one finish; no clock is involved.
+    """
+    for _ in range(100):
+        await asyncio.sleep(0)
 
 
 async def one_step(session, step, notes, elicit):
