@@ -67,9 +67,11 @@ fn every_call_load_refusal_and_client_is_a_line_that_a_kill_does_not_lose() {
     // ring (in /dev/shm), if not in the log yet.
     served.kill();
     let before = lines(&log);
-    // The next server moves the rest in before it serves.
+    // The next server moves the rest in before it serves; stopped as a
+    // service is, it moves its own in too, and removes its ring.
     let mut again = Replica::start(&config);
-    again.kill();
+    again.terminate();
+    assert!(!dir.path().join(".audit.jsonl.ring").exists());
     let lines = lines(&log);
     assert_eq!(lines[..before.len()], before[..], "what the log had stays first");
     let text = std::fs::read_to_string(&log).unwrap();

@@ -107,6 +107,15 @@ impl Replica {
         }
     }
 
+    /// SIGTERM, and waits for it to end: the way a service is stopped.
+    pub(crate) fn terminate(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: a signal to the process this value started.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let _ = child.wait();
+        }
+    }
+
     /// SIGKILL: no chance to finish or hand anything over.
     pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
