@@ -64,7 +64,7 @@ fn every_call_load_refusal_and_client_is_a_line_that_a_kill_does_not_lose() {
     .unwrap();
     assert_eq!(status, 401);
     // No chance to flush anything: what was answered is in the log's
-    // ring (in /dev/shm), if not in the log yet.
+    // ring (`.audit.jsonl.ring`), if not in the log yet.
     served.kill();
     let before = lines(&log);
     // The next server moves the rest in before it serves; stopped as a

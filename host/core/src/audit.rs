@@ -378,6 +378,15 @@ impl AuditLog {
         self.shared.move_out(false)
     }
 
+    /// Stops the log's thread.
+    fn stop_mover(&mut self) {
+        if let Some(mover) = self.mover.take() {
+            *self.shared.stop.lock().unwrap_or_else(PoisonError::into_inner) = true;
+            self.shared.wake.notify_one();
+            let _ = mover.join();
+        }
+    }
+
     /// Appends one `event` line with `fields`: `time` first, then
     /// `event`, then the fields in their map's order (a field named
     /// `time` or `event` is left out: the line's own come first, once).
@@ -392,17 +401,6 @@ impl AuditLog {
             line.end();
             self.shared.append(out);
         });
-    }
-}
-
-impl AuditLog {
-    /// Stops the log's thread.
-    fn stop_mover(&mut self) {
-        if let Some(mover) = self.mover.take() {
-            *self.shared.stop.lock().unwrap_or_else(PoisonError::into_inner) = true;
-            self.shared.wake.notify_one();
-            let _ = mover.join();
-        }
     }
 }
 
@@ -442,36 +440,40 @@ impl Shared {
     }
 
     fn put(&self, line: &[u8]) -> std::io::Result<()> {
+        // Held to the end: one writer at a time, and a line too long for
+        // the ring goes to the file before any line after it.
+        let _one = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
         #[cfg(target_os = "linux")]
         if let Some(ring) = &self.ring {
-            let _one = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
             if !ring.has_room(line.len()) {
                 // Moved out here (rare: the thread moves them every few
-                // milliseconds); a line longer than the ring goes after.
+                // milliseconds).
                 self.move_out(false)?;
-                if !ring.has_room(line.len()) {
-                    let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-                    return self.write_lines(&mut writer, line, |_| {});
-                }
             }
-            ring.put(line);
-            // The thread sleeps when the ring is empty: the first line wakes
-            // it (it looks at the ring after saying it sleeps, this after
-            // counting the line: one of the two sees the other). The line
-            // that fills the ring past half wakes it early: the ring stays
-            // small enough to stay in the processor's cache.
-            let half = ring.capacity() / 2;
-            let pending = ring.pending();
-            let past_half = pending > half && pending - line.len() as u64 <= half;
-            if (self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst)) || past_half
-            {
-                let _stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
-                self.wake.notify_one();
+            if ring.has_room(line.len()) {
+                ring.put(line);
+                self.wake_mover(ring, line.len());
+                return Ok(());
             }
-            return Ok(());
         }
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         self.write_lines(&mut writer, line, |_| {})
+    }
+
+    /// Wakes the log's thread after a line of `len` bytes was put in: when
+    /// it sleeps (the ring was empty: it looks at the ring after saying it
+    /// sleeps, this after the line was counted, so one of the two sees the
+    /// other), or when the line took the ring past half full (the ring
+    /// stays small enough to stay in the processor's cache).
+    #[cfg(target_os = "linux")]
+    fn wake_mover(&self, ring: &ring::Ring, len: usize) {
+        let half = ring.capacity() / 2;
+        let pending = ring.pending();
+        let past_half = pending > half && pending - len as u64 <= half;
+        if (self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst)) || past_half {
+            let _stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
+            self.wake.notify_one();
+        }
     }
 
     /// The log's thread: moves the ring's lines to the file every
@@ -670,18 +672,22 @@ fn whole_lines_within(lines: &[u8], room: u64) -> usize {
 /// missing.
 #[cfg(target_os = "linux")]
 fn tail(path: &Path, len: usize) -> std::io::Result<Vec<u8>> {
+    match File::open(path) {
+        Ok(file) => Ok(last_bytes(file, len as u64)?.0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The last `max` bytes (or fewer) of `file`, and where in it they begin.
+fn last_bytes(mut file: File, max: u64) -> std::io::Result<(Vec<u8>, u64)> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let size = file.metadata()?.len();
-    let start = size.saturating_sub(len as u64);
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(max);
     file.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(size - start).unwrap_or(0));
-    file.take(size - start).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
+    file.take(len - start).read_to_end(&mut bytes)?;
+    Ok((bytes, start))
 }
 
 /// What [`read_tail`] looks for: lines containing `text` (ASCII case
@@ -722,7 +728,6 @@ pub const MAX_TAIL_BYTES: u64 = 8 << 20;
 ///
 /// When `path` cannot be read (a missing rotated file is no error).
 pub fn read_tail(path: &Path, query: &AuditQuery) -> std::io::Result<AuditTail> {
-    use std::io::{Read, Seek, SeekFrom};
     let needle = query
         .text
         .as_deref()
@@ -733,16 +738,12 @@ pub fn read_tail(path: &Path, query: &AuditQuery) -> std::io::Result<AuditTail> 
     let mut rotated = path.as_os_str().to_owned();
     rotated.push(".1");
     for (i, file) in [path.to_path_buf(), PathBuf::from(rotated)].iter().enumerate() {
-        let mut f = match File::open(file) {
+        let f = match File::open(file) {
             Ok(f) => f,
             Err(e) if i > 0 && e.kind() == std::io::ErrorKind::NotFound => break,
             Err(e) => return Err(e),
         };
-        let len = f.metadata()?.len();
-        let start = len.saturating_sub(budget);
-        f.seek(SeekFrom::Start(start))?;
-        let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
-        f.take(len - start).read_to_end(&mut bytes)?;
+        let (bytes, start) = last_bytes(f, budget)?;
         budget -= bytes.len() as u64;
         tail.scanned_bytes += bytes.len() as u64;
         let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();

@@ -55,7 +55,7 @@ pub(super) struct Ring {
 }
 
 // SAFETY: the mapping is plain shared memory; who writes where is ordered
-// by the counters (see `put` and `get`) and by the audit log's locks.
+// by the counters (see `put` and `unmoved`) and by the audit log's locks.
 unsafe impl Send for Ring {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for Ring {}
@@ -211,14 +211,10 @@ impl Ring {
     /// log's thread has moved out already, or never used.
     pub(super) fn put(&self, line: &[u8]) {
         let at = self.counter(COMMITTED_AT).load(Ordering::Relaxed);
-        self.copy(at, line.len(), |data, offset, from, len| {
-            // SAFETY: `offset + len` is within the data (see `copy`), a
-            // span nobody reads until `committed` counts it (below).
-            unsafe { std::ptr::copy_nonoverlapping(line[from..].as_ptr(), data.add(offset), len) }
-        });
+        self.write_at(at, line);
         // Counted after the copy: a process killed mid-copy leaves the line
         // uncounted. Sequentially consistent: the log's thread, deciding to
-        // sleep, sees it or is woken (see `AuditLog::append`).
+        // sleep, sees it or is woken (see `Shared::wake_mover`).
         self.counter(COMMITTED_AT)
             .store(at + line.len() as u64, Ordering::SeqCst);
     }
@@ -227,9 +223,14 @@ impl Ring {
     /// a process killed mid-copy leaves.
     #[cfg(test)]
     pub(super) fn put_uncounted(&self, bytes: &[u8]) {
-        let at = self.committed();
+        self.write_at(self.committed(), bytes);
+    }
+
+    /// Copies `bytes` into the data at count `at`.
+    fn write_at(&self, at: u64, bytes: &[u8]) {
         self.copy(at, bytes.len(), |data, offset, from, len| {
-            // SAFETY: as in `put`.
+            // SAFETY: `offset + len` is within the data (see `copy`), a
+            // span nobody reads until `committed` counts it (see `put`).
             unsafe { std::ptr::copy_nonoverlapping(bytes[from..].as_ptr(), data.add(offset), len) }
         });
     }
@@ -355,14 +356,12 @@ fn kept_capacity(file: &File) -> io::Result<Option<u64>> {
 /// (`tail`: the log file's last bytes): whole lines a process wrote to the
 /// log before it could count them moved out. The longest such run.
 pub(super) fn already_logged(tail: &[u8], pending: &[u8]) -> usize {
-    let mut ends: Vec<usize> = pending
+    pending
         .iter()
         .enumerate()
+        .rev()
         .filter(|(i, b)| **b == b'\n' && *i < tail.len())
         .map(|(i, _)| i + 1)
-        .collect();
-    ends.reverse();
-    ends.into_iter()
         .find(|&end| tail.ends_with(&pending[..end]))
         .unwrap_or(0)
 }

@@ -178,7 +178,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(reload_on_signal(Arc::clone(&live)));
     let metrics = started.metrics.clone();
     let audit = started.audit.clone();
-    let audit_at_end = audit.clone();
     let console = match (pending, started.calls.clone()) {
         (Some(pending), Some(calls)) => {
             let mut console = Console::new(Arc::clone(&calls))
@@ -290,7 +289,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // at most the grace period (a collector that is gone costs that).
         let _ = tokio::task::spawn_blocking(move || traces.shutdown(grace)).await;
     }
-    if let Some(audit) = audit_at_end {
+    if let Some(audit) = started.audit {
         // The lines still in the log's ring go into the file before the
         // process ends (a failure was warned about; they stay in the ring
         // for the next start).
