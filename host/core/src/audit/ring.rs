@@ -40,9 +40,10 @@ const MAGIC: [u8; 8] = *b"THAUDIT1";
 const CAPACITY_AT: usize = 8;
 const COMMITTED_AT: usize = 16;
 const FLUSHED_AT: usize = 24;
-/// The largest ring a file may describe (a corrupt header must not make
-/// the host map gigabytes).
-const MAX_CAPACITY: u64 = 1 << 30;
+/// The largest ring a file may describe: a damaged or planted header must
+/// not make the host map, copy and compare more than this at start (the
+/// host makes its rings of 256 KiB).
+const MAX_CAPACITY: u64 = 16 << 20;
 
 /// The ring, mapped; see the [module](self) documentation.
 pub(super) struct Ring {
