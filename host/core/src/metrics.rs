@@ -130,6 +130,18 @@ pub struct Metrics {
     /// Each tool's series of a successful call, resolved once: a call
     /// looks them up by the tool's name, allocating nothing.
     tools: RwLock<HashMap<String, Arc<ToolSeries>>>,
+    /// Each tool's `tools/call` operation series of a request answered
+    /// without error, resolved once for each revision and transport, so
+    /// that the common request allocates nothing and hashes only the name.
+    tool_calls: RwLock<HashMap<String, Vec<AnsweredCalls>>>,
+}
+
+/// The operation series of one tool's `tools/call`s answered without error
+/// in one revision over one transport.
+struct AnsweredCalls {
+    protocol_version: Option<&'static str>,
+    transport: &'static str,
+    duration: Histogram,
 }
 
 /// The series one tool's successful calls and requests count in.
@@ -278,6 +290,7 @@ impl Metrics {
             plugins,
             bridged,
             tools: RwLock::default(),
+            tool_calls: RwLock::default(),
         }
     }
 
@@ -317,6 +330,60 @@ impl Metrics {
 
     /// Records an MCP `operation` answered in `duration`.
     pub fn operation(&self, operation: Operation<'_>, duration: Duration) {
+        if let Some(series) = self.answered_call(&operation) {
+            series.observe(duration.as_secs_f64());
+            return;
+        }
+        self.operation_series(&operation).observe(duration.as_secs_f64());
+    }
+
+    /// The series of `operation` when it is a known tool's `tools/call`
+    /// answered without error (resolved on its first time; `None` for any
+    /// other operation, or past [`MAX_RESOLVED_TOOLS`] tools).
+    fn answered_call(&self, operation: &Operation<'_>) -> Option<Histogram> {
+        let Operation {
+            method: "tools/call",
+            tool: Some(tool),
+            prompt: None,
+            error_type: None,
+            status_code: None,
+            protocol_version,
+            transport,
+        } = *operation
+        else {
+            return None;
+        };
+        let same = |a: &&AnsweredCalls| a.protocol_version == protocol_version && a.transport == transport;
+        if let Some(found) = self
+            .tool_calls
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(tool)
+            .and_then(|answered| answered.iter().find(same))
+        {
+            return Some(found.duration.clone());
+        }
+        let mut tool_calls = self.tool_calls.write().unwrap_or_else(PoisonError::into_inner);
+        if !tool_calls.contains_key(tool) && tool_calls.len() >= MAX_RESOLVED_TOOLS {
+            return None;
+        }
+        let answered = tool_calls.entry(tool.to_string()).or_default();
+        if let Some(found) = answered.iter().find(same) {
+            return Some(found.duration.clone());
+        }
+        // Revisions and transports come from fixed lists: a tool's list
+        // stays short.
+        let duration = self.operation_series(operation);
+        answered.push(AnsweredCalls {
+            protocol_version,
+            transport,
+            duration: duration.clone(),
+        });
+        Some(duration)
+    }
+
+    /// `operation`'s series, looked up by all its labels.
+    fn operation_series(&self, operation: &Operation<'_>) -> Histogram {
         let labels = OperationLabels {
             method: operation.method,
             tool: operation.tool.map(str::to_string),
@@ -326,9 +393,7 @@ impl Metrics {
             protocol_version: operation.protocol_version,
             transport: operation.transport,
         };
-        self.operations
-            .get_or_create(&labels)
-            .observe(duration.as_secs_f64());
+        self.operations.get_or_create(&labels).clone()
     }
 
     /// Records that a call waited `waited` for a place in the instance
@@ -457,7 +522,21 @@ mod tests {
             protocol_version: Some("2025-06-18"),
             transport: "pipe",
         };
-        metrics.operation(call, Duration::from_millis(3));
+        // Answered without error, a tool's calls count in series resolved
+        // once for each revision and transport: the same as the family's.
+        for _ in 0..3 {
+            metrics.operation(call, Duration::from_millis(3));
+        }
+        let over_http = Operation {
+            transport: "tcp",
+            ..call
+        };
+        metrics.operation(over_http, Duration::from_millis(3));
+        let tool_error = Operation {
+            error_type: Some("tool_error"),
+            ..call
+        };
+        metrics.operation(tool_error, Duration::from_millis(3));
         let failed = Operation {
             method: "prompts/get",
             tool: None,
@@ -472,7 +551,9 @@ mod tests {
         metrics.waited(Duration::from_millis(40));
         let text = metrics.render();
         for line in [
-            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_operation_name="execute_tool",gen_ai_tool_name="greet",mcp_protocol_version="2025-06-18",network_transport="pipe"} 1"#,
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_operation_name="execute_tool",gen_ai_tool_name="greet",mcp_protocol_version="2025-06-18",network_transport="pipe"} 3"#,
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_operation_name="execute_tool",gen_ai_tool_name="greet",mcp_protocol_version="2025-06-18",network_transport="tcp"} 1"#,
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_operation_name="execute_tool",gen_ai_tool_name="greet",error_type="tool_error",mcp_protocol_version="2025-06-18",network_transport="pipe"} 1"#,
             r#"mcp_server_operation_duration_seconds_count{mcp_method_name="prompts/get",gen_ai_prompt_name="(unknown)",error_type="-32602",rpc_response_status_code="-32602",network_transport="tcp"} 1"#,
             "toolhost_calls_waiting 2",
             "toolhost_instances_in_use 5",
