@@ -37,13 +37,15 @@
 //! made under it here.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 use std::time::SystemTime;
 
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::trace::{SpanBuilder, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 
+use crate::identity::ComponentHash;
 use crate::span_recorder::SpanRecorder;
 use crate::trace::TraceContext;
 
@@ -100,6 +102,87 @@ pub mod attr {
     pub const ERROR_CODE: &str = "toolhost.error.code";
     /// What the person asked decided: `allowed` or `refused`.
     pub const APPROVAL_DECISION: &str = "toolhost.approval.decision";
+}
+
+/// The most names [`interned`] keeps (past it, a name is made each time,
+/// as it was before any was kept).
+const MAX_INTERNED: usize = 4096;
+
+/// The names of a host's spans and tools, each made once, by what it is
+/// made of: span names are few by design (a tool's name, a fixed word
+/// before it), and a call's spans would otherwise format and free the
+/// same few strings each time.
+#[derive(Default)]
+struct Interned {
+    /// By the text before the name (`"sandbox "`, or none), then the name.
+    names: HashMap<&'static str, HashMap<Box<str>, &'static str>>,
+    /// A component's hash, written out.
+    hashes: HashMap<ComponentHash, &'static str>,
+    count: usize,
+}
+
+static INTERNED: LazyLock<RwLock<Interned>> = LazyLock::new(RwLock::default);
+
+/// `prefix` followed by `name`, made once for the life of the process and
+/// then shared: for span names and attribute values made of a **name the
+/// host has** (a tool's, a prompt's), never of one a client made up, so
+/// what is kept is bounded by what the host serves (and by
+/// [`MAX_INTERNED`] in all: past it, each is made anew).
+pub fn interned(prefix: &'static str, name: &str) -> Cow<'static, str> {
+    let found = INTERNED
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .names
+        .get(prefix)
+        .and_then(|names| names.get(name).copied());
+    if let Some(found) = found {
+        return Cow::Borrowed(found);
+    }
+    keep(|kept| {
+        let names = kept.names.entry(prefix).or_default();
+        if let Some(found) = names.get(name) {
+            return (*found, false);
+        }
+        let made: &'static str = Box::leak(format!("{prefix}{name}").into_boxed_str());
+        names.insert(name.into(), made);
+        (made, true)
+    })
+    .map_or_else(|| Cow::Owned(format!("{prefix}{name}")), Cow::Borrowed)
+}
+
+/// `hash` written out (its `Display` form), made once as [`interned`]
+/// names are: a host has few components.
+pub fn interned_hash(hash: &ComponentHash) -> Cow<'static, str> {
+    let found = INTERNED
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .hashes
+        .get(hash)
+        .copied();
+    if let Some(found) = found {
+        return Cow::Borrowed(found);
+    }
+    keep(|kept| match kept.hashes.get(hash) {
+        Some(found) => (*found, false),
+        None => {
+            let made: &'static str = Box::leak(hash.to_string().into_boxed_str());
+            kept.hashes.insert(*hash, made);
+            (made, true)
+        }
+    })
+    .map_or_else(|| Cow::Owned(hash.to_string()), Cow::Borrowed)
+}
+
+/// What `make` finds or makes in what is kept (and whether it made it),
+/// under the write lock; `None` once [`MAX_INTERNED`] are kept.
+fn keep(make: impl FnOnce(&mut Interned) -> (&'static str, bool)) -> Option<&'static str> {
+    let mut kept = INTERNED.write().unwrap_or_else(PoisonError::into_inner);
+    if kept.count >= MAX_INTERNED {
+        return None;
+    }
+    let (found, made) = make(&mut kept);
+    kept.count += usize::from(made);
+    Some(found)
 }
 
 /// Where the host's spans go: an OpenTelemetry tracer, shared by every
@@ -339,6 +422,21 @@ impl Drop for ActiveSpan {
 mod tests {
     use super::*;
     use opentelemetry::trace::noop::NoopTracer;
+
+    #[test]
+    fn a_name_is_made_once_and_shared() {
+        let first = interned("sandbox ", "interned_test_tool");
+        let again = interned("sandbox ", "interned_test_tool");
+        assert_eq!(first, "sandbox interned_test_tool");
+        let (Cow::Borrowed(first), Cow::Borrowed(again)) = (first, again) else {
+            panic!("kept, not made each time");
+        };
+        assert!(std::ptr::eq(first, again));
+        assert_eq!(interned("", "interned_test_tool"), "interned_test_tool");
+        let hash = ComponentHash::of(b"interned");
+        assert_eq!(interned_hash(&hash), hash.to_string());
+        assert!(matches!(interned_hash(&hash), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn a_noop_tracer_gives_no_context_to_pass_on() {

@@ -151,7 +151,10 @@ impl Dispatcher {
         let caller = handler.calls_tools().then(|| self.nested_caller(ctx));
         let outcome = match (traced, &source) {
             (Some(traced), Some(from)) => {
-                let span = traced.run(stands_for.as_deref().unwrap_or(&info.name), from);
+                let span = match stands_for.as_deref() {
+                    Some(name) => traced.run(name, false, from),
+                    None => traced.run(&info.name, true, from),
+                };
                 let carried = Carried {
                     trace: CallTrace::context_of(&span, ctx),
                     waiting: traced.waiting().clone(),

@@ -12,7 +12,7 @@ use super::waiting::{PersonWait, WaitListener, Waiting};
 use super::{DispatchContext, ToolResult};
 use crate::error::ErrorCode;
 use crate::registry::{ToolOutput, ToolSource, Usage};
-use crate::spans::{ActiveSpan, Kind, Tracing, attr};
+use crate::spans::{ActiveSpan, Kind, Tracing, attr, interned, interned_hash};
 use crate::trace::TraceContext;
 
 /// One call's `execute_tool` span, the parent of its steps' spans. A call
@@ -59,10 +59,7 @@ impl<'t> CallTrace<'t> {
             };
         }
         // Shared, not copied, by the step spans that carry it too.
-        let call_id = KeyValue::new(
-            attr::GEN_AI_TOOL_CALL_ID,
-            Arc::<str>::from(info.call_id.to_string()),
-        );
+        let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, decimal(info.call_id));
         span.set(call_id.clone());
         if taken_on {
             span.set(KeyValue::new(attr::CALL_DEPTH, 0_i64));
@@ -142,27 +139,35 @@ impl<'t> CallTrace<'t> {
     /// The span of the tool's own work: `sandbox` for a component,
     /// `tools/call` (a client span) for a bridged server's tool, `run`
     /// otherwise.
-    pub(super) fn run(&self, name: &str, source: &ToolSource) -> ActiveSpan {
+    ///
+    /// `registered` says `name` is a tool the registry has (not a name a
+    /// call stands for, which its caller may have made up): its span's
+    /// name is then made once for the process (see [`interned`]).
+    pub(super) fn run(&self, name: &str, registered: bool, source: &ToolSource) -> ActiveSpan {
         self.span.child_lazily(self.tracing, run_kind(source), || {
+            let named = |prefix: &'static str| match registered {
+                true => interned(prefix, name),
+                false => format!("{prefix}{name}").into(),
+            };
             let (span_name, mut attributes) = match source {
                 ToolSource::Wasm { component_hash } => {
                     // Room for the call id, usage and an error (see `ran`).
                     let mut attributes = Vec::with_capacity(6);
-                    attributes.push(KeyValue::new(attr::COMPONENT, component_hash.to_string()));
-                    (format!("sandbox {name}"), attributes)
+                    attributes.push(KeyValue::new(attr::COMPONENT, interned_hash(component_hash)));
+                    (named("sandbox "), attributes)
                 }
                 ToolSource::Mcp { server } => (
-                    format!("tools/call {name}"),
+                    named("tools/call "),
                     vec![
                         KeyValue::new(attr::MCP_METHOD, "tools/call"),
-                        KeyValue::new(attr::GEN_AI_TOOL, name.to_string()),
-                        KeyValue::new(attr::MCP_SERVER, server.clone()),
+                        KeyValue::new(attr::GEN_AI_TOOL, named("")),
+                        KeyValue::new(attr::MCP_SERVER, interned("", server)),
                     ],
                 ),
-                ToolSource::Builtin => (format!("run {name}"), Vec::new()),
+                ToolSource::Builtin => (named("run "), Vec::new()),
             };
             attributes.extend(self.call_id.iter().cloned());
-            (span_name.into(), attributes)
+            (span_name, attributes)
         })
     }
 
@@ -213,6 +218,23 @@ impl<'t> CallTrace<'t> {
             span.fail(code.as_str(), message);
         }
     }
+}
+
+/// `n` in decimal, made straight into its shared string.
+fn decimal(n: u64) -> Arc<str> {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // ASCII digits only.
+    Arc::from(std::str::from_utf8(&digits[at..]).unwrap_or_default())
 }
 
 /// The kind of the span of a tool's own work: a client span for a
@@ -309,6 +331,16 @@ impl WaitListener for ApprovalWatch {
                     state.periods.push((since, SystemTime::now()));
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_call_id_is_written_in_decimal() {
+        for n in [0, 7, 10, 1234567890, u64::MAX] {
+            assert_eq!(&*super::decimal(n), n.to_string());
         }
     }
 }

@@ -43,7 +43,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use toolhost_core::metrics::{Operation, UNKNOWN_TOOL};
-use toolhost_core::spans::ActiveSpan;
+use toolhost_core::spans::{ActiveSpan, interned};
 
 use super::{McpServer, traced};
 
@@ -96,8 +96,8 @@ pub struct Observed {
 /// What names a tool or a prompt, for the labels.
 #[derive(Default)]
 struct Names {
-    tool: Option<String>,
-    prompt: Option<String>,
+    tool: Option<Cow<'static, str>>,
+    prompt: Option<Cow<'static, str>>,
 }
 
 /// A request or notification being answered: when it began, and in which
@@ -206,9 +206,11 @@ impl Observed {
             return handled.await;
         }
         let version = context.peer.peer_info().map(|info| info.protocol_version.clone());
-        let _span = self.server.tracing.as_ref().map(|tracing| {
-            traced::notification_span(tracing, method, context, version.as_ref().map(|v| v.to_string()))
-        });
+        let _span = self
+            .server
+            .tracing
+            .as_ref()
+            .map(|tracing| traced::notification_span(tracing, method, context, version.as_ref()));
         let timing = Timing {
             started: Instant::now(),
             version: revision(version.as_ref()),
@@ -263,9 +265,10 @@ impl Observed {
     }
 }
 
-/// A name the host has, as labelled, else [`UNKNOWN_TOOL`].
-fn label(known: Option<&str>) -> String {
-    known.unwrap_or(UNKNOWN_TOOL).to_string()
+/// A name the host has, as labelled (made once, see [`interned`]), else
+/// [`UNKNOWN_TOOL`].
+fn label(known: Option<&str>) -> Cow<'static, str> {
+    known.map_or(Cow::Borrowed(UNKNOWN_TOOL), |name| interned("", name))
 }
 
 /// `version` as labelled, if rmcp knows it.

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::MetaObject;
+use rmcp::model::{MetaObject, ProtocolVersion};
 use rmcp::service::{NotificationContext, RequestContext};
-use toolhost_core::spans::{ActiveSpan, Attribute, Kind, Tracing, attr};
+use toolhost_core::spans::{ActiveSpan, Attribute, Kind, Tracing, attr, interned};
 use toolhost_core::trace::{TRACEPARENT, TRACESTATE, TraceContext};
 
 /// The context of a request's server span, put in its extensions by the
@@ -47,7 +47,7 @@ fn sent_trace(meta: &MetaObject, parts: Option<&http::request::Parts>) -> Option
 fn message_attributes(
     method: &'static str,
     parts: Option<&http::request::Parts>,
-    version: Option<String>,
+    version: Option<&ProtocolVersion>,
 ) -> Vec<Attribute> {
     // Room for what a request's span adds: its id, tool and operation,
     // and as the call's own span, the call's id, depth, source and error.
@@ -60,6 +60,15 @@ fn message_attributes(
         ),
     ]);
     if let Some(version) = version {
+        // A revision rmcp knows is a constant; another is the client's.
+        let known = ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .map(ProtocolVersion::as_str)
+            .find(|known| *known == version.as_str());
+        let version: std::borrow::Cow<'static, str> = match known {
+            Some(known) => known.into(),
+            None => version.to_string().into(),
+        };
         attributes.push(Attribute::new(attr::MCP_PROTOCOL_VERSION, version));
     }
     if let Some(session) = parts
@@ -79,7 +88,7 @@ pub(super) fn notification_span(
     tracing: &Tracing,
     method: &'static str,
     context: &NotificationContext<RoleServer>,
-    version: Option<String>,
+    version: Option<&ProtocolVersion>,
 ) -> ActiveSpan {
     let parts = context.extensions.get::<http::request::Parts>();
     tracing.start_lazily(Kind::Server, sent_trace(&context.meta, parts).as_deref(), || {
@@ -98,22 +107,23 @@ pub(super) fn request_span(
 ) -> ActiveSpan {
     tracing.start_lazily(Kind::Server, caller_trace(context).as_deref(), || {
         let parts = context.extensions.get::<http::request::Parts>();
-        let mut attributes =
-            message_attributes(method, parts, context.protocol_version().map(|v| v.to_string()));
+        let mut attributes = message_attributes(method, parts, context.protocol_version().as_ref());
         attributes.push(Attribute::new(attr::JSONRPC_REQUEST_ID, request_id(&context.id)));
+        // A target is a name the host has (see `Observed::span`): its span
+        // name is made once (see `interned`).
         let name = match (method, target) {
             ("tools/call", Some(tool)) => {
-                attributes.push(Attribute::new(attr::GEN_AI_TOOL, tool.to_string()));
+                attributes.push(Attribute::new(attr::GEN_AI_TOOL, interned("", tool)));
                 attributes.push(Attribute::new(attr::GEN_AI_OPERATION, "execute_tool"));
-                format!("{method} {tool}")
+                interned("tools/call ", tool)
             }
             ("prompts/get", Some(prompt)) => {
-                attributes.push(Attribute::new(attr::GEN_AI_PROMPT, prompt.to_string()));
-                format!("{method} {prompt}")
+                attributes.push(Attribute::new(attr::GEN_AI_PROMPT, interned("", prompt)));
+                interned("prompts/get ", prompt)
             }
-            _ => method.to_string(),
+            _ => method.into(),
         };
-        (name.into(), attributes)
+        (name, attributes)
     })
 }
 
