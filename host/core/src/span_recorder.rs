@@ -1,14 +1,16 @@
 //! # The host's own span recorder: spans as small records, nothing more
 //!
-//! [`SpanRecorder`] is the OpenTelemetry tracer the operator's `[traces]`
-//! and `[console]` give the host (a host application may hand in any
-//! other, see [`crate::spans::Tracing`]). Its span is one plain record,
-//! kept inline (name, kind, ids, times, attributes, status) and, when it
-//! ends, filed with its call in the console's [`CallLog`] and handed
-//! whole to a [`SpanSink`] (the OTLP exporter's queue): no per-span
-//! processors, no copy of the span for each, no span limits to enforce on
-//! spans whose attributes the host itself bounds. With only the console
-//! on, nothing but what the console shows is kept.
+//! [`SpanRecorder`] is the tracer the operator's `[traces]` and
+//! `[console]` give the host (a host application may hand in any
+//! OpenTelemetry tracer instead, see [`crate::spans::Tracing`]). Its span
+//! is one plain record (name, kind, ids, times, attributes, status) that
+//! [`crate::spans`] holds directly, with none of OpenTelemetry's
+//! `Context` around it (a boxed span behind a shared, locked cell, each
+//! span) and, when it ends, filed with its call in the console's
+//! [`CallLog`] and handed whole to a [`SpanSink`] (the OTLP exporter's
+//! queue): no per-span processors, no copy of the span for each, no span
+//! limits to enforce on spans whose attributes the host itself bounds.
+//! With only the console on, nothing but what the console shows is kept.
 //!
 //! Its spans are real as far as anyone outside sees: each has a trace id
 //! (its parent's, else a new one) and a span id of its own, so the W3C
@@ -22,14 +24,11 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
-    Tracer,
-};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
 
 use crate::call_log::{CallLog, EndedSpan, call_id_of};
 use crate::registry::CallId;
@@ -113,7 +112,8 @@ impl SpanRecorder {
     /// The trace a span under `parent` belongs to, and whether it is
     /// recorded: the parent's, when valid, as it decided; else a new trace,
     /// as the ratio decides. What a span's maker asks before it describes
-    /// the span, which it need not do when it is not recorded.
+    /// the span, which it need not do when it is not recorded (then
+    /// [`SpanRecorder::start`] takes the decision).
     pub fn decide(&self, parent: &SpanContext) -> (TraceId, bool) {
         if parent.is_valid() {
             return (parent.trace_id(), parent.is_sampled());
@@ -130,16 +130,19 @@ impl SpanRecorder {
         (u64::from_be_bytes(low) >> 1) < self.shared.ratio_bound
     }
 
-    /// A span of `builder` under `parent_cx`, in the trace and with the
-    /// sampling decision [`SpanRecorder::decide`] gave, if it was asked.
-    pub(crate) fn build_decided(
+    /// Starts span `name` of `kind` under `parent` (an invalid context: the
+    /// root of a new trace) at `start`, in the trace and with the sampling
+    /// decision [`SpanRecorder::decide`] gave, if it was asked. A span not
+    /// recorded keeps only its context, for what is made under it.
+    pub fn start(
         &self,
-        builder: SpanBuilder,
-        parent_cx: &Context,
+        name: Cow<'static, str>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        parent: &SpanContext,
+        start: Option<SystemTime>,
         decided: Option<(TraceId, bool)>,
     ) -> RecordedSpan {
-        let parent = parent_cx.span();
-        let parent = parent.span_context();
         let (trace_id, sampled) = decided.unwrap_or_else(|| self.decide(parent));
         let (state, parent_span_id) = match parent.is_valid() {
             true => (parent.trace_state().clone(), parent.span_id()),
@@ -151,60 +154,50 @@ impl SpanRecorder {
             TraceFlags::default()
         };
         let context = SpanContext::new(trace_id, SpanId::from_bytes(random_bytes()), flags, false, state);
-        if !sampled {
-            return RecordedSpan {
-                shared: Arc::clone(&self.shared),
-                context,
-                live: None,
+        let live = sampled.then(|| {
+            let mut live = Live {
+                parent_span_id,
+                parent_is_remote: parent.is_remote(),
+                name,
+                kind,
+                start: start.unwrap_or_else(SystemTime::now),
+                attributes: Vec::new(),
+                status: Status::Unset,
+                call_id: None,
             };
-        }
-        let mut live = Live {
-            parent_span_id,
-            parent_is_remote: parent.is_remote(),
-            name: builder.name,
-            kind: builder.span_kind.unwrap_or(SpanKind::Internal),
-            start: builder.start_time.unwrap_or_else(SystemTime::now),
-            attributes: Vec::new(),
-            status: Status::Unset,
-            call_id: None,
-        };
-        let attributes = builder.attributes.unwrap_or_default();
-        if self.shared.calls.is_some() {
-            live.call_id = attributes.iter().find_map(call_id_of);
-        }
-        if self.shared.sink.is_some() {
-            // Taken whole (its maker leaves room for what it sets later).
-            live.attributes = attributes;
-        }
+            if self.shared.calls.is_some() {
+                live.call_id = attributes.iter().find_map(call_id_of);
+            }
+            if self.shared.sink.is_some() {
+                // Taken whole (its maker leaves room for what it sets later).
+                live.attributes = attributes;
+            }
+            live
+        });
         RecordedSpan {
             shared: Arc::clone(&self.shared),
             context,
-            live: Some(live),
+            live: Mutex::new(live),
         }
-    }
-}
-
-impl Tracer for SpanRecorder {
-    type Span = RecordedSpan;
-
-    fn build_with_context(&self, builder: SpanBuilder, parent_cx: &Context) -> RecordedSpan {
-        self.build_decided(builder, parent_cx, None)
     }
 }
 
 /// A span of a [`SpanRecorder`]: recording until it ends, unless its trace
 /// was sampled out (then it is only a context for what is made under it).
+/// Its methods take `&self`: a request's span is shared with the call that
+/// takes it on as its own (see [`crate::trace::TraceContext::offered_to_call`]).
 pub struct RecordedSpan {
     shared: Arc<Shared>,
     context: SpanContext,
-    live: Option<Live>,
+    /// `None` once ended, or from the start when not recorded.
+    live: Mutex<Option<Live>>,
 }
 
 impl std::fmt::Debug for RecordedSpan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecordedSpan")
             .field("context", &self.context)
-            .field("recording", &self.live.is_some())
+            .field("recording", &self.is_recording())
             .finish()
     }
 }
@@ -223,66 +216,64 @@ struct Live {
     call_id: Option<CallId>,
 }
 
-impl Live {
-    fn keep(&mut self, shared: &Shared, attribute: KeyValue) {
-        if shared.calls.is_some()
-            && let Some(call_id) = call_id_of(&attribute)
-        {
-            self.call_id = Some(call_id);
-        }
-        if shared.sink.is_some() {
-            self.attributes.push(attribute);
-        }
-    }
-}
-
-impl opentelemetry::trace::Span for RecordedSpan {
-    fn add_event_with_timestamp<T>(&mut self, _name: T, _timestamp: SystemTime, _attributes: Vec<KeyValue>)
-    where
-        T: Into<Cow<'static, str>>,
-    {
-        // The host's spans have no events.
-    }
-
-    fn span_context(&self) -> &SpanContext {
+impl RecordedSpan {
+    /// Its trace and span ids, flags and trace state.
+    pub fn span_context(&self) -> &SpanContext {
         &self.context
     }
 
-    fn is_recording(&self) -> bool {
-        self.live.is_some()
+    /// Whether it is recorded: its trace was sampled (whether or not it
+    /// has ended).
+    pub fn is_recording(&self) -> bool {
+        self.context.is_sampled()
     }
 
-    fn set_attribute(&mut self, attribute: KeyValue) {
-        if let Some(live) = &mut self.live {
-            live.keep(&self.shared, attribute);
+    /// Runs `change` on what it has gathered, while it records.
+    fn change(&self, change: impl FnOnce(&mut Live)) {
+        if !self.is_recording() {
+            return;
+        }
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(live) = live.as_mut() {
+            change(live);
         }
     }
 
-    fn set_status(&mut self, status: Status) {
-        if let Some(live) = &mut self.live {
-            // As OpenTelemetry says: Ok is final, Unset changes nothing.
-            match (&live.status, &status) {
-                (Status::Ok, _) | (_, Status::Unset) => {}
-                _ => live.status = status,
+    /// Sets `attribute` (a key set twice is kept twice; the later stands).
+    pub fn set_attribute(&self, attribute: KeyValue) {
+        self.change(|live| {
+            if self.shared.calls.is_some()
+                && let Some(call_id) = call_id_of(&attribute)
+            {
+                live.call_id = Some(call_id);
             }
+            if self.shared.sink.is_some() {
+                live.attributes.push(attribute);
+            }
+        });
+    }
+
+    /// Sets its status, as OpenTelemetry says: `Ok` is final, `Unset`
+    /// changes nothing.
+    pub fn set_status(&self, status: Status) {
+        self.change(|live| match (&live.status, &status) {
+            (Status::Ok, _) | (_, Status::Unset) => {}
+            _ => live.status = status,
+        });
+    }
+
+    /// Renames it.
+    pub fn update_name(&self, name: Cow<'static, str>) {
+        self.change(|live| live.name = name);
+    }
+
+    /// Ends it at `end`: filed with its call and handed to the sink, once
+    /// (ending it again does nothing).
+    pub fn end(&self, end: SystemTime) {
+        if !self.is_recording() {
+            return;
         }
-    }
-
-    fn update_name<T>(&mut self, new_name: T)
-    where
-        T: Into<Cow<'static, str>>,
-    {
-        if let Some(live) = &mut self.live {
-            live.name = new_name.into();
-        }
-    }
-
-    fn add_link(&mut self, _span_context: SpanContext, _attributes: Vec<KeyValue>) {
-        // The host's spans have no links.
-    }
-
-    fn end_with_timestamp(&mut self, timestamp: SystemTime) {
-        let Some(mut live) = self.live.take() else {
+        let Some(mut live) = self.live.lock().unwrap_or_else(PoisonError::into_inner).take() else {
             return;
         };
         if let (Some(calls), Some(call_id)) = (&self.shared.calls, live.call_id) {
@@ -301,7 +292,7 @@ impl opentelemetry::trace::Span for RecordedSpan {
                     name,
                     span_id: Some(self.context.span_id()),
                     start: live.start,
-                    end: timestamp,
+                    end,
                     error,
                 },
             );
@@ -314,7 +305,7 @@ impl opentelemetry::trace::Span for RecordedSpan {
                 name: live.name,
                 kind: live.kind,
                 start: live.start,
-                end: timestamp,
+                end,
                 attributes: live.attributes,
                 status: live.status,
             });
@@ -325,7 +316,7 @@ impl opentelemetry::trace::Span for RecordedSpan {
 impl Drop for RecordedSpan {
     fn drop(&mut self) {
         // A span dropped unended (a call abandoned) ends now, as the SDK's do.
-        opentelemetry::trace::Span::end_with_timestamp(self, SystemTime::now());
+        self.end(SystemTime::now());
     }
 }
 
@@ -361,8 +352,19 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::Span as _;
-    use std::sync::Mutex;
+
+    /// Starts span `name` under `parent` (none: a new trace).
+    fn start(tracer: &SpanRecorder, name: &'static str, parent: Option<&SpanContext>) -> RecordedSpan {
+        let root = SpanContext::empty_context();
+        tracer.start(
+            name.into(),
+            SpanKind::Internal,
+            Vec::new(),
+            parent.unwrap_or(&root),
+            None,
+            None,
+        )
+    }
 
     #[derive(Default)]
     struct Kept(Mutex<Vec<FinishedSpan>>);
@@ -379,10 +381,9 @@ mod tests {
     #[test]
     fn a_span_goes_on_in_its_parents_trace_with_an_id_of_its_own() {
         let tracer = SpanRecorder::filing(Arc::new(CallLog::new(8)));
-        let root = tracer.build_with_context(SpanBuilder::from_name("root"), &Context::new());
+        let root = start(&tracer, "root", None);
         assert!(root.span_context().is_valid() && root.span_context().is_sampled());
-        let parent = Context::new().with_remote_span_context(root.span_context().clone());
-        let child = tracer.build_with_context(SpanBuilder::from_name("child"), &parent);
+        let child = start(&tracer, "child", Some(root.span_context()));
         assert_eq!(child.span_context().trace_id(), root.span_context().trace_id());
         assert_ne!(child.span_context().span_id(), root.span_context().span_id());
         assert!(child.is_recording());
@@ -392,7 +393,7 @@ mod tests {
     fn an_ended_span_reaches_the_sink_whole_and_once() {
         let kept = Arc::new(Kept::default());
         let tracer = SpanRecorder::new(1.0, None, Some(kept.clone() as Arc<dyn SpanSink>));
-        let root = tracer.build_with_context(SpanBuilder::from_name("root"), &Context::new());
+        let root = start(&tracer, "root", None);
         let remote = root.span_context();
         let remote = SpanContext::new(
             remote.trace_id(),
@@ -401,19 +402,20 @@ mod tests {
             true,
             TraceState::NONE,
         );
-        let parent = Context::new().with_remote_span_context(remote);
-        let mut child = tracer.build_with_context(
-            SpanBuilder::from_name("child")
-                .with_kind(SpanKind::Client)
-                .with_attributes([KeyValue::new("a", 1_i64)]),
-            &parent,
+        let child = tracer.start(
+            "child".into(),
+            SpanKind::Client,
+            vec![KeyValue::new("a", 1_i64)],
+            &remote,
+            None,
+            None,
         );
         child.set_attribute(KeyValue::new("b", "two"));
-        child.update_name("renamed");
+        child.update_name("renamed".into());
         child.set_status(Status::error("broke"));
         child.set_status(Status::Unset);
-        child.end();
-        child.end();
+        child.end(SystemTime::now());
+        child.end(SystemTime::now());
         drop(child);
         let spans = kept.0.lock().unwrap();
         assert_eq!(spans.len(), 1, "ended once");
@@ -452,13 +454,17 @@ mod tests {
         };
         log.started(&call, &serde_json::Value::Null);
         let call_id = KeyValue::new(crate::spans::attr::GEN_AI_TOOL_CALL_ID, "7");
-        let mut span = tracer.build_with_context(
-            SpanBuilder::from_name(format!("sandbox {}", "greet")).with_attributes([call_id.clone()]),
-            &Context::new(),
+        let span = tracer.start(
+            "sandbox greet".into(),
+            SpanKind::Internal,
+            vec![call_id.clone()],
+            &SpanContext::empty_context(),
+            None,
+            None,
         );
         span.set_attribute(KeyValue::new("toolhost.sandbox.fuel_consumed", 42_i64));
         let span_id = span.span_context().span_id();
-        span.end();
+        span.end(SystemTime::now());
         let filed = &log.snapshot().running[0].spans;
         assert_eq!(filed.len(), 1);
         assert_eq!(filed[0].name, "sandbox greet");
@@ -480,7 +486,7 @@ mod tests {
             let sdk = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(ratio)));
             let mut recorded = 0;
             for _ in 0..2000 {
-                let span = tracer.build_with_context(SpanBuilder::from_name("x"), &Context::new());
+                let span = start(&tracer, "x", None);
                 let trace_id = span.span_context().trace_id();
                 let theirs = sdk.should_sample(None, trace_id, "x", &SpanKind::Internal, &[], &[]);
                 let sampled = theirs.decision == opentelemetry_sdk::trace::SamplingDecision::RecordAndSample;
@@ -488,8 +494,7 @@ mod tests {
                 assert_eq!(span.span_context().is_sampled(), sampled);
                 recorded += usize::from(sampled);
                 // Under it, the parent decides, whatever the ratio.
-                let under = Context::new().with_remote_span_context(span.span_context().clone());
-                let child = tracer.build_with_context(SpanBuilder::from_name("y"), &under);
+                let child = start(&tracer, "y", Some(span.span_context()));
                 assert_eq!(child.is_recording(), sampled);
             }
             let expected = ratio * 2000.0;

@@ -42,11 +42,11 @@ use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 use std::time::SystemTime;
 
 use opentelemetry::global::BoxedTracer;
-use opentelemetry::trace::{SpanBuilder, SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::trace::{SpanBuilder, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 
 use crate::identity::ComponentHash;
-use crate::span_recorder::SpanRecorder;
+use crate::span_recorder::{RecordedSpan, SpanRecorder};
 use crate::trace::TraceContext;
 
 pub use opentelemetry::KeyValue as Attribute;
@@ -237,8 +237,7 @@ impl Tracing {
         parent: Option<&TraceContext>,
         attributes: Vec<KeyValue>,
     ) -> ActiveSpan {
-        let parent = parent.map_or_else(Context::new, TraceContext::otel_context);
-        self.build(name.into(), kind, attributes, None, &parent)
+        self.build(name.into(), kind, attributes, None, Parent::Trace(parent))
     }
 
     /// Like [`Tracing::start`], its name and attributes made by `describe`
@@ -253,41 +252,47 @@ impl Tracing {
         parent: Option<&TraceContext>,
         describe: impl FnOnce() -> (Cow<'static, str>, Vec<KeyValue>),
     ) -> ActiveSpan {
-        let parent = parent.map_or_else(Context::new, TraceContext::otel_context);
         // A caller that sampled its trace out decided for the spans under
         // it too (as parent-based samplers do): nothing is made, and the
         // caller's context stands for this span.
-        let context = parent.span().span_context().clone();
-        if context.is_valid() && !context.is_sampled() {
+        if let Some(parent) = parent
+            && !parent.is_sampled()
+        {
             return ActiveSpan {
-                cx: parent,
+                held: match parent.local() {
+                    Some(local) => Held::Span(local.clone()),
+                    None => Held::Outside(Arc::new(parent.clone())),
+                },
                 owned: false,
             };
         }
-        if let Backend::Recorder(recorder) = &self.tracer {
-            // The recorder says first whether the span is recorded: a span
-            // that is gets its name and attributes as it is built.
-            let decided = recorder.decide(&context);
-            let mut builder = SpanBuilder::from_name("").with_kind(kind);
-            if decided.1 {
-                let (name, attributes) = describe();
-                builder.name = name;
-                builder.attributes = Some(attributes);
+        match &self.tracer {
+            Backend::Recorder(recorder) => {
+                // The recorder says first whether the span is recorded: a
+                // span that is gets its name and attributes as it is built.
+                let parent = parent
+                    .map(TraceContext::span_context)
+                    .unwrap_or_else(SpanContext::empty_context);
+                let decided = recorder.decide(&parent);
+                let (name, attributes) = match decided.1 {
+                    true => describe(),
+                    false => (Cow::Borrowed(""), Vec::new()),
+                };
+                let span = recorder.start(name, kind, attributes, &parent, None, Some(decided));
+                ActiveSpan::owning(LocalSpan::Recorded(Arc::new(span)))
             }
-            let span = recorder.build_decided(builder, &parent, Some(decided));
-            return ActiveSpan {
-                cx: parent.with_span(span),
-                owned: true,
-            };
+            Backend::Other(_) => {
+                let span = self.build(Cow::Borrowed(""), kind, Vec::new(), None, Parent::Trace(parent));
+                if span.is_recording() {
+                    let (name, attributes) = describe();
+                    span.rename(name);
+                    for attribute in attributes {
+                        span.set(attribute);
+                    }
+                }
+                span
+            }
         }
-        let span = self.build(Cow::Borrowed(""), kind, Vec::new(), None, &parent);
-        if span.is_recording() {
-            let (name, attributes) = describe();
-            let made = span.cx.span();
-            made.update_name(name);
-            made.set_attributes(attributes);
-        }
-        span
     }
 
     /// A span under `parent`, starting at `at` (now if `None`).
@@ -297,19 +302,116 @@ impl Tracing {
         kind: SpanKind,
         attributes: Vec<KeyValue>,
         at: Option<SystemTime>,
-        parent: &Context,
+        parent: Parent<'_>,
     ) -> ActiveSpan {
-        let mut builder = SpanBuilder::from_name(name)
-            .with_kind(kind)
-            .with_attributes(attributes);
-        if let Some(at) = at {
-            builder = builder.with_start_time(at);
-        }
-        let cx = match &self.tracer {
-            Backend::Recorder(recorder) => parent.with_span(recorder.build_decided(builder, parent, None)),
-            Backend::Other(tracer) => parent.with_span(tracer.build_with_context(builder, parent)),
+        let local = match &self.tracer {
+            Backend::Recorder(recorder) => {
+                let parent = parent.span_context();
+                LocalSpan::Recorded(Arc::new(
+                    recorder.start(name, kind, attributes, &parent, at, None),
+                ))
+            }
+            Backend::Other(tracer) => {
+                let mut builder = SpanBuilder::from_name(name)
+                    .with_kind(kind)
+                    .with_attributes(attributes);
+                if let Some(at) = at {
+                    builder = builder.with_start_time(at);
+                }
+                let parent = parent.otel_context();
+                LocalSpan::Other(parent.with_span(tracer.build_with_context(builder, &parent)))
+            }
         };
-        ActiveSpan { cx, owned: true }
+        ActiveSpan::owning(local)
+    }
+}
+
+/// What a span is made under.
+#[derive(Clone, Copy)]
+enum Parent<'a> {
+    /// A span made here.
+    Span(&'a LocalSpan),
+    /// A call's context (none: the span is a trace's root).
+    Trace(Option<&'a TraceContext>),
+}
+
+impl Parent<'_> {
+    /// The parent's span context (an invalid one for none).
+    fn span_context(self) -> SpanContext {
+        match self {
+            Parent::Span(local) => local.span_context(),
+            Parent::Trace(trace) => trace.map_or_else(SpanContext::empty_context, TraceContext::span_context),
+        }
+    }
+
+    /// The parent as an OpenTelemetry context, for another tracer.
+    fn otel_context(self) -> Context {
+        match self {
+            Parent::Span(LocalSpan::Other(cx)) => cx.clone(),
+            Parent::Span(local) => Context::new().with_remote_span_context(local.span_context()),
+            Parent::Trace(trace) => trace.map_or_else(Context::new, TraceContext::otel_context),
+        }
+    }
+}
+
+/// A span made in this process.
+#[derive(Clone)]
+pub(crate) enum LocalSpan {
+    /// The host's recorder's, shared by what holds it.
+    Recorded(Arc<RecordedSpan>),
+    /// Another tracer's, in its OpenTelemetry context.
+    Other(Context),
+}
+
+impl std::fmt::Debug for LocalSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LocalSpan").field(&self.span_context()).finish()
+    }
+}
+
+impl LocalSpan {
+    /// Its trace and span ids, flags and trace state.
+    pub(crate) fn span_context(&self) -> SpanContext {
+        match self {
+            LocalSpan::Recorded(span) => span.span_context().clone(),
+            LocalSpan::Other(cx) => cx.span().span_context().clone(),
+        }
+    }
+
+    /// Whether it is recorded.
+    fn is_recording(&self) -> bool {
+        match self {
+            LocalSpan::Recorded(span) => span.is_recording(),
+            LocalSpan::Other(cx) => cx.span().is_recording(),
+        }
+    }
+
+    fn set(&self, attribute: KeyValue) {
+        match self {
+            LocalSpan::Recorded(span) => span.set_attribute(attribute),
+            LocalSpan::Other(cx) => cx.span().set_attribute(attribute),
+        }
+    }
+
+    fn set_status(&self, status: Status) {
+        match self {
+            LocalSpan::Recorded(span) => span.set_status(status),
+            LocalSpan::Other(cx) => cx.span().set_status(status),
+        }
+    }
+
+    fn rename(&self, name: Cow<'static, str>) {
+        match self {
+            LocalSpan::Recorded(span) => span.update_name(name),
+            LocalSpan::Other(cx) => cx.span().update_name(name),
+        }
+    }
+
+    fn end(&self, at: SystemTime) {
+        match self {
+            LocalSpan::Recorded(span) => span.end(at),
+            LocalSpan::Other(cx) => cx.span().end_with_timestamp(at),
+        }
     }
 }
 
@@ -317,8 +419,7 @@ impl Tracing {
 /// when it is dropped (a call abandoned mid-way still ends its spans).
 #[derive(Debug)]
 pub struct ActiveSpan {
-    /// The context holding the span: the parent of spans made under it.
-    cx: Context,
+    held: Held,
     /// Whether the span is this value's to end: not for the stand-in of a
     /// child never made under a span sampled out (see
     /// [`ActiveSpan::child_lazily`]), nor for a span taken on from its
@@ -326,42 +427,80 @@ pub struct ActiveSpan {
     owned: bool,
 }
 
+/// What an [`ActiveSpan`] holds.
+#[derive(Debug)]
+enum Held {
+    /// A span made here: its own, or the one it stands for.
+    Span(LocalSpan),
+    /// No span: it stands for the context of a caller outside the process
+    /// that sampled its trace out (boxed: rare, and every span's future
+    /// would otherwise carry its room).
+    Outside(Arc<TraceContext>),
+}
+
 impl ActiveSpan {
-    /// The span of `cx`, made and ended by someone else: what is set on
-    /// this value goes on that span.
-    pub(crate) fn taken_on(cx: Context) -> ActiveSpan {
-        ActiveSpan { cx, owned: false }
+    /// `span`, to be ended by this value.
+    fn owning(span: LocalSpan) -> ActiveSpan {
+        ActiveSpan {
+            held: Held::Span(span),
+            owned: true,
+        }
+    }
+
+    /// `span`, made and ended by someone else: what is set on this value
+    /// goes on that span.
+    pub(crate) fn taken_on(span: LocalSpan) -> ActiveSpan {
+        ActiveSpan {
+            held: Held::Span(span),
+            owned: false,
+        }
+    }
+
+    /// The span held, if any.
+    fn span(&self) -> Option<&LocalSpan> {
+        match &self.held {
+            Held::Span(span) => Some(span),
+            Held::Outside(_) => None,
+        }
     }
 
     /// The context calls made under this span carry: its W3C form names
     /// this span as their parent. `None` when the tracer makes no real
     /// spans (a no-op tracer).
     pub fn context(&self) -> Option<Arc<TraceContext>> {
-        TraceContext::of_span(&self.cx).map(Arc::new)
+        match &self.held {
+            Held::Span(span) => TraceContext::of_span(span).map(Arc::new),
+            Held::Outside(trace) => Some(Arc::clone(trace)),
+        }
     }
 
     /// Whether the span is recorded (not sampled out): attributes that cost
     /// something to make can be skipped when it is not.
     pub fn is_recording(&self) -> bool {
-        self.cx.span().is_recording()
+        self.span().is_some_and(LocalSpan::is_recording)
     }
 
     /// Sets `attribute` on the span.
     pub fn set(&self, attribute: KeyValue) {
-        self.cx.span().set_attribute(attribute);
+        if let Some(span) = self.span() {
+            span.set(attribute);
+        }
     }
 
     /// Renames the span.
     pub fn rename(&self, name: impl Into<Cow<'static, str>>) {
-        self.cx.span().update_name(name);
+        if let Some(span) = self.span() {
+            span.rename(name.into());
+        }
     }
 
     /// Marks the span failed: `error.type` is `error_type`, its status an
     /// error saying `message`.
     pub fn fail(&self, error_type: impl Into<opentelemetry::Value>, message: impl Into<Cow<'static, str>>) {
-        let span = self.cx.span();
-        span.set_attribute(KeyValue::new(attr::ERROR_TYPE, error_type));
-        span.set_status(Status::error(message));
+        if let Some(span) = self.span() {
+            span.set(KeyValue::new(attr::ERROR_TYPE, error_type));
+            span.set_status(Status::error(message));
+        }
     }
 
     /// A child span of `kind`, made only when this span is recorded,
@@ -374,14 +513,19 @@ impl ActiveSpan {
         kind: SpanKind,
         describe: impl FnOnce() -> (Cow<'static, str>, Vec<KeyValue>),
     ) -> ActiveSpan {
-        if !self.is_recording() {
-            return ActiveSpan {
-                cx: self.cx.clone(),
+        match self.span() {
+            Some(span) if span.is_recording() => {
+                let (name, attributes) = describe();
+                tracing.build(name, kind, attributes, None, Parent::Span(span))
+            }
+            _ => ActiveSpan {
+                held: match &self.held {
+                    Held::Span(span) => Held::Span(span.clone()),
+                    Held::Outside(trace) => Held::Outside(Arc::clone(trace)),
+                },
                 owned: false,
-            };
+            },
         }
-        let (name, attributes) = describe();
-        tracing.build(name, kind, attributes, None, &self.cx)
     }
 
     /// Starts a child span of `kind` at `at` (now if `None`).
@@ -393,7 +537,11 @@ impl ActiveSpan {
         attributes: Vec<KeyValue>,
         at: Option<SystemTime>,
     ) -> ActiveSpan {
-        tracing.build(name.into(), kind, attributes, at, &self.cx)
+        let parent = match &self.held {
+            Held::Span(span) => Parent::Span(span),
+            Held::Outside(trace) => Parent::Trace(Some(trace)),
+        };
+        tracing.build(name.into(), kind, attributes, at, parent)
     }
 
     /// Ends the span now.
@@ -403,8 +551,10 @@ impl ActiveSpan {
 
     /// Ends the span at `at`.
     pub fn end_at(self, at: SystemTime) {
-        if self.owned {
-            self.cx.span().end_with_timestamp(at);
+        if self.owned
+            && let Some(span) = self.span()
+        {
+            span.end(at);
         }
     }
 }
@@ -412,8 +562,10 @@ impl ActiveSpan {
 impl Drop for ActiveSpan {
     fn drop(&mut self) {
         // Ending an ended span does nothing.
-        if self.owned {
-            self.cx.span().end();
+        if self.owned
+            && let Some(span) = self.span()
+        {
+            span.end(SystemTime::now());
         }
     }
 }

@@ -18,6 +18,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::spans::LocalSpan;
+
 /// The `_meta` key of the trace parent (W3C `traceparent`).
 pub const TRACEPARENT: &str = "traceparent";
 
@@ -35,9 +37,9 @@ pub struct TraceContext {
     /// leave the process (see [`TraceContext::of_span`]).
     traceparent: std::sync::OnceLock<String>,
     tracestate: Option<String>,
-    /// The OpenTelemetry context of the span made here that this context
-    /// names as parent (none: the context came from outside).
-    local: Option<opentelemetry::Context>,
+    /// The span made here that this context names as parent (none: the
+    /// context came from outside).
+    local: Option<LocalSpan>,
     /// Set when the local span is offered to the call dispatched under it
     /// as that call's own span ([`TraceContext::offered_to_call`]): true
     /// until a call takes it, shared by the copies.
@@ -98,22 +100,23 @@ impl TraceContext {
         })
     }
 
-    /// The context naming the span of `cx` as parent, or `None` when `cx`
-    /// holds no valid span context. Its W3C form is written only when a
-    /// call sends it out of the process (a bridged server's request): the
-    /// spans made here under it take `cx` itself.
-    pub(crate) fn of_span(cx: &opentelemetry::Context) -> Option<TraceContext> {
-        use opentelemetry::trace::TraceContextExt;
-        let span = cx.span();
+    /// The context naming `span` as parent, or `None` when `span` holds
+    /// no valid span context. Its W3C form is written only when a call
+    /// sends it out of the process (a bridged server's request): the spans
+    /// made here under it take `span` itself.
+    pub(crate) fn of_span(span: &LocalSpan) -> Option<TraceContext> {
         let sc = span.span_context();
         if !sc.is_valid() {
             return None;
         }
-        let state = sc.trace_state().header();
+        let state = sc.trace_state();
+        let tracestate = (*state != opentelemetry::trace::TraceState::NONE)
+            .then(|| state.header())
+            .filter(|state| !state.is_empty());
         Some(TraceContext {
             traceparent: std::sync::OnceLock::new(),
-            tracestate: (!state.is_empty()).then_some(state),
-            local: Some(cx.clone()),
+            tracestate,
+            local: Some(span.clone()),
             offer: None,
         })
     }
@@ -131,8 +134,8 @@ impl TraceContext {
         }
     }
 
-    /// The offered span's context, to the first caller only.
-    pub(crate) fn take_offered_span(&self) -> Option<opentelemetry::Context> {
+    /// The offered span, to the first caller only.
+    pub(crate) fn take_offered_span(&self) -> Option<LocalSpan> {
         let offer = self.offer.as_ref()?;
         offer
             .swap(false, Ordering::AcqRel)
@@ -140,12 +143,27 @@ impl TraceContext {
             .flatten()
     }
 
-    /// The OpenTelemetry context spans made under this one take as parent:
-    /// the local span's own, or the remote parent this context names.
-    pub(crate) fn otel_context(&self) -> opentelemetry::Context {
-        use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+    /// The span made here this context names, if it was made here.
+    pub(crate) fn local(&self) -> Option<&LocalSpan> {
+        self.local.as_ref()
+    }
+
+    /// Whether the trace is sampled: the spans under this context are
+    /// recorded.
+    pub(crate) fn is_sampled(&self) -> bool {
+        match &self.local {
+            Some(local) => local.span_context().is_sampled(),
+            // Valid by construction: two hex digits at the end.
+            None => u8::from_str_radix(&self.traceparent()[53..55], 16).is_ok_and(|flags| flags & 1 == 1),
+        }
+    }
+
+    /// The span context spans made under this one take as parent: the
+    /// local span's own, or the remote parent this context names.
+    pub(crate) fn span_context(&self) -> opentelemetry::trace::SpanContext {
+        use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
         if let Some(local) = &self.local {
-            return local.clone();
+            return local.span_context();
         }
         let p = self.traceparent();
         // Valid by construction: lowercase hex at these places.
@@ -154,28 +172,35 @@ impl TraceContext {
             SpanId::from_hex(&p[36..52]),
             u8::from_str_radix(&p[53..55], 16),
         ) else {
-            return opentelemetry::Context::new();
+            return SpanContext::empty_context();
         };
         let state = self
             .tracestate
             .as_deref()
             .and_then(|s| s.parse::<TraceState>().ok())
             .unwrap_or_default();
-        let sc = SpanContext::new(trace_id, span_id, TraceFlags::new(flags), true, state);
-        opentelemetry::Context::new().with_remote_span_context(sc)
+        SpanContext::new(trace_id, span_id, TraceFlags::new(flags), true, state)
+    }
+
+    /// The OpenTelemetry context another tracer's spans made under this
+    /// one take as parent.
+    pub(crate) fn otel_context(&self) -> opentelemetry::Context {
+        use opentelemetry::trace::TraceContextExt;
+        match &self.local {
+            Some(LocalSpan::Other(cx)) => cx.clone(),
+            _ => opentelemetry::Context::new().with_remote_span_context(self.span_context()),
+        }
     }
 
     /// The `traceparent` value (its version-00 form).
     pub fn traceparent(&self) -> &str {
         self.traceparent.get_or_init(|| {
-            use opentelemetry::trace::TraceContextExt;
             // Only a local span's context is made without one, and it was
             // valid when made.
             let Some(local) = &self.local else {
                 return String::new();
             };
-            let span = local.span();
-            let sc = span.span_context();
+            let sc = local.span_context();
             format!(
                 "00-{}-{}-{:02x}",
                 sc.trace_id(),
@@ -192,9 +217,8 @@ impl TraceContext {
 
     /// The trace id, as a number (its 32 hex digits read big-endian).
     pub fn trace_id_number(&self) -> u128 {
-        use opentelemetry::trace::TraceContextExt;
         match &self.local {
-            Some(local) => u128::from_be_bytes(local.span().span_context().trace_id().to_bytes()),
+            Some(local) => u128::from_be_bytes(local.span_context().trace_id().to_bytes()),
             // Valid by construction: 32 lowercase hex digits.
             None => u128::from_str_radix(self.trace_id(), 16).unwrap_or_default(),
         }
