@@ -129,12 +129,16 @@ pub struct Metrics {
     bridged: Family<Labels, Gauge>,
     /// Each tool's series of a successful call, resolved once: a call
     /// looks them up by the tool's name, allocating nothing.
-    tools: RwLock<HashMap<String, Arc<ToolSeries>>>,
+    tools: RwLock<FastMap<String, Arc<ToolSeries>>>,
     /// Each tool's `tools/call` operation series of a request answered
     /// without error, resolved once for each revision and transport, so
     /// that the common request allocates nothing and hashes only the name.
-    tool_calls: RwLock<HashMap<String, Vec<AnsweredCalls>>>,
+    tool_calls: RwLock<FastMap<String, Vec<AnsweredCalls>>>,
 }
+
+/// The resolved series' maps: foldhash, seeded per process, rather than
+/// SipHash (their keys are names the host has, looked up on every call).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The operation series of one tool's `tools/call`s answered without error
 /// in one revision over one transport.

@@ -112,13 +112,29 @@ const MAX_INTERNED: usize = 4096;
 /// made of: span names are few by design (a tool's name, a fixed word
 /// before it), and a call's spans would otherwise format and free the
 /// same few strings each time.
+///
+/// Hashed with foldhash, seeded per process, rather than SipHash: the keys
+/// are names the host has, and a lookup is on every traced call's path.
 #[derive(Default)]
 struct Interned {
-    /// By the text before the name (`"sandbox "`, or none), then the name.
-    names: HashMap<&'static str, HashMap<Box<str>, &'static str>>,
+    /// By the text before the name (`"sandbox "`, or none: a handful, so
+    /// looked through in turn), then the name.
+    names: Vec<(&'static str, FastMap<Box<str>, &'static str>)>,
     /// A component's hash, written out.
-    hashes: HashMap<ComponentHash, &'static str>,
+    hashes: FastMap<ComponentHash, &'static str>,
     count: usize,
+}
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+impl Interned {
+    /// The names kept after `prefix`, if any.
+    fn after(&self, prefix: &str) -> Option<&FastMap<Box<str>, &'static str>> {
+        self.names
+            .iter()
+            .find(|(p, _)| *p == prefix)
+            .map(|(_, names)| names)
+    }
 }
 
 static INTERNED: LazyLock<RwLock<Interned>> = LazyLock::new(RwLock::default);
@@ -132,14 +148,20 @@ pub fn interned(prefix: &'static str, name: &str) -> Cow<'static, str> {
     let found = INTERNED
         .read()
         .unwrap_or_else(PoisonError::into_inner)
-        .names
-        .get(prefix)
+        .after(prefix)
         .and_then(|names| names.get(name).copied());
     if let Some(found) = found {
         return Cow::Borrowed(found);
     }
     keep(|kept| {
-        let names = kept.names.entry(prefix).or_default();
+        let at = match kept.names.iter().position(|(p, _)| *p == prefix) {
+            Some(at) => at,
+            None => {
+                kept.names.push((prefix, FastMap::default()));
+                kept.names.len() - 1
+            }
+        };
+        let names = &mut kept.names[at].1;
         if let Some(found) = names.get(name) {
             return (*found, false);
         }
