@@ -45,7 +45,6 @@
 mod ring;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,6 +55,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+use crate::FastMap;
 use crate::dispatch::{CallInfo, CallOutcome, ToolCallEvent};
 use crate::error::{Error, ErrorCode, Result};
 use crate::metrics::CallObserver;
@@ -114,7 +114,7 @@ struct Shared {
 pub struct AuditLog {
     shared: Arc<Shared>,
     /// The arguments' digests (BLAKE3) of the calls running, by call.
-    digests: Mutex<HashMap<CallId, [u8; 32]>>,
+    digests: Mutex<FastMap<CallId, [u8; 32]>>,
     /// The thread moving lines from the ring to the log file.
     mover: Option<JoinHandle<()>>,
 }
@@ -250,10 +250,30 @@ impl<'a> Fields<'a> {
         let _ = serde_json::to_writer(self.key(key), &value);
     }
 
+    /// A string the code itself names (an event, a source, an outcome):
+    /// plain ASCII with nothing to escape, so written as it is.
+    fn word(&mut self, key: &str, word: &'static str) {
+        debug_assert!(
+            word.bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+        );
+        let out = self.key(key);
+        out.push(b'"');
+        out.extend_from_slice(word.as_bytes());
+        out.push(b'"');
+    }
+
+    /// A BLAKE3 digest, as `"blake3:HEX"`.
     fn digest(&mut self, key: &str, digest: &[u8; 32]) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0u8; 64];
+        for (pair, byte) in text.chunks_exact_mut(2).zip(digest) {
+            pair[0] = HEX[usize::from(byte >> 4)];
+            pair[1] = HEX[usize::from(byte & 0xf)];
+        }
         let out = self.key(key);
         out.extend_from_slice(b"\"blake3:");
-        out.extend_from_slice(blake3::Hash::from(*digest).to_hex().as_bytes());
+        out.extend_from_slice(&text);
         out.push(b'"');
     }
 
@@ -825,29 +845,29 @@ fn call_line(
         None => line.value("arguments", ()),
     }
     let Some(event) = event else {
-        line.value("outcome", "abandoned");
+        line.word("outcome", "abandoned");
         return line.end();
     };
     match &event.source {
         Some(ToolSource::Wasm { component_hash }) => {
-            line.value("source", "wasm");
+            line.word("source", "wasm");
             line.digest("component", component_hash.as_bytes());
         }
         Some(ToolSource::Mcp { server }) => {
-            line.value("source", "mcp");
+            line.word("source", "mcp");
             line.value("server", server);
         }
-        Some(ToolSource::Builtin) => line.value("source", "builtin"),
+        Some(ToolSource::Builtin) => line.word("source", "builtin"),
         None => line.value("source", ()),
     }
     match event.outcome {
         CallOutcome::Ok => {
-            line.value("outcome", "ok");
+            line.word("outcome", "ok");
             line.value("error_code", ());
         }
         CallOutcome::Error(code) => {
-            line.value("outcome", "error");
-            line.value("error_code", code.as_str());
+            line.word("outcome", "error");
+            line.word("error_code", code.as_str());
         }
     }
     line.value("duration_ms", event.duration.as_secs_f64() * 1e3);

@@ -64,5 +64,11 @@ pub mod toolsets;
 pub mod trace;
 
 pub use error::{Error, ErrorCode, Result};
+
+/// A map on a call's path whose keys the host itself makes (names it has,
+/// its own call ids): hashed with foldhash, seeded per process, rather
+/// than SipHash, which is built to stand keys an attacker picks and costs
+/// several times more a lookup.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 pub use identity::ComponentHash;
 pub use limits::{Limits, LimitsOverride};

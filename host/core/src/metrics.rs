@@ -27,7 +27,6 @@
 //! made-up names cannot grow the series without end; an operation's other
 //! labels are `&'static str`, taken from fixed lists.
 
-use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -38,6 +37,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::FastMap;
 use crate::dispatch::{CallInfo, CallOutcome, ToolCallEvent};
 
 /// A metric's labels, as name and value.
@@ -135,10 +135,6 @@ pub struct Metrics {
     /// that the common request allocates nothing and hashes only the name.
     tool_calls: RwLock<FastMap<String, Vec<AnsweredCalls>>>,
 }
-
-/// The resolved series' maps: foldhash, seeded per process, rather than
-/// SipHash (their keys are names the host has, looked up on every call).
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The operation series of one tool's `tools/call`s answered without error
 /// in one revision over one transport.

@@ -37,7 +37,6 @@
 //! made under it here.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 use std::time::SystemTime;
 
@@ -45,6 +44,7 @@ use opentelemetry::global::BoxedTracer;
 use opentelemetry::trace::{SpanBuilder, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 
+use crate::FastMap;
 use crate::identity::ComponentHash;
 use crate::span_recorder::{RecordedSpan, SpanRecorder};
 use crate::trace::TraceContext;
@@ -112,9 +112,6 @@ const MAX_INTERNED: usize = 4096;
 /// made of: span names are few by design (a tool's name, a fixed word
 /// before it), and a call's spans would otherwise format and free the
 /// same few strings each time.
-///
-/// Hashed with foldhash, seeded per process, rather than SipHash: the keys
-/// are names the host has, and a lookup is on every traced call's path.
 #[derive(Default)]
 struct Interned {
     /// By the text before the name (`"sandbox "`, or none: a handful, so
@@ -124,8 +121,6 @@ struct Interned {
     hashes: FastMap<ComponentHash, &'static str>,
     count: usize,
 }
-
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 impl Interned {
     /// The names kept after `prefix`, if any.
