@@ -36,8 +36,50 @@ use crate::registry::CallId;
 /// Where ended spans go to be exported: called on the thread that ends the
 /// span, so it must not block (a full queue drops the span).
 pub trait SpanSink: Send + Sync + 'static {
-    /// Takes `span`, which has ended.
-    fn take(&self, span: FinishedSpan);
+    /// Takes what it keeps of `span`, which has ended (its attribute list
+    /// goes back to the recorder for the next span, see
+    /// [`attribute_list`]).
+    fn take(&self, span: &FinishedSpan);
+}
+
+/// The most emptied attribute lists a thread keeps for the spans it makes
+/// next, and the largest one kept.
+const SPARE_LISTS: usize = 8;
+const SPARE_LIST_ROOM: usize = 32;
+
+thread_local! {
+    /// Attribute lists of spans this thread ended, emptied: a span's list
+    /// is taken from here and given back, not allocated and freed each
+    /// time (and the memory reused is still in the caches).
+    static SPARE: std::cell::RefCell<Vec<Vec<KeyValue>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty attribute list with room for `room`: one a span ended on this
+/// thread left, when there is one. What a span's maker builds its
+/// attributes in.
+pub fn attribute_list(room: usize) -> Vec<KeyValue> {
+    let mut list = SPARE
+        .try_with(|spare| spare.try_borrow_mut().ok().and_then(|mut spare| spare.pop()))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    list.reserve(room);
+    list
+}
+
+/// Gives `list` back for the next span made on this thread, emptied.
+fn give_back(mut list: Vec<KeyValue>) {
+    if list.capacity() == 0 || list.capacity() > SPARE_LIST_ROOM {
+        return;
+    }
+    list.clear();
+    let _ = SPARE.try_with(|spare| {
+        if let Ok(mut spare) = spare.try_borrow_mut()
+            && spare.len() < SPARE_LISTS
+        {
+            spare.push(list);
+        }
+    });
 }
 
 /// A span that ended, with everything an exporter sends of it.
@@ -298,7 +340,7 @@ impl RecordedSpan {
             );
         }
         if let Some(sink) = &self.shared.sink {
-            sink.take(FinishedSpan {
+            let finished = FinishedSpan {
                 context: self.context.clone(),
                 parent_span_id: live.parent_span_id,
                 parent_is_remote: live.parent_is_remote,
@@ -308,7 +350,9 @@ impl RecordedSpan {
                 end,
                 attributes: live.attributes,
                 status: live.status,
-            });
+            };
+            sink.take(&finished);
+            give_back(finished.attributes);
         }
     }
 }
@@ -370,11 +414,11 @@ mod tests {
     struct Kept(Mutex<Vec<FinishedSpan>>);
 
     impl SpanSink for Kept {
-        fn take(&self, span: FinishedSpan) {
+        fn take(&self, span: &FinishedSpan) {
             self.0
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(span);
+                .push(span.clone());
         }
     }
 
@@ -503,6 +547,39 @@ mod tests {
                 "ratio {ratio}: {recorded} of 2000"
             );
         }
+    }
+
+    #[test]
+    fn an_ended_spans_attribute_list_is_taken_by_the_next_span_made_on_its_thread() {
+        let kept = Arc::new(Kept::default());
+        let tracer = SpanRecorder::new(1.0, None, Some(kept.clone() as Arc<dyn SpanSink>));
+        let mut list = attribute_list(4);
+        list.push(KeyValue::new("a", 1_i64));
+        let at = list.as_ptr();
+        let span = tracer.start(
+            "x".into(),
+            SpanKind::Internal,
+            list,
+            &SpanContext::empty_context(),
+            None,
+            None,
+        );
+        span.end(SystemTime::now());
+        let again = attribute_list(4);
+        assert!(again.is_empty());
+        assert_eq!(again.as_ptr(), at, "the same list, emptied");
+        assert_eq!(kept.0.lock().unwrap()[0].attributes, [KeyValue::new("a", 1_i64)]);
+        // A list too large to keep is not kept.
+        let span = tracer.start(
+            "y".into(),
+            SpanKind::Internal,
+            Vec::with_capacity(SPARE_LIST_ROOM + 1),
+            &SpanContext::empty_context(),
+            None,
+            None,
+        );
+        span.end(SystemTime::now());
+        assert_eq!(attribute_list(0).capacity(), 0);
     }
 
     #[test]

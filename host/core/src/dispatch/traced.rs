@@ -12,6 +12,7 @@ use super::waiting::{PersonWait, WaitListener, Waiting};
 use super::{DispatchContext, ToolResult};
 use crate::error::ErrorCode;
 use crate::registry::{ToolOutput, ToolSource, Usage};
+use crate::span_recorder::attribute_list;
 use crate::spans::{ActiveSpan, Kind, Tracing, attr, interned, interned_hash};
 use crate::trace::TraceContext;
 
@@ -87,7 +88,7 @@ impl<'t> CallTrace<'t> {
             let name = crate::call_log::bounded_name(&info.name);
             let span_name = format!("execute_tool {name}");
             // Room for the call's id, source, what it stands for, error.
-            let mut attributes = Vec::with_capacity(8);
+            let mut attributes = attribute_list(8);
             attributes.extend([
                 KeyValue::new(attr::GEN_AI_OPERATION, "execute_tool"),
                 KeyValue::new(attr::GEN_AI_TOOL, name),
@@ -106,7 +107,7 @@ impl<'t> CallTrace<'t> {
     pub(super) fn admission(&self) -> ActiveSpan {
         self.span.child_lazily(self.tracing, Kind::Internal, || {
             // Room for the `error.type` of a call refused.
-            let mut attributes = Vec::with_capacity(2);
+            let mut attributes = attribute_list(2);
             attributes.extend(self.call_id.iter().cloned());
             ("admission".into(), attributes)
         })
@@ -152,7 +153,7 @@ impl<'t> CallTrace<'t> {
             let (span_name, mut attributes) = match source {
                 ToolSource::Wasm { component_hash } => {
                     // Room for the call id, usage and an error (see `ran`).
-                    let mut attributes = Vec::with_capacity(6);
+                    let mut attributes = attribute_list(6);
                     attributes.push(KeyValue::new(attr::COMPONENT, interned_hash(component_hash)));
                     (named("sandbox "), attributes)
                 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::model::{MetaObject, ProtocolVersion};
 use rmcp::service::{NotificationContext, RequestContext};
+use toolhost_core::span_recorder::attribute_list;
 use toolhost_core::spans::{ActiveSpan, Attribute, Kind, Tracing, attr, interned};
 use toolhost_core::trace::{TRACEPARENT, TRACESTATE, TraceContext};
 
@@ -51,7 +52,7 @@ fn message_attributes(
 ) -> Vec<Attribute> {
     // Room for what a request's span adds: its id, tool and operation,
     // and as the call's own span, the call's id, depth, source and error.
-    let mut attributes = Vec::with_capacity(14);
+    let mut attributes = attribute_list(14);
     attributes.extend([
         Attribute::new(attr::MCP_METHOD, method),
         Attribute::new(

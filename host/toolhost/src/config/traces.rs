@@ -268,15 +268,14 @@ thread_local! {
 }
 
 impl SpanSink for Queue {
-    fn take(&self, span: FinishedSpan) {
+    fn take(&self, span: &FinishedSpan) {
         if self.full.load(Ordering::Relaxed) {
             self.lock().dropped += 1;
             return;
         }
         let mut encoded = ENCODED.take();
         encoded.clear();
-        otlp::encode(&mut encoded, &span);
-        drop(span);
+        otlp::encode(&mut encoded, span);
         self.append(&encoded);
         ENCODED.set(encoded);
     }
@@ -418,7 +417,7 @@ mod tests {
     fn a_full_queue_drops_spans_and_counts_them_until_the_exporter_takes_some() {
         let queue = Queue::new(2, Duration::from_secs(60));
         for _ in 0..4 {
-            queue.take(span());
+            queue.take(&span());
         }
         {
             let state = queue.lock();
@@ -441,7 +440,7 @@ mod tests {
         assert!(state.finished && state.ends.is_empty() && state.dropped == 0);
         drop(state);
         // Stopped, nothing more is taken.
-        queue.take(span());
+        queue.take(&span());
         assert_eq!(queue.lock().ends.len(), 0);
     }
 }
