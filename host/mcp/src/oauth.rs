@@ -74,9 +74,45 @@ const MAX_CALLBACK_HEAD: usize = 16 * 1024;
 const CALLBACK_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The client registration and tokens of one server, kept in a file.
+///
+/// rmcp loads them before every request to the server (and the
+/// `client_credentials` grant's check of the token's end once more): the
+/// file is read and parsed only when it has changed since it was last read
+/// or written here. Another process's `toolhost mcp login` replaces it
+/// (every write here is a new file renamed over the old), which a look at
+/// the file's identity, size and time sees.
 #[derive(Debug, Clone)]
 pub struct FileCredentials {
     path: Arc<PathBuf>,
+    last: Arc<std::sync::Mutex<Option<(FileStamp, StoredCredentials)>>>,
+}
+
+/// What tells one version of a file from another without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> std::io::Result<FileStamp> {
+        let meta = std::fs::metadata(path)?;
+        #[cfg(unix)]
+        let (device, inode) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (device, inode) = (0, 0);
+        Ok(FileStamp {
+            device,
+            inode,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
 }
 
 impl FileCredentials {
@@ -84,6 +120,7 @@ impl FileCredentials {
     pub fn new(path: impl Into<PathBuf>) -> Self {
         FileCredentials {
             path: Arc::new(path.into()),
+            last: Arc::default(),
         }
     }
 
@@ -128,22 +165,51 @@ impl FileCredentials {
 #[async_trait::async_trait]
 impl CredentialStore for FileCredentials {
     async fn load(&self) -> std::result::Result<Option<StoredCredentials>, AuthError> {
-        let path = Arc::clone(&self.path);
-        tokio::task::spawn_blocking(move || FileCredentials::read(&path))
-            .await
-            .map_err(|e| self.failed("cannot read", e))?
-            .map_err(|e| self.failed("cannot read", e))
+        let (path, last) = (Arc::clone(&self.path), Arc::clone(&self.last));
+        tokio::task::spawn_blocking(move || {
+            let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let stamp = match FileStamp::of(&path) {
+                Ok(stamp) => stamp,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    *last = None;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e.to_string()),
+            };
+            if let Some((kept, credentials)) = last.as_ref()
+                && *kept == stamp
+            {
+                return Ok(Some(credentials.clone()));
+            }
+            // Stamped before it is read: a file replaced in between is read
+            // again next time.
+            let credentials = FileCredentials::read(&path)?;
+            *last = credentials.clone().map(|credentials| (stamp, credentials));
+            Ok(credentials)
+        })
+        .await
+        .map_err(|e| self.failed("cannot read", e))?
+        .map_err(|e| self.failed("cannot read", e))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> std::result::Result<(), AuthError> {
-        let path = Arc::clone(&self.path);
-        tokio::task::spawn_blocking(move || FileCredentials::write(&path, &credentials))
-            .await
-            .map_err(|e| self.failed("cannot write", e))?
-            .map_err(|e| self.failed("cannot write", e))
+        let (path, last) = (Arc::clone(&self.path), Arc::clone(&self.last));
+        tokio::task::spawn_blocking(move || {
+            let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            FileCredentials::write(&path, &credentials)?;
+            *last = FileStamp::of(&path).ok().map(|stamp| (stamp, credentials));
+            Ok::<_, std::io::Error>(())
+        })
+        .await
+        .map_err(|e| self.failed("cannot write", e))?
+        .map_err(|e| self.failed("cannot write", e))
     }
 
     async fn clear(&self) -> std::result::Result<(), AuthError> {
+        *self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         match std::fs::remove_file(&*self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -900,6 +966,33 @@ mod tests {
             let err = FileCredentials::new(&fifo).load().await.unwrap_err().to_string();
             assert!(err.contains("cannot read"), "{err}");
         }
+    }
+
+    #[tokio::test]
+    async fn credentials_are_read_again_only_when_their_file_has_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        let store = FileCredentials::new(&path);
+        let kept = |id: &str| StoredCredentials::new(id.into(), None, Vec::new(), Some(7));
+        store.save(kept("client-1")).await.unwrap();
+        assert_eq!(store.load().await.unwrap().unwrap().client_id, "client-1");
+        // The same file, its bytes changed in place with its size and time
+        // kept: not read again (what every request saves).
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("client-1", "client-2");
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+        file.set_modified(modified).unwrap();
+        drop(file);
+        assert_eq!(store.load().await.unwrap().unwrap().client_id, "client-1");
+        // Another process's login replaces the file: read again.
+        FileCredentials::new(&path).save(kept("client-3")).await.unwrap();
+        assert_eq!(store.load().await.unwrap().unwrap().client_id, "client-3");
+        // Removed: none.
+        std::fs::remove_file(&path).unwrap();
+        assert!(store.load().await.unwrap().is_none());
     }
 
     /// An authorization server on a local port: its metadata, and a token
