@@ -17,8 +17,9 @@
 //!
 //! Each record has a list of [`SpanRecord`]s, empty unless a span recorder
 //! fills it: a tracer that finishes a span of call `call_id` (the
-//! [`CallInfo::call_id`] the dispatcher gave it, which the dispatcher's
-//! spans carry as `gen_ai.tool.call.id`: see [`crate::spans`]) hands it to
+//! [`CallInfo::call_id`] the dispatcher gave it, which a call's span
+//! carries as `gen_ai.tool.call.id` and the spans of its steps take from
+//! their parent: see [`crate::spans`]) hands it to
 //! [`CallLog::record_span`], which keeps it with the call while the call is
 //! in flight or still in the ring (at most [`MAX_SPANS`] a call), and the
 //! console shows it under the call. toolhost's config plugs one in when the

@@ -107,7 +107,8 @@ pub struct FinishedSpan {
 }
 
 /// A tracer whose spans are filed with their calls in a [`CallLog`] (by
-/// their `gen_ai.tool.call.id`) and handed to a [`SpanSink`] when they
+/// their `gen_ai.tool.call.id`, else their parent's) and handed to a
+/// [`SpanSink`] when they
 /// end. Cheap to clone.
 #[derive(Clone)]
 pub struct SpanRecorder {
@@ -176,15 +177,23 @@ impl SpanRecorder {
     /// root of a new trace) at `start`, in the trace and with the sampling
     /// decision [`SpanRecorder::decide`] gave, if it was asked. A span not
     /// recorded keeps only its context, for what is made under it.
+    ///
+    /// It is filed with the call its `gen_ai.tool.call.id` names, else
+    /// with its parent's (a step of a call is filed with its call without
+    /// carrying the attribute itself: see [`RecordedSpan::call_id`]).
     pub fn start(
         &self,
         name: Cow<'static, str>,
         kind: SpanKind,
         attributes: Vec<KeyValue>,
-        parent: &SpanContext,
+        under: Under<'_>,
         start: Option<SystemTime>,
         decided: Option<(TraceId, bool)>,
     ) -> RecordedSpan {
+        let Under {
+            context: parent,
+            call: parent_call,
+        } = under;
         let (trace_id, sampled) = decided.unwrap_or_else(|| self.decide(parent));
         let (state, parent_span_id) = match parent.is_valid() {
             true => (parent.trace_state().clone(), parent.span_id()),
@@ -208,7 +217,7 @@ impl SpanRecorder {
                 call_id: None,
             };
             if self.shared.calls.is_some() {
-                live.call_id = attributes.iter().find_map(call_id_of);
+                live.call_id = attributes.iter().find_map(call_id_of).or(parent_call);
             }
             if self.shared.sink.is_some() {
                 // Taken whole (its maker leaves room for what it sets later).
@@ -221,6 +230,23 @@ impl SpanRecorder {
             context,
             live: Mutex::new(live),
         }
+    }
+}
+
+/// What a span is started under.
+#[derive(Debug, Clone, Copy)]
+pub struct Under<'a> {
+    /// The parent's span context (an invalid one: the span starts a
+    /// trace).
+    pub context: &'a SpanContext,
+    /// The call the parent is filed with, if any.
+    pub call: Option<CallId>,
+}
+
+impl<'a> Under<'a> {
+    /// Under `context`, no call.
+    pub fn context(context: &'a SpanContext) -> Under<'a> {
+        Under { context, call: None }
     }
 }
 
@@ -262,6 +288,17 @@ impl RecordedSpan {
     /// Its trace and span ids, flags and trace state.
     pub fn span_context(&self) -> &SpanContext {
         &self.context
+    }
+
+    /// The call it is filed with, while it records (none without a
+    /// console to file it in): what the spans made under it are filed
+    /// with too, unless they name another.
+    pub fn call_id(&self) -> Option<CallId> {
+        if self.shared.calls.is_none() || !self.is_recording() {
+            return None;
+        }
+        let live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        live.as_ref().and_then(|live| live.call_id)
     }
 
     /// Whether it is recorded: its trace was sampled (whether or not it
@@ -404,7 +441,7 @@ mod tests {
             name.into(),
             SpanKind::Internal,
             Vec::new(),
-            parent.unwrap_or(&root),
+            Under::context(parent.unwrap_or(&root)),
             None,
             None,
         )
@@ -450,7 +487,7 @@ mod tests {
             "child".into(),
             SpanKind::Client,
             vec![KeyValue::new("a", 1_i64)],
-            &remote,
+            Under::context(&remote),
             None,
             None,
         );
@@ -502,7 +539,7 @@ mod tests {
             "sandbox greet".into(),
             SpanKind::Internal,
             vec![call_id.clone()],
-            &SpanContext::empty_context(),
+            Under::context(&SpanContext::empty_context()),
             None,
             None,
         );
@@ -519,6 +556,51 @@ mod tests {
             exported[0].attributes,
             [call_id, KeyValue::new("toolhost.sandbox.fuel_consumed", 42_i64)]
         );
+    }
+
+    #[test]
+    fn a_steps_span_is_filed_with_its_calls_without_carrying_its_id() {
+        use crate::dispatch::CallInfo;
+        use crate::metrics::CallObserver as _;
+        use crate::registry::ToolAudience;
+        use crate::spans::{Kind, Tracing};
+        let log = Arc::new(CallLog::new(8));
+        let kept = Arc::new(Kept::default());
+        let tracing = Tracing::recorded(SpanRecorder::new(
+            1.0,
+            Some(Arc::clone(&log)),
+            Some(kept.clone() as Arc<dyn SpanSink>),
+        ));
+        let call = CallInfo {
+            call_id: 9,
+            parent_call_id: None,
+            name: "greet".into(),
+            session_id: Arc::from("s"),
+            audience: ToolAudience::Trusted,
+            trace: None,
+        };
+        log.started(&call, &serde_json::Value::Null);
+        let call_id = KeyValue::new(crate::spans::attr::GEN_AI_TOOL_CALL_ID, "9");
+        let span = tracing.start("tools/call greet", Kind::Server, None, vec![call_id.clone()]);
+        let step = span.child_lazily(&tracing, Kind::Internal, || ("admission".into(), Vec::new()));
+        // A call made under it names its own: filed under that one.
+        let nested = span.child_lazily(&tracing, Kind::Internal, || {
+            (
+                "execute_tool other".into(),
+                vec![KeyValue::new(crate::spans::attr::GEN_AI_TOOL_CALL_ID, "10")],
+            )
+        });
+        drop((step, nested));
+        let filed: Vec<_> = log.snapshot().running[0]
+            .spans
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        assert_eq!(filed, ["admission"]);
+        drop(span);
+        let exported = kept.0.lock().unwrap();
+        let admission = exported.iter().find(|s| s.name == "admission").unwrap();
+        assert!(admission.attributes.is_empty(), "{:?}", admission.attributes);
     }
 
     #[test]
@@ -560,7 +642,7 @@ mod tests {
             "x".into(),
             SpanKind::Internal,
             list,
-            &SpanContext::empty_context(),
+            Under::context(&SpanContext::empty_context()),
             None,
             None,
         );
@@ -574,7 +656,7 @@ mod tests {
             "y".into(),
             SpanKind::Internal,
             Vec::with_capacity(SPARE_LIST_ROOM + 1),
-            &SpanContext::empty_context(),
+            Under::context(&SpanContext::empty_context()),
             None,
             None,
         );

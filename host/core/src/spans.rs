@@ -46,7 +46,7 @@ use opentelemetry::{Context, KeyValue};
 
 use crate::FastMap;
 use crate::identity::ComponentHash;
-use crate::span_recorder::{RecordedSpan, SpanRecorder};
+use crate::span_recorder::{RecordedSpan, SpanRecorder, Under};
 use crate::trace::TraceContext;
 
 pub use opentelemetry::KeyValue as Attribute;
@@ -295,7 +295,14 @@ impl Tracing {
                     true => describe(),
                     false => (Cow::Borrowed(""), Vec::new()),
                 };
-                let span = recorder.start(name, kind, attributes, &parent, None, Some(decided));
+                let span = recorder.start(
+                    name,
+                    kind,
+                    attributes,
+                    Under::context(&parent),
+                    None,
+                    Some(decided),
+                );
                 ActiveSpan::owning(LocalSpan::Recorded(Arc::new(span)))
             }
             Backend::Other(_) => {
@@ -323,10 +330,17 @@ impl Tracing {
     ) -> ActiveSpan {
         let local = match &self.tracer {
             Backend::Recorder(recorder) => {
+                // A step is filed with the call of the span it is made under.
+                let parent_call = match parent {
+                    Parent::Span(LocalSpan::Recorded(span)) => span.call_id(),
+                    _ => None,
+                };
                 let parent = parent.span_context();
-                LocalSpan::Recorded(Arc::new(
-                    recorder.start(name, kind, attributes, &parent, at, None),
-                ))
+                let under = Under {
+                    context: &parent,
+                    call: parent_call,
+                };
+                LocalSpan::Recorded(Arc::new(recorder.start(name, kind, attributes, under, at, None)))
             }
             Backend::Other(tracer) => {
                 let mut builder = SpanBuilder::from_name(name)

@@ -25,10 +25,6 @@ pub(super) struct CallTrace<'t> {
     /// Whether `span` is the client's MCP request's, taken on (see
     /// [`TraceContext::offered_to_call`]) rather than made here.
     taken_on: bool,
-    /// `gen_ai.tool.call.id`, on every step's span too: what a span
-    /// recorder files them under (see [`crate::call_log`]). `None` when
-    /// the span is not recorded.
-    call_id: Option<KeyValue>,
     /// Notes when the call waits for a person (the gate's question, or one
     /// its tool asks while it runs), told on to the context's own; `None`
     /// when the span is not recorded (no `approval` span to make).
@@ -54,14 +50,13 @@ impl<'t> CallTrace<'t> {
                 tracing,
                 span,
                 taken_on,
-                call_id: None,
                 watch: None,
                 waiting: ctx.waiting.clone(),
             };
         }
-        // Shared, not copied, by the step spans that carry it too.
-        let call_id = KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, decimal(info.call_id));
-        span.set(call_id.clone());
+        // The steps' spans under it are filed with the call by it too (the
+        // host's recorder takes it from their parent), not sent again.
+        span.set(KeyValue::new(attr::GEN_AI_TOOL_CALL_ID, decimal(info.call_id)));
         if taken_on {
             span.set(KeyValue::new(attr::CALL_DEPTH, 0_i64));
         }
@@ -74,7 +69,6 @@ impl<'t> CallTrace<'t> {
             tracing,
             span,
             taken_on,
-            call_id: Some(call_id),
             watch: Some(watch),
             waiting,
         }
@@ -107,9 +101,7 @@ impl<'t> CallTrace<'t> {
     pub(super) fn admission(&self) -> ActiveSpan {
         self.span.child_lazily(self.tracing, Kind::Internal, || {
             // Room for the `error.type` of a call refused.
-            let mut attributes = attribute_list(2);
-            attributes.extend(self.call_id.iter().cloned());
-            ("admission".into(), attributes)
+            ("admission".into(), attribute_list(1))
         })
     }
 
@@ -123,7 +115,7 @@ impl<'t> CallTrace<'t> {
         };
         let periods = std::mem::take(&mut watch.state.lock().unwrap_or_else(PoisonError::into_inner).periods);
         for (from, to) in periods {
-            let mut attributes: Vec<KeyValue> = self.call_id.iter().cloned().collect();
+            let mut attributes = Vec::new();
             if let Some(allowed) = allowed {
                 attributes.push(KeyValue::new(
                     attr::APPROVAL_DECISION,
@@ -150,9 +142,9 @@ impl<'t> CallTrace<'t> {
                 true => interned(prefix, name),
                 false => format!("{prefix}{name}").into(),
             };
-            let (span_name, mut attributes) = match source {
+            let (span_name, attributes) = match source {
                 ToolSource::Wasm { component_hash } => {
-                    // Room for the call id, usage and an error (see `ran`).
+                    // Room for usage and an error (see `ran`).
                     let mut attributes = attribute_list(6);
                     attributes.push(KeyValue::new(attr::COMPONENT, interned_hash(component_hash)));
                     (named("sandbox "), attributes)
@@ -167,7 +159,6 @@ impl<'t> CallTrace<'t> {
                 ),
                 ToolSource::Builtin => (named("run "), Vec::new()),
             };
-            attributes.extend(self.call_id.iter().cloned());
             (span_name, attributes)
         })
     }
