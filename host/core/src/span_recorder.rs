@@ -513,20 +513,21 @@ mod tests {
         assert!(span.end >= span.start);
     }
 
-    #[test]
-    fn with_the_console_and_an_exporter_a_span_is_filed_with_its_call_and_exported_whole() {
+    /// A recorder filing in a console's call log, where call `call_id` is
+    /// running, and exporting to a sink that keeps what it gets.
+    fn console_and_sink(call_id: CallId) -> (Arc<CallLog>, Arc<Kept>, SpanRecorder) {
         use crate::dispatch::CallInfo;
         use crate::metrics::CallObserver as _;
         use crate::registry::ToolAudience;
         let log = Arc::new(CallLog::new(8));
         let kept = Arc::new(Kept::default());
-        let tracer = SpanRecorder::new(
+        let recorder = SpanRecorder::new(
             1.0,
             Some(Arc::clone(&log)),
             Some(kept.clone() as Arc<dyn SpanSink>),
         );
         let call = CallInfo {
-            call_id: 7,
+            call_id,
             parent_call_id: None,
             name: "greet".into(),
             session_id: Arc::from("s"),
@@ -534,6 +535,12 @@ mod tests {
             trace: None,
         };
         log.started(&call, &serde_json::Value::Null);
+        (log, kept, recorder)
+    }
+
+    #[test]
+    fn with_the_console_and_an_exporter_a_span_is_filed_with_its_call_and_exported_whole() {
+        let (log, kept, tracer) = console_and_sink(7);
         let call_id = KeyValue::new(crate::spans::attr::GEN_AI_TOOL_CALL_ID, "7");
         let span = tracer.start(
             "sandbox greet".into(),
@@ -560,26 +567,9 @@ mod tests {
 
     #[test]
     fn a_steps_span_is_filed_with_its_calls_without_carrying_its_id() {
-        use crate::dispatch::CallInfo;
-        use crate::metrics::CallObserver as _;
-        use crate::registry::ToolAudience;
         use crate::spans::{Kind, Tracing};
-        let log = Arc::new(CallLog::new(8));
-        let kept = Arc::new(Kept::default());
-        let tracing = Tracing::recorded(SpanRecorder::new(
-            1.0,
-            Some(Arc::clone(&log)),
-            Some(kept.clone() as Arc<dyn SpanSink>),
-        ));
-        let call = CallInfo {
-            call_id: 9,
-            parent_call_id: None,
-            name: "greet".into(),
-            session_id: Arc::from("s"),
-            audience: ToolAudience::Trusted,
-            trace: None,
-        };
-        log.started(&call, &serde_json::Value::Null);
+        let (log, kept, recorder) = console_and_sink(9);
+        let tracing = Tracing::recorded(recorder);
         let call_id = KeyValue::new(crate::spans::attr::GEN_AI_TOOL_CALL_ID, "9");
         let span = tracing.start("tools/call greet", Kind::Server, None, vec![call_id.clone()]);
         let step = span.child_lazily(&tracing, Kind::Internal, || ("admission".into(), Vec::new()));
