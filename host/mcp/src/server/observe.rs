@@ -437,19 +437,30 @@ impl ServerHandler for Observed {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let known = self.known_tool(&request.name);
         let names = self.server.metrics.is_some().then(|| Names {
             tool: Some(label(known)),
             ..Names::default()
         });
-        let span = self.span("tools/call", known, &mut context);
+        let span = self
+            .server
+            .tracing
+            .as_ref()
+            .map(|tracing| traced::request_span(tracing, "tools/call", known, &context));
+        // The call is made under its request's span, its context handed on
+        // directly (not through the request's extensions, as other
+        // requests' are: a map made and dropped each call).
+        let trace = span
+            .as_ref()
+            .and_then(ActiveSpan::context)
+            .or_else(|| traced::trace_of(&context));
         self.timed(
             "tools/call",
             || context.protocol_version(),
             || names.unwrap_or_default(),
-            self.server.call_tool(request, context.clone()),
+            self.server.answer_call(request, context.clone(), trace),
             |answer| matches!(answer, CallToolResponse::Complete(result) if result.is_error == Some(true)),
             span,
         )
