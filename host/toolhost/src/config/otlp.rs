@@ -249,16 +249,7 @@ fn attribute_field(out: &mut Vec<u8>, name: &str, value: &Value) {
         }
         // ... AnyValue { int_value = 3 }: a varint of at most 10 bytes.
         Value::I64(n) if key.len() + 15 < 0x80 => {
-            let mut number = [0u8; 10];
-            let mut used = 0;
-            let mut rest = *n as u64;
-            while rest >= 0x80 {
-                number[used] = (rest as u8) | 0x80;
-                used += 1;
-                rest >>= 7;
-            }
-            number[used] = rest as u8;
-            used += 1;
+            let (number, used) = varint_bytes(*n as u64);
             let key_value = 5 + key.len() + used;
             out.reserve(2 + key_value);
             out.extend_from_slice(&[0x4a, key_value as u8, 0x0a, key.len() as u8]);
@@ -322,12 +313,27 @@ fn any_value(out: &mut Vec<u8>, value: &Value) {
     }
 }
 
-fn varint(out: &mut Vec<u8>, mut n: u64) {
+fn varint(out: &mut Vec<u8>, n: u64) {
+    // Tags and most lengths are one byte.
+    if n < 0x80 {
+        out.push(n as u8);
+        return;
+    }
+    let (bytes, used) = varint_bytes(n);
+    out.extend_from_slice(&bytes[..used]);
+}
+
+/// `n` as a protobuf varint: its bytes, and how many of them it takes.
+fn varint_bytes(mut n: u64) -> ([u8; 10], usize) {
+    let mut bytes = [0u8; 10];
+    let mut used = 0;
     while n >= 0x80 {
-        out.push((n as u8) | 0x80);
+        bytes[used] = (n as u8) | 0x80;
+        used += 1;
         n >>= 7;
     }
-    out.push(n as u8);
+    bytes[used] = n as u8;
+    (bytes, used + 1)
 }
 
 fn tag(out: &mut Vec<u8>, field: u32, wire_type: u8) {
@@ -387,17 +393,7 @@ fn message(out: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
         out[at] = len as u8;
         return;
     }
-    let mut prefix = [0u8; 10];
-    let mut n = len as u64;
-    let mut used = 0;
-    loop {
-        prefix[used] = n as u8 | if n >= 0x80 { 0x80 } else { 0 };
-        used += 1;
-        n >>= 7;
-        if n == 0 {
-            break;
-        }
-    }
+    let (prefix, used) = varint_bytes(len as u64);
     let extra = used - 1;
     out.resize(out.len() + extra, 0);
     out.copy_within(at + 1..at + 1 + len, at + 1 + extra);
