@@ -271,8 +271,8 @@ fn label(known: Option<&str>) -> Cow<'static, str> {
     known.map_or(Cow::Borrowed(UNKNOWN_TOOL), |name| interned("", name))
 }
 
-/// `version` as labelled, if rmcp knows it.
-fn revision(version: Option<&ProtocolVersion>) -> Option<&'static str> {
+/// `version` as labelled, if rmcp knows it (a constant, its own).
+pub(super) fn revision(version: Option<&ProtocolVersion>) -> Option<&'static str> {
     let version = version?.as_str();
     ProtocolVersion::KNOWN_VERSIONS
         .iter()

@@ -62,11 +62,7 @@ fn message_attributes(
     ]);
     if let Some(version) = version {
         // A revision rmcp knows is a constant; another is the client's.
-        let known = ProtocolVersion::KNOWN_VERSIONS
-            .iter()
-            .map(ProtocolVersion::as_str)
-            .find(|known| *known == version.as_str());
-        let version: std::borrow::Cow<'static, str> = match known {
+        let version: std::borrow::Cow<'static, str> = match super::observe::revision(Some(version)) {
             Some(known) => known.into(),
             None => version.to_string().into(),
         };
