@@ -108,8 +108,7 @@ pub struct FinishedSpan {
 
 /// A tracer whose spans are filed with their calls in a [`CallLog`] (by
 /// their `gen_ai.tool.call.id`, else their parent's) and handed to a
-/// [`SpanSink`] when they
-/// end. Cheap to clone.
+/// [`SpanSink`] when they end. Cheap to clone.
 #[derive(Clone)]
 pub struct SpanRecorder {
     shared: Arc<Shared>,

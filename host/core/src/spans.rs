@@ -272,8 +272,10 @@ impl Tracing {
         // A caller that sampled its trace out decided for the spans under
         // it too (as parent-based samplers do): nothing is made, and the
         // caller's context stands for this span.
+        let context = parent.map_or_else(SpanContext::empty_context, TraceContext::span_context);
         if let Some(parent) = parent
-            && !parent.is_sampled()
+            && context.is_valid()
+            && !context.is_sampled()
         {
             return ActiveSpan {
                 held: match parent.local() {
@@ -287,9 +289,7 @@ impl Tracing {
             Backend::Recorder(recorder) => {
                 // The recorder says first whether the span is recorded: a
                 // span that is gets its name and attributes as it is built.
-                let parent = parent
-                    .map(TraceContext::span_context)
-                    .unwrap_or_else(SpanContext::empty_context);
+                let parent = context;
                 let decided = recorder.decide(&parent);
                 let (name, attributes) = match decided.1 {
                     true => describe(),
@@ -378,8 +378,7 @@ impl Parent<'_> {
     /// The parent as an OpenTelemetry context, for another tracer.
     fn otel_context(self) -> Context {
         match self {
-            Parent::Span(LocalSpan::Other(cx)) => cx.clone(),
-            Parent::Span(local) => Context::new().with_remote_span_context(local.span_context()),
+            Parent::Span(local) => local.otel_context(),
             Parent::Trace(trace) => trace.map_or_else(Context::new, TraceContext::otel_context),
         }
     }
@@ -406,6 +405,15 @@ impl LocalSpan {
         match self {
             LocalSpan::Recorded(span) => span.span_context().clone(),
             LocalSpan::Other(cx) => cx.span().span_context().clone(),
+        }
+    }
+
+    /// It as an OpenTelemetry context, for another tracer's spans under
+    /// it: its own, or one naming the recorded span as a (remote) parent.
+    pub(crate) fn otel_context(&self) -> Context {
+        match self {
+            LocalSpan::Other(cx) => cx.clone(),
+            LocalSpan::Recorded(span) => Context::new().with_remote_span_context(span.span_context().clone()),
         }
     }
 
@@ -459,7 +467,7 @@ pub struct ActiveSpan {
 }
 
 /// What an [`ActiveSpan`] holds.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Held {
     /// A span made here: its own, or the one it stands for.
     Span(LocalSpan),
@@ -550,10 +558,7 @@ impl ActiveSpan {
                 tracing.build(name, kind, attributes, None, Parent::Span(span))
             }
             _ => ActiveSpan {
-                held: match &self.held {
-                    Held::Span(span) => Held::Span(span.clone()),
-                    Held::Outside(trace) => Held::Outside(Arc::clone(trace)),
-                },
+                held: self.held.clone(),
                 owned: false,
             },
         }

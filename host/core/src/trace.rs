@@ -148,16 +148,6 @@ impl TraceContext {
         self.local.as_ref()
     }
 
-    /// Whether the trace is sampled: the spans under this context are
-    /// recorded.
-    pub(crate) fn is_sampled(&self) -> bool {
-        match &self.local {
-            Some(local) => local.span_context().is_sampled(),
-            // Valid by construction: two hex digits at the end.
-            None => u8::from_str_radix(&self.traceparent()[53..55], 16).is_ok_and(|flags| flags & 1 == 1),
-        }
-    }
-
     /// The span context spans made under this one take as parent: the
     /// local span's own, or the remote parent this context names.
     pub(crate) fn span_context(&self) -> opentelemetry::trace::SpanContext {
@@ -187,8 +177,8 @@ impl TraceContext {
     pub(crate) fn otel_context(&self) -> opentelemetry::Context {
         use opentelemetry::trace::TraceContextExt;
         match &self.local {
-            Some(LocalSpan::Other(cx)) => cx.clone(),
-            _ => opentelemetry::Context::new().with_remote_span_context(self.span_context()),
+            Some(local) => local.otel_context(),
+            None => opentelemetry::Context::new().with_remote_span_context(self.span_context()),
         }
     }
 
