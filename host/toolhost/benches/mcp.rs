@@ -85,8 +85,17 @@ impl Process {
     /// of the live threads, in clock ticks). The ticks alone are 10 ms
     /// coarse, too coarse for calls of tens of microseconds.
     fn cpu_seconds(&self) -> f64 {
+        self.cpu().total
+    }
+
+    /// [`Process::cpu_seconds`], and the part of it run by the server's
+    /// threads of its own (any thread but the main one and the async
+    /// runtime's workers, which answer the calls): the traces' exporter,
+    /// the audit log's mover, the epoch ticker.
+    fn cpu(&self) -> Cpu {
         let pid = self.child.id();
         let mut live_ns = 0u64;
+        let mut own_ns = 0u64;
         let mut live_ticks = 0u64;
         if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
             for task in tasks.flatten() {
@@ -99,18 +108,35 @@ impl Process {
                 ) else {
                     continue;
                 };
-                live_ns += sched
+                let ns = sched
                     .split_whitespace()
                     .next()
                     .and_then(|n| n.parse::<u64>().ok())
                     .unwrap_or(0);
+                live_ns += ns;
+                let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+                let answering =
+                    comm.trim() == "tokio-rt-worker" || task.file_name().to_str() == Some(&pid.to_string());
+                if !answering {
+                    own_ns += ns;
+                }
                 live_ticks += stat_ticks(&stat);
             }
         }
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
         let exited_ticks = stat_ticks(&stat).saturating_sub(live_ticks);
-        live_ns as f64 / 1e9 + exited_ticks as f64 / clock_ticks_per_second() as f64
+        Cpu {
+            total: live_ns as f64 / 1e9 + exited_ticks as f64 / clock_ticks_per_second() as f64,
+            own_threads: own_ns as f64 / 1e9,
+        }
     }
+}
+
+/// A server's CPU time so far, in seconds (see [`Process::cpu`]).
+#[derive(Clone, Copy)]
+struct Cpu {
+    total: f64,
+    own_threads: f64,
 }
 
 /// utime + stime (clock ticks) from a `/proc/.../stat` line.
@@ -308,6 +334,9 @@ fn greet(id: usize, name: &str) -> String {
 struct Measured {
     /// Server CPU per call, in microseconds.
     cpu_us: f64,
+    /// The part of it on the server's threads of its own (see
+    /// [`Process::cpu`]; stdio sections only).
+    own_threads_us: f64,
     /// Wall time per call, in microseconds (the client's view).
     wall_us: f64,
     /// Percentiles of one call's round trip (only with one in flight).
@@ -331,6 +360,7 @@ struct Running {
     name: String,
     sent: usize,
     cpu: f64,
+    own_threads: f64,
     wall: Duration,
     /// Each call's round trip, as the client saw it.
     round_trips: Vec<Duration>,
@@ -355,6 +385,7 @@ impl Running {
             name,
             sent: 100,
             cpu: 0.0,
+            own_threads: 0.0,
             wall: Duration::ZERO,
             round_trips: Vec::with_capacity(side.calls),
         }
@@ -362,7 +393,7 @@ impl Running {
 
     /// Makes `calls` calls, `in_flight` at once, and adds what they cost.
     fn block(&mut self, calls: usize, in_flight: usize) {
-        let cpu_before = self.client.process.cpu_seconds();
+        let cpu_before = self.client.process.cpu();
         let start = Instant::now();
         let first = self.sent;
         let end = first + calls;
@@ -382,7 +413,9 @@ impl Running {
             }
         }
         self.wall += start.elapsed();
-        self.cpu += self.client.process.cpu_seconds() - cpu_before;
+        let cpu_after = self.client.process.cpu();
+        self.cpu += cpu_after.total - cpu_before.total;
+        self.own_threads += cpu_after.own_threads - cpu_before.own_threads;
     }
 
     fn measured(mut self) -> Measured {
@@ -390,6 +423,7 @@ impl Running {
         self.round_trips.sort();
         Measured {
             cpu_us: self.cpu * 1e6 / calls,
+            own_threads_us: self.own_threads * 1e6 / calls,
             wall_us: self.wall.as_secs_f64() * 1e6 / calls,
             p50_us: percentile(&self.round_trips, 0.5),
             p99_us: percentile(&self.round_trips, 0.99),
@@ -450,6 +484,16 @@ fn observed_rounds(section: &str, rounds: usize, mut measure: impl FnMut() -> (M
         let (off, on) = measure();
         print_round_trip(section, Kind::Toolhost, &off);
         print_round_trip(section, Kind::ToolhostMetrics, &on);
+        if section == "metrics" {
+            println!(
+                "mcp/{section}/of which on the server's own threads (not answering calls): off {:.1} us/call, on {:.1} us/call; on the answering threads: off {:.1}, on {:.1} ({:.2}x)",
+                off.own_threads_us,
+                on.own_threads_us,
+                off.cpu_us - off.own_threads_us,
+                on.cpu_us - on.own_threads_us,
+                (on.cpu_us - on.own_threads_us) / (off.cpu_us - off.own_threads_us)
+            );
+        }
         cpu.push(on.cpu_us / off.cpu_us);
     }
     println!(
@@ -728,6 +772,7 @@ fn measure_http(kind: Kind, calls: usize) -> Measured {
     rounds.sort();
     Measured {
         cpu_us: cpu * 1e6 / calls as f64,
+        own_threads_us: 0.0,
         wall_us: wall.as_secs_f64() * 1e6 / calls as f64,
         p50_us: percentile(&rounds, 0.5),
         p99_us: percentile(&rounds, 0.99),

@@ -72,19 +72,20 @@ impl OtlpHttp {
         }
     }
 
-    /// Sends `spans`, spans [`encode`]d one after the other, as one
-    /// request.
+    /// Sends the spans of `parts`, each part spans [`encode`]d one after
+    /// the other, as one request.
     ///
     /// # Errors
     ///
     /// Why the collector did not take them (its answer, or the connection's
     /// failure), after the tries the timeout allows.
-    pub(super) fn export(&mut self, spans: &[u8]) -> Result<(), String> {
-        if spans.is_empty() {
+    pub(super) fn export(&mut self, parts: &[&[u8]]) -> Result<(), String> {
+        let len: usize = parts.iter().map(|part| part.len()).sum();
+        if len == 0 {
             return Ok(());
         }
-        let mut body = Vec::with_capacity(self.last_size.max(spans.len() + 256));
-        request(&mut body, &self.resource, spans);
+        let mut body = Vec::with_capacity(self.last_size.max(len + 256));
+        request(&mut body, &self.resource, parts, len);
         self.last_size = body.len();
         self.send(body.into())
     }
@@ -148,18 +149,38 @@ fn resource_fields(attributes: &[KeyValue]) -> Vec<u8> {
 }
 
 /// Writes `ExportTraceServiceRequest { resource_spans = 1 }`: one
-/// `ResourceSpans` holding one `ScopeSpans`, the host's, its spans
-/// `spans` (already [`encode`]d).
-fn request(out: &mut Vec<u8>, resource: &[u8], spans: &[u8]) {
-    message(out, 1, |out| {
-        // ResourceSpans { resource = 1, scope_spans = 2, schema_url = 3 }
-        message(out, 1, |out| out.extend_from_slice(resource));
-        message(out, 2, |out| {
-            // ScopeSpans { scope = 1, spans = 2, schema_url = 3 }
-            message(out, 1, |out| string(out, 1, SCOPE));
-            out.extend_from_slice(spans);
-        });
-    });
+/// `ResourceSpans` holding one `ScopeSpans`, the host's, its spans those
+/// of `parts` (already [`encode`]d, `len` bytes in all). The messages
+/// around the spans are written with their lengths first, worked out
+/// beforehand, so the spans are copied once (a [`message`] would move a
+/// request's half megabyte along twice to fit its length in front).
+fn request(out: &mut Vec<u8>, resource: &[u8], parts: &[&[u8]], len: usize) {
+    // ScopeSpans { scope = 1, spans = 2, schema_url = 3 }
+    let mut scope = Vec::new();
+    message(&mut scope, 1, |out| string(out, 1, SCOPE));
+    let scope_spans = scope.len() + len;
+    // ResourceSpans { resource = 1, scope_spans = 2, schema_url = 3 }
+    let resource_spans = field_len(resource.len()) + field_len(scope_spans);
+    out.reserve(field_len(resource_spans));
+    header(out, 1, resource_spans);
+    length_delimited(out, 1, resource);
+    header(out, 2, scope_spans);
+    out.extend_from_slice(&scope);
+    for part in parts {
+        out.extend_from_slice(part);
+    }
+}
+
+/// The bytes a length-delimited field of `len` bytes takes, its tag (of
+/// a field number under 16) and length included.
+fn field_len(len: usize) -> usize {
+    1 + varint_bytes(len as u64).1 + len
+}
+
+/// A length-delimited field's tag and length, its `len` bytes to follow.
+fn header(out: &mut Vec<u8>, field: u32, len: usize) {
+    tag(out, field, 2);
+    varint(out, len as u64);
 }
 
 /// Appends `span` to `out` as a `ScopeSpans`' `spans` field: what
@@ -448,6 +469,38 @@ mod tests {
     }
 
     #[test]
+    fn a_large_request_in_parts_is_the_nested_messages_and_decodes_whole() {
+        let resource = resource_fields(&[KeyValue::new("service.name", "svc")]);
+        // Lengths of one, two and three varint bytes around the spans.
+        for count in [1, 40, 600] {
+            let mut spans = Vec::new();
+            for _ in 0..count {
+                encode(&mut spans, &sample("one"));
+            }
+            let cut = spans.len() / 3;
+            let mut out = Vec::new();
+            request(
+                &mut out,
+                &resource,
+                &[&spans[..cut], &[], &spans[cut..]],
+                spans.len(),
+            );
+            // The same written as nested messages, each length after.
+            let mut nested = Vec::new();
+            message(&mut nested, 1, |out| {
+                message(out, 1, |out| out.extend_from_slice(&resource));
+                message(out, 2, |out| {
+                    message(out, 1, |out| string(out, 1, SCOPE));
+                    out.extend_from_slice(&spans);
+                });
+            });
+            assert_eq!(out, nested, "{count} spans");
+            let decoded = ExportTraceServiceRequest::decode(out.as_slice()).expect("a valid request");
+            assert_eq!(decoded.resource_spans[0].scope_spans[0].spans.len(), count);
+        }
+    }
+
+    #[test]
     fn a_batch_decodes_with_the_official_definitions_field_by_field() {
         let resource = resource_fields(&[KeyValue::new("service.name", "svc")]);
         let mut root = sample("three");
@@ -466,7 +519,7 @@ mod tests {
             encode(&mut spans, &span);
         }
         let mut out = Vec::new();
-        request(&mut out, &resource, &spans);
+        request(&mut out, &resource, &[&spans[..7], &spans[7..]], spans.len());
         let decoded = ExportTraceServiceRequest::decode(out.as_slice()).expect("a valid request");
         let resource_spans = &decoded.resource_spans[0];
         let service = resource_spans
@@ -588,13 +641,13 @@ mod tests {
         let mut exporter = exporter_to(url);
         let mut one = Vec::new();
         encode(&mut one, &sample("one"));
-        let sent = exporter.export(&one);
+        let sent = exporter.export(&[&one]);
         assert!(sent.is_ok(), "{sent:?}");
         assert_eq!(seen.load(Ordering::SeqCst), 3, "two refusals, then taken");
 
         let (url, seen) = collector(vec![400]);
         let mut exporter = exporter_to(url);
-        let error = exporter.export(&one).expect_err("a 400 is an error");
+        let error = exporter.export(&[&one]).expect_err("a 400 is an error");
         assert!(error.contains("400"), "{error}");
         assert_eq!(seen.load(Ordering::SeqCst), 1, "not tried again");
     }

@@ -27,9 +27,18 @@ use toolhost_core::call_log::CallLog;
 use toolhost_core::span_recorder::{FinishedSpan, SpanRecorder, SpanSink};
 use toolhost_core::spans::Tracing;
 
-/// The most spans in one export request; a queue this full wakes the
-/// exporter before its delay is up.
-const BATCH: usize = 512;
+/// The most spans in one export request, and as many taken as the
+/// exporter sends at once before its delay is up. OpenTelemetry's batch
+/// processor sends 512; a request costs the exporter's threads about as
+/// much again as the bytes it carries, so the host sends four times as
+/// many (about 0.5 MiB; see BENCHMARKS.md, "Fewer, larger export
+/// requests").
+const BATCH: usize = 2048;
+
+/// Spans waiting in the queue that wake the exporter to take them (and
+/// give the queue an empty buffer): what a call's thread writes its spans
+/// into stays this small (some 128 KiB), in the processor's caches.
+const TAKE: usize = 512;
 
 /// The `[traces]` section.
 #[derive(Debug, Clone, Deserialize)]
@@ -53,11 +62,13 @@ pub struct TracesConfig {
     /// The longest one export may take before it is abandoned.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
-    /// The most finished spans waiting to be exported; more are dropped.
+    /// The most finished spans waiting for the exporter's thread to take
+    /// them; more are dropped (it holds at most as many again, up to one
+    /// request's, while it gathers a request).
     #[serde(default = "default_max_queue")]
     pub max_queue: usize,
-    /// How long finished spans wait before they are sent (a full batch of
-    /// 512 goes at once).
+    /// How long finished spans wait before they are sent (2,048 of them,
+    /// or `max_queue` when fewer, go at once).
     #[serde(default = "default_delay_ms")]
     pub delay_ms: u64,
 }
@@ -75,7 +86,7 @@ fn default_timeout_ms() -> u64 {
 }
 
 fn default_max_queue() -> usize {
-    2048
+    8192
 }
 
 fn default_delay_ms() -> u64 {
@@ -246,6 +257,12 @@ struct Queue {
     /// Tells [`Queue::stop_and_wait`] the exporter has finished.
     finished: Condvar,
     max: usize,
+    /// Spans waiting that wake the exporter to take them ([`TAKE`]), and
+    /// spans taken that it sends before its delay is up ([`BATCH`]): each
+    /// `max` when that is fewer (a queue that fills first would drop
+    /// spans until the delay is up).
+    take_at: usize,
+    send_at: usize,
     delay: Duration,
 }
 
@@ -289,6 +306,8 @@ impl Queue {
             wake: Condvar::new(),
             finished: Condvar::new(),
             max,
+            take_at: TAKE.min(max).max(1),
+            send_at: BATCH.min(max).max(1),
             delay,
         }
     }
@@ -309,24 +328,29 @@ impl Queue {
         state.spans.extend_from_slice(encoded);
         let end = state.spans.len();
         state.ends.push(end);
-        if state.ends.len() == BATCH {
+        if state.ends.len() == self.take_at {
             self.wake.notify_one();
         }
     }
 
-    /// The exporter's thread: every `delay`, or at once when a batch is
-    /// full, takes the spans waiting and sends them, a batch a request;
-    /// when stopped, sends what is left and ends.
+    /// The exporter's thread: takes the spans waiting whenever `take_at`
+    /// of them wait, and sends what it has taken every `delay`, or at once
+    /// when it holds `send_at`, a request at most [`BATCH`] spans; when
+    /// stopped, sends what is left and ends. So the buffer a call's thread
+    /// writes its spans into stays small while the requests are large.
     fn export(&self, mut exporter: OtlpHttp) {
-        let (mut spare_spans, mut spare_ends) = (Vec::new(), Vec::new());
+        // Taken and not yet sent: each buffer's spans and where each ends.
+        let mut taken: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
+        let mut taken_spans = 0;
+        let mut spares: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
+        let mut due = Instant::now() + self.delay;
         // Export failures are told at most once a minute, with a count.
         let mut failed = 0u64;
         let mut told: Option<Instant> = None;
         loop {
-            let (mut spans, mut ends, dropped, stopping) = {
+            let (dropped, stopping) = {
                 let mut state = self.lock();
-                let due = Instant::now() + self.delay;
-                while !state.stopping && state.ends.len() < BATCH {
+                while !state.stopping && state.ends.len() < self.take_at {
                     let left = due.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
@@ -337,33 +361,43 @@ impl Queue {
                         .unwrap_or_else(PoisonError::into_inner)
                         .0;
                 }
-                let spans = std::mem::replace(&mut state.spans, std::mem::take(&mut spare_spans));
-                let ends = std::mem::replace(&mut state.ends, std::mem::take(&mut spare_ends));
+                if !state.ends.is_empty() {
+                    let (spans, ends) = spares.pop().unwrap_or_default();
+                    taken_spans += state.ends.len();
+                    taken.push((
+                        std::mem::replace(&mut state.spans, spans),
+                        std::mem::replace(&mut state.ends, ends),
+                    ));
+                }
                 // Room again (none once stopping: nothing takes spans then).
                 self.full.store(state.stopping, Ordering::Relaxed);
-                (spans, ends, std::mem::take(&mut state.dropped), state.stopping)
+                (std::mem::take(&mut state.dropped), state.stopping)
             };
             if dropped > 0 {
                 tracing::warn!(
                     "traces: {dropped} spans dropped: the export queue (max_queue) was full, the collector slower than the spans made"
                 );
             }
-            let mut from = 0;
-            for batch in ends.chunks(BATCH) {
-                let to = batch[batch.len() - 1];
-                if let Err(e) = exporter.export(&spans[from..to]) {
-                    failed += batch.len() as u64;
+            if taken_spans < self.send_at && !stopping && Instant::now() < due {
+                continue;
+            }
+            for request in requests(&taken, BATCH) {
+                if let Err(e) = exporter.export(&request.parts) {
+                    failed += request.spans as u64;
                     if told.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
                         tracing::warn!("traces: {failed} spans not exported: {e}");
                         failed = 0;
                         told = Some(Instant::now());
                     }
                 }
-                from = to;
             }
-            spans.clear();
-            ends.clear();
-            (spare_spans, spare_ends) = (spans, ends);
+            for (mut spans, mut ends) in taken.drain(..) {
+                spans.clear();
+                ends.clear();
+                spares.push((spans, ends));
+            }
+            taken_spans = 0;
+            due = Instant::now() + self.delay;
             if stopping {
                 break;
             }
@@ -391,6 +425,47 @@ impl Queue {
             .unwrap_or_else(PoisonError::into_inner);
         state.finished
     }
+}
+
+/// One export request: the encoded spans it carries, in parts (slices of
+/// the buffers they were taken in), and how many.
+struct Request<'a> {
+    parts: Vec<&'a [u8]>,
+    spans: usize,
+}
+
+/// The spans of `taken` (buffers of encoded spans, each with where each
+/// span ends) in requests of at most `most` spans each, in order.
+fn requests(taken: &[(Vec<u8>, Vec<usize>)], most: usize) -> Vec<Request<'_>> {
+    let mut requests = Vec::new();
+    let mut request = Request {
+        parts: Vec::new(),
+        spans: 0,
+    };
+    for (spans, ends) in taken {
+        let mut from = 0;
+        let mut at = 0;
+        while at < ends.len() {
+            let take = (most - request.spans).min(ends.len() - at);
+            let to = ends[at + take - 1];
+            request.parts.push(&spans[from..to]);
+            request.spans += take;
+            (from, at) = (to, at + take);
+            if request.spans == most {
+                requests.push(std::mem::replace(
+                    &mut request,
+                    Request {
+                        parts: Vec::new(),
+                        spans: 0,
+                    },
+                ));
+            }
+        }
+    }
+    if request.spans > 0 {
+        requests.push(request);
+    }
+    requests
 }
 
 #[cfg(test)]
@@ -442,5 +517,81 @@ mod tests {
         // Stopped, nothing more is taken.
         queue.take(&span());
         assert_eq!(queue.lock().ends.len(), 0);
+    }
+
+    #[test]
+    fn spans_taken_in_several_buffers_go_in_order_in_requests_of_at_most_a_batch() {
+        // Spans of one byte each, named by their order: 2 in one buffer,
+        // 4 in the next, 1 in the last.
+        let buffer = |bytes: &[u8]| (bytes.to_vec(), (1..=bytes.len()).collect::<Vec<_>>());
+        let taken = [buffer(b"ab"), buffer(b"cdef"), buffer(b"g")];
+        let sent: Vec<(Vec<u8>, usize)> = requests(&taken, 3)
+            .into_iter()
+            .map(|request| (request.parts.concat(), request.spans))
+            .collect();
+        assert_eq!(
+            sent,
+            [(b"abc".to_vec(), 3), (b"def".to_vec(), 3), (b"g".to_vec(), 1)]
+        );
+        assert!(requests(&[], 3).is_empty());
+        assert_eq!(requests(&taken, 7).len(), 1);
+    }
+
+    #[test]
+    fn a_queue_smaller_than_a_batch_is_sent_when_full_not_when_its_delay_is_up() {
+        use std::io::{BufRead, BufReader, Write};
+        // A collector that answers every request 200 and tells how many
+        // bytes of spans each carried.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        let (sent, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut writer = stream;
+            loop {
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+                writer
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                    .unwrap();
+                let _ = sent.send(body.len());
+            }
+        });
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let exporter = OtlpHttp::new(
+            reqwest::blocking::Client::builder().build().unwrap(),
+            url,
+            Default::default(),
+            Duration::from_secs(30),
+            &[],
+        );
+        // An hour's delay: only a full queue sends its spans.
+        let queue = Arc::new(Queue::new(3, Duration::from_secs(3600)));
+        let exporting = Arc::clone(&queue);
+        let exporter = std::thread::spawn(move || exporting.export(exporter));
+        for _ in 0..3 {
+            queue.take(&span());
+        }
+        let body = received
+            .recv_timeout(Duration::from_secs(60))
+            .expect("three spans, max_queue = 3: sent without waiting for the delay");
+        assert!(body > 0);
+        assert_eq!(queue.lock().dropped, 0);
+        queue.stop();
+        exporter.join().unwrap();
     }
 }
