@@ -44,7 +44,7 @@
 #[cfg(target_os = "linux")]
 mod ring;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -175,9 +175,36 @@ fn digest_bytes(value: &Value) -> [u8; 32] {
 }
 
 /// Appends `at` as RFC 3339 UTC with milliseconds (`2026-12-07T03:40:12.345Z`).
+/// The text up to the second is made once a second on each thread (a
+/// busy log writes many lines a second) and kept.
 fn write_time(out: &mut Vec<u8>, at: SystemTime) {
+    thread_local! {
+        /// The last second written on this thread, and its text.
+        static SECOND: Cell<(u64, [u8; 20])> = const { Cell::new((u64::MAX, [0; 20])) };
+    }
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
+    let prefix = match SECOND.try_with(Cell::get) {
+        Ok((second, prefix)) if second == secs => prefix,
+        _ => {
+            let prefix = second_text(secs);
+            let _ = SECOND.try_with(|second| second.set((secs, prefix)));
+            prefix
+        }
+    };
+    out.extend_from_slice(&prefix);
+    let millis = since.subsec_millis();
+    out.extend_from_slice(&[
+        b'0' + (millis / 100) as u8,
+        b'0' + (millis / 10 % 10) as u8,
+        b'0' + (millis % 10) as u8,
+        b'Z',
+    ]);
+}
+
+/// `secs` since the epoch as RFC 3339 UTC up to its second, with the dot
+/// the milliseconds follow (`2026-12-07T03:40:12.`).
+fn second_text(secs: u64) -> [u8; 20] {
     let (days, of_day) = (secs / 86_400, secs % 86_400);
     // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
     let z = days as i64 + 719_468;
@@ -196,19 +223,32 @@ fn write_time(out: &mut Vec<u8>, at: SystemTime) {
         ((of_day / 3600) as i64, 2),
         ((of_day / 60 % 60) as i64, 2),
         ((of_day % 60) as i64, 2),
-        (i64::from(since.subsec_millis()), 3),
     ];
-    for ((value, width), separator) in fields.into_iter().zip([b'-', b'-', b'T', b':', b':', b'.', b'Z']) {
-        let mut digits = [b'0'; 4];
+    let mut text = [0u8; 20];
+    let mut at = 0;
+    for ((value, width), separator) in fields.into_iter().zip([b'-', b'-', b'T', b':', b':', b'.']) {
         let mut rest = value.clamp(0, 9_999);
-        for digit in digits[..width].iter_mut().rev() {
+        for digit in text[at..at + width].iter_mut().rev() {
             *digit = b'0' + (rest % 10) as u8;
             rest /= 10;
         }
-        out.extend_from_slice(&digits[..width]);
-        out.push(separator);
+        text[at + width] = separator;
+        at += width + 1;
     }
+    text
 }
+
+/// Each byte's two lowercase hex digits: a digest written a byte a step.
+static HEX_PAIRS: [[u8; 2]; 256] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut pairs = [[0u8; 2]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        pairs[byte] = [HEX[byte >> 4], HEX[byte & 0xf]];
+        byte += 1;
+    }
+    pairs
+};
 
 /// A JSON object written field by field.
 struct Fields<'a>(&'a mut Vec<u8>);
@@ -265,15 +305,13 @@ impl<'a> Fields<'a> {
 
     /// A BLAKE3 digest, as `"blake3:HEX"`.
     fn digest(&mut self, key: &str, digest: &[u8; 32]) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut text = [0u8; 64];
-        for (pair, byte) in text.chunks_exact_mut(2).zip(digest) {
-            pair[0] = HEX[usize::from(byte >> 4)];
-            pair[1] = HEX[usize::from(byte & 0xf)];
+        let mut text = [[0u8; 2]; 32];
+        for (pair, byte) in text.iter_mut().zip(digest) {
+            *pair = HEX_PAIRS[usize::from(*byte)];
         }
         let out = self.key(key);
         out.extend_from_slice(b"\"blake3:");
-        out.extend_from_slice(&text);
+        out.extend_from_slice(text.as_flattened());
         out.push(b'"');
     }
 
@@ -994,6 +1032,17 @@ mod tests {
             let theirs = chrono.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
             assert_eq!(String::from_utf8(ours).unwrap(), theirs);
         }
+        // Times within one second and across the next, as a busy log
+        // writes them (the second's text is kept between lines).
+        let mut at = UNIX_EPOCH + std::time::Duration::from_millis(1_796_691_206_000);
+        for _ in 0..3_000 {
+            at += std::time::Duration::from_micros(1_337);
+            let mut ours = Vec::new();
+            write_time(&mut ours, at);
+            let chrono: chrono::DateTime<chrono::Utc> = at.into();
+            let theirs = chrono.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            assert_eq!(String::from_utf8(ours).unwrap(), theirs);
+        }
     }
 
     #[test]
@@ -1008,6 +1057,18 @@ mod tests {
             trace: None,
         };
         let mut out = Vec::new();
+        // Every byte value in some digest: each written as blake3 does.
+        for first in (0..=255u8).step_by(32) {
+            let digest: [u8; 32] = std::array::from_fn(|i| first.wrapping_add(i as u8));
+            out.clear();
+            call_line(&mut out, &info, None, Some(&digest));
+            let line: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(
+                line["arguments"],
+                format!("blake3:{}", blake3::Hash::from(digest).to_hex())
+            );
+        }
+        out.clear();
         call_line(&mut out, &info, None, Some(&[0xab; 32]));
         let line: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(line["event"], "call");
