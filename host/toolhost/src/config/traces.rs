@@ -63,8 +63,8 @@ pub struct TracesConfig {
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
     /// The most finished spans waiting for the exporter's thread to take
-    /// them; more are dropped (it holds at most as many again, up to one
-    /// request's, while it gathers a request).
+    /// them; more are dropped. (The thread holds what it took until it has
+    /// a request's worth or the delay is up.)
     #[serde(default = "default_max_queue")]
     pub max_queue: usize,
     /// How long finished spans wait before they are sent (2,048 of them,
@@ -86,7 +86,7 @@ fn default_timeout_ms() -> u64 {
 }
 
 fn default_max_queue() -> usize {
-    8192
+    2048
 }
 
 fn default_delay_ms() -> u64 {
