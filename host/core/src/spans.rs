@@ -289,8 +289,7 @@ impl Tracing {
             Backend::Recorder(recorder) => {
                 // The recorder says first whether the span is recorded: a
                 // span that is gets its name and attributes as it is built.
-                let parent = context;
-                let decided = recorder.decide(&parent);
+                let decided = recorder.decide(&context);
                 let (name, attributes) = match decided.1 {
                     true => describe(),
                     false => (Cow::Borrowed(""), Vec::new()),
@@ -299,7 +298,7 @@ impl Tracing {
                     name,
                     kind,
                     attributes,
-                    Under::context(&parent),
+                    Under::context(&context),
                     None,
                     Some(decided),
                 );

@@ -39,8 +39,6 @@ pub(super) struct OtlpHttp {
     timeout: Duration,
     /// The resource's encoded `Resource` message's fields.
     resource: Vec<u8>,
-    /// The size of the last request, to make the next one's buffer at once.
-    last_size: usize,
 }
 
 impl std::fmt::Debug for OtlpHttp {
@@ -68,7 +66,6 @@ impl OtlpHttp {
             headers,
             timeout,
             resource: resource_fields(resource),
-            last_size: 0,
         }
     }
 
@@ -79,14 +76,14 @@ impl OtlpHttp {
     ///
     /// Why the collector did not take them (its answer, or the connection's
     /// failure), after the tries the timeout allows.
-    pub(super) fn export(&mut self, parts: &[&[u8]]) -> Result<(), String> {
+    pub(super) fn export(&self, parts: &[&[u8]]) -> Result<(), String> {
         let len: usize = parts.iter().map(|part| part.len()).sum();
         if len == 0 {
             return Ok(());
         }
-        let mut body = Vec::with_capacity(self.last_size.max(len + 256));
+        // Made at its size (`request` reserves it), once.
+        let mut body = Vec::new();
         request(&mut body, &self.resource, parts, len);
-        self.last_size = body.len();
         self.send(body.into())
     }
 
@@ -385,8 +382,7 @@ fn double(out: &mut Vec<u8>, field: u32, f: f64) {
 }
 
 fn length_delimited(out: &mut Vec<u8>, field: u32, data: &[u8]) {
-    tag(out, field, 2);
-    varint(out, data.len() as u64);
+    header(out, field, data.len());
     out.extend_from_slice(data);
 }
 
@@ -422,7 +418,7 @@ fn message(out: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -590,8 +586,9 @@ mod tests {
     }
 
     /// A collector on a local port answering each request with the next
-    /// of `statuses`; the requests it got, counted.
-    fn collector(statuses: Vec<u16>) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    /// of `statuses`; the requests it got (each a valid
+    /// `ExportTraceServiceRequest`), counted.
+    pub(in crate::config) fn collector(statuses: Vec<u16>) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
         use std::io::{BufRead, BufReader, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
@@ -629,7 +626,7 @@ mod tests {
         (url, seen)
     }
 
-    fn exporter_to(url: String) -> OtlpHttp {
+    pub(in crate::config) fn exporter_to(url: String) -> OtlpHttp {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder().build().unwrap();
         OtlpHttp::new(client, url, Default::default(), Duration::from_secs(5), &[])
@@ -638,7 +635,7 @@ mod tests {
     #[test]
     fn a_collector_that_says_come_back_is_tried_again_and_one_that_refuses_is_not() {
         let (url, seen) = collector(vec![503, 429]);
-        let mut exporter = exporter_to(url);
+        let exporter = exporter_to(url);
         let mut one = Vec::new();
         encode(&mut one, &sample("one"));
         let sent = exporter.export(&[&one]);
@@ -646,7 +643,7 @@ mod tests {
         assert_eq!(seen.load(Ordering::SeqCst), 3, "two refusals, then taken");
 
         let (url, seen) = collector(vec![400]);
-        let mut exporter = exporter_to(url);
+        let exporter = exporter_to(url);
         let error = exporter.export(&[&one]).expect_err("a 400 is an error");
         assert!(error.contains("400"), "{error}");
         assert_eq!(seen.load(Ordering::SeqCst), 1, "not tried again");
